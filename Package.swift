@@ -1,0 +1,48 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Dependencies point inward: the executable and the agent use the adapters, the adapters use the
+// core and one C library each, and the core uses nothing but the standard library.
+let package = Package(
+    name: "RideGuard",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "rideguard", targets: ["rideguard"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // Pure decisions: detector, trace format, encoders. No I/O, no clocks, no C libraries.
+        .target(name: "RideGuardCore"),
+
+        // One system-library target per C library, each with a tiny shim header.
+        .systemLibrary(name: "CIIO", pkgConfig: "libiio", providers: [.apt(["libiio-dev"])]),
+        .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
+
+        // Thin adapters over the C libraries.
+        .target(name: "IIOSensor", dependencies: ["RideGuardCore", "CIIO"]),
+        .target(name: "GPIOLines", dependencies: ["RideGuardCore", "CGPIOD"]),
+        .target(name: "GPSDClient", dependencies: ["RideGuardCore", "CGPS"]),
+
+        // Labelled, physically consistent traces for evaluating the detector (`rideguard synth`).
+        .target(name: "ScenarioSynth", dependencies: ["RideGuardCore"]),
+
+        // Wiring, file I/O and services.
+        .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "ScenarioSynth", "IIOSensor", "GPIOLines", "GPSDClient"]),
+
+        .executableTarget(
+            name: "rideguard",
+            dependencies: [
+                "RideGuardAgent",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        .testTarget(name: "RideGuardCoreTests", dependencies: ["RideGuardCore", "ScenarioSynth"]),
+        .testTarget(name: "AdapterTests", dependencies: ["IIOSensor", "GPIOLines", "GPSDClient"]),
+        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "rideguard"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

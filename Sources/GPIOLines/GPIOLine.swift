@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CGPIOD
+
+/// A failed GPIO request: which line or chip, what for, and the errno.
+public struct GPIOError: Error, CustomStringConvertible, Sendable {
+    public var operation: String
+    public var line: String
+    public var errno: Int32
+
+    public var description: String {
+        let reason = errno == ENOENT ? "no such chip or line" : String(cString: strerror(errno))
+        return "\(operation) \(line): \(reason) (errno \(errno))"
+    }
+}
+
+/// Where a line is: by its name (`GPIO17`, from the device tree), or by chip and offset.
+/// The chip is a path, a chip name or a label (`pinctrl-rp1`), never a bare number.
+public enum GPIOLineAddress: Equatable, Sendable, CustomStringConvertible {
+    case named(String)
+    case chip(String, offset: UInt32)
+
+    public var description: String {
+        switch self {
+        case .named(let name): "line \(name)"
+        case .chip(let chip, let offset): "line \(offset) of chip \(chip)"
+        }
+    }
+}
+
+/// One requested GPIO line, released when the value goes away. Works with libgpiod 1.6 and 2.x.
+public final class GPIOLine {
+    private let handle: UnsafeMutablePointer<rg_gpio_line>
+    public let address: GPIOLineAddress
+
+    /// "1.6.3" or "2.1.3": the libgpiod this binary runs with.
+    public static var libraryVersion: String { String(cString: rg_gpiod_version()) }
+    /// 1 or 2: the libgpiod API this binary was compiled against.
+    public static var apiMajor: Int { Int(rg_gpiod_api_major()) }
+
+    public enum Bias: Int32, Sendable { case asIs = 0, pullUp = 1, pullDown = 2, disabled = 3 }
+
+    /// Requests an output line (buzzer, LED) driven to `initial`.
+    public static func output(_ address: GPIOLineAddress, consumer: String = "rideguard", initial: Bool = false,
+                              activeLow: Bool = false) throws(GPIOError) -> GPIOLine {
+        try GPIOLine(address, consumer: consumer, output: true, initial: initial, activeLow: activeLow,
+                     bias: .asIs, debounceMicroseconds: 0)
+    }
+
+    /// Requests an input line with both-edge events (the button).
+    public static func input(_ address: GPIOLineAddress, consumer: String = "rideguard", activeLow: Bool = true,
+                             bias: Bias = .pullUp, debounceMicroseconds: UInt = 10_000) throws(GPIOError) -> GPIOLine {
+        try GPIOLine(address, consumer: consumer, output: false, initial: false, activeLow: activeLow,
+                     bias: bias, debounceMicroseconds: debounceMicroseconds)
+    }
+
+    private init(_ address: GPIOLineAddress, consumer: String, output: Bool, initial: Bool, activeLow: Bool,
+                 bias: Bias, debounceMicroseconds: UInt) throws(GPIOError) {
+        errno = 0
+        let opened: UnsafeMutablePointer<rg_gpio_line>?
+        switch address {
+        case .named(let name):
+            opened = rg_gpio_line_open(nil, name, 0, consumer, output, initial ? 1 : 0, activeLow, bias.rawValue,
+                                       debounceMicroseconds)
+        case .chip(let chip, let offset):
+            opened = rg_gpio_line_open(chip, nil, offset, consumer, output, initial ? 1 : 0, activeLow, bias.rawValue,
+                                       debounceMicroseconds)
+        }
+        guard let opened else {
+            throw GPIOError(operation: output ? "requesting output" : "requesting input", line: address.description,
+                            errno: errno == 0 ? ENOENT : errno)
+        }
+        handle = opened
+        self.address = address
+    }
+
+    deinit {
+        rg_gpio_line_close(handle)
+    }
+
+    /// Drives an output line (logical level: active or not).
+    public func set(_ active: Bool) throws(GPIOError) {
+        guard rg_gpio_line_set(handle, active ? 1 : 0) == 0 else {
+            throw GPIOError(operation: "setting", line: address.description, errno: errno)
+        }
+    }
+}

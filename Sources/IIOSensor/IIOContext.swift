@@ -1,0 +1,52 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CIIO
+
+/// A failed libiio call: what we tried, on what, and the errno it gave.
+public struct IIOError: Error, CustomStringConvertible, Sendable {
+    public var operation: String
+    public var target: String
+    public var errno: Int32
+
+    public var description: String {
+        "\(operation) \(target): \(String(cString: strerror(errno))) (errno \(errno))"
+    }
+}
+
+/// An open libiio context (`local:`, `ip:host[:port]`, …): the devices of one machine.
+public final class IIOContext {
+    let pointer: OpaquePointer
+    public let uri: String
+
+    /// Wraps `iio_create_context_from_uri`.
+    public init(uri: String) throws(IIOError) {
+        errno = 0
+        guard let context = iio_create_context_from_uri(uri) else {
+            throw IIOError(operation: "opening IIO context", target: uri, errno: errno == 0 ? ENOENT : errno)
+        }
+        pointer = context
+        self.uri = uri
+    }
+
+    deinit {
+        iio_context_destroy(pointer)
+    }
+
+    /// The library's version, e.g. "0.24".
+    public static var libraryVersion: String {
+        var major: UInt32 = 0, minor: UInt32 = 0
+        var tag = [CChar](repeating: 0, count: 8)
+        iio_library_get_version(&major, &minor, &tag)
+        return "\(major).\(minor)"
+    }
+
+    /// Names of the devices in the context (`mpu6050`, `lsm6dsl_accel`, …).
+    public var deviceNames: [String] {
+        (0..<iio_context_get_devices_count(pointer)).compactMap { index in
+            guard let device = iio_context_get_device(pointer, index) else { return nil }
+            if let name = iio_device_get_name(device) { return String(cString: name) }
+            return iio_device_get_id(device).map { String(cString: $0) }
+        }
+    }
+}

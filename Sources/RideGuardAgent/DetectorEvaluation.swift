@@ -1,0 +1,184 @@
+import Foundation
+import RideGuardCore
+import ScenarioSynth
+
+/// Scores the detector against labelled traces: crashes found, false alarms, and how long after
+/// the bike came to rest the alarm started.
+public struct DetectorEvaluation: Sendable {
+    /// What happened on one trace.
+    public struct TraceResult: Sendable {
+        public var label: TraceLabel
+        public var detections: [Double]
+
+        public init(label: TraceLabel, detections: [Double]) {
+            self.label = label
+            self.detections = detections
+        }
+
+        /// The first detection at or after the crash began.
+        public var detection: Double? {
+            guard let start = label.crashStart else { return nil }
+            return detections.first { $0 >= start - 0.05 }
+        }
+        public var missed: Bool { label.crash && detection == nil }
+        /// Alarms on a ride, or before the crash began, or a second alarm for the same crash.
+        public var falseAlarms: Int {
+            guard label.crash, let start = label.crashStart else { return detections.count }
+            let before = detections.filter { $0 < start - 0.05 }.count
+            return before
+        }
+        /// Seconds from coming to rest to the alarm (negative: the alarm came while it still slid).
+        public var latency: Double? {
+            guard let detection, let rest = label.rest else { return nil }
+            return detection - rest
+        }
+    }
+
+    /// The pass mark.
+    public struct Bar: Sendable {
+        public var medianLatency = 3.0
+        public var maximumLatency = 6.0
+        public init() {}
+    }
+
+    public private(set) var results: [TraceResult] = []
+    public var configuration: DetectorConfiguration
+
+    public init(configuration: DetectorConfiguration = DetectorConfiguration()) {
+        self.configuration = configuration
+    }
+
+    public mutating func record(_ result: TraceResult) {
+        results.append(result)
+    }
+
+    // MARK: - Totals
+
+    public struct Row: Sendable {
+        public var name: String
+        public var traces = 0
+        public var crashes = 0
+        public var detected = 0
+        public var falseAlarms = 0
+        public var ridingHours = 0.0
+        public var latencies: [Double] = []
+
+        public var medianLatency: Double? { Self.median(latencies) }
+        public var maximumLatency: Double? { latencies.max() }
+        public var falseAlarmsPerHour: Double { ridingHours > 0 ? Double(falseAlarms) / ridingHours : 0 }
+
+        static func median(_ values: [Double]) -> Double? {
+            guard !values.isEmpty else { return nil }
+            let sorted = values.sorted()
+            let mid = sorted.count / 2
+            return sorted.count % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+        }
+
+        mutating func add(_ result: TraceResult) {
+            traces += 1
+            ridingHours += result.label.ridingSeconds / 3600
+            falseAlarms += result.falseAlarms
+            if result.label.crash {
+                crashes += 1
+                if !result.missed { detected += 1 }
+                if let latency = result.latency { latencies.append(latency) }
+            }
+        }
+    }
+
+    /// One row per scenario, in the generator's order, then the totals.
+    public var rows: (perScenario: [Row], total: Row) {
+        var byScenario: [Scenario: Row] = [:]
+        var total = Row(name: "total")
+        for result in results {
+            byScenario[result.label.scenario, default: Row(name: result.label.scenario.rawValue)].add(result)
+            total.add(result)
+        }
+        return (Scenario.allCases.compactMap { byScenario[$0] }, total)
+    }
+
+    public func passes(_ bar: Bar) -> Bool {
+        let total = rows.total
+        return total.detected == total.crashes && total.falseAlarms == 0
+            && (total.medianLatency ?? 0) <= bar.medianLatency && (total.maximumLatency ?? 0) <= bar.maximumLatency
+    }
+
+    /// The table a person reads.
+    public var table: String {
+        func cell(_ s: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - s.count)) + s }
+        func latency(_ v: Double?) -> String { v.map { DecimalFormat.string($0, decimals: 2) } ?? "-" }
+        var lines = ["scenario              traces  crashes  detected  false alarms  FA/hour  riding h  latency median  latency max"]
+        let (perScenario, total) = rows
+        for row in perScenario + [total] {
+            if row.name == "total" { lines.append(String(repeating: "-", count: lines[0].count)) }
+            lines.append(row.name + String(repeating: " ", count: max(1, 20 - row.name.count))
+                + cell("\(row.traces)", 8) + cell("\(row.crashes)", 9) + cell("\(row.detected)", 10)
+                + cell("\(row.falseAlarms)", 14) + cell(DecimalFormat.string(row.falseAlarmsPerHour, decimals: 3), 9)
+                + cell(DecimalFormat.string(row.ridingHours, decimals: 2), 10)
+                + cell(latency(row.medianLatency), 16) + cell(latency(row.maximumLatency), 13))
+        }
+        let problems = results.filter { $0.missed || $0.falseAlarms > 0 }
+        for result in problems {
+            let what = result.missed ? "MISSED" : "FALSE ALARM at \(result.detections.map { DecimalFormat.string($0, decimals: 2) }.joined(separator: ", ")) s"
+            lines.append("  \(result.label.file.isEmpty ? "seed \(result.label.seed)" : result.label.file) (\(result.label.scenario.rawValue)): \(what)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The same as JSON, for machines.
+    public var json: String {
+        func rowJSON(_ row: Row) -> String {
+            var line = JSONLine()
+            line.add("name", row.name)
+            line.add("traces", row.traces)
+            line.add("crashes", row.crashes)
+            line.add("detected", row.detected)
+            line.add("false_alarms", row.falseAlarms)
+            line.add("false_alarms_per_hour", row.falseAlarmsPerHour, decimals: 4)
+            line.add("riding_hours", row.ridingHours, decimals: 3)
+            line.add("latency_median_s", row.medianLatency ?? .nan, decimals: 3)
+            line.add("latency_max_s", row.maximumLatency ?? .nan, decimals: 3)
+            return line.text
+        }
+        let (perScenario, total) = rows
+        var line = JSONLine()
+        line.addRaw("total", rowJSON(total))
+        line.addRaw("scenarios", "[" + perScenario.map(rowJSON).joined(separator: ",") + "]")
+        let problems = results.filter { $0.missed || $0.falseAlarms > 0 }.map { result -> String in
+            var p = JSONLine()
+            p.add("file", result.label.file)
+            p.add("scenario", result.label.scenario.rawValue)
+            p.add("missed", result.missed)
+            p.add("false_alarms", result.falseAlarms)
+            return p.text
+        }
+        line.addRaw("problems", "[" + problems.joined(separator: ",") + "]")
+        line.add("passed", passes(Bar()))
+        return line.text
+    }
+}
+
+extension Manifest {
+    /// Reads a manifest written by `rideguard synth`.
+    public static func load(path: String) throws -> Manifest {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw TraceError(source: path, line: nil, reason: "cannot read manifest: \(error.localizedDescription)")
+        }
+        do {
+            return try JSONDecoder().decode(Manifest.self, from: data)
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw TraceError(source: path, line: nil, reason: "manifest is missing '\(key.stringValue)' at \(context.codingPath.map(\.stringValue).joined(separator: "."))")
+        } catch {
+            throw TraceError(source: path, line: nil, reason: "not a rideguard manifest: \(error)")
+        }
+    }
+
+    public func write(path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(self).write(to: URL(fileURLWithPath: path))
+    }
+}

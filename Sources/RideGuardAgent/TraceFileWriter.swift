@@ -1,0 +1,55 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import RideGuardCore
+
+/// A trace file being written: rows are buffered and written out at least every `flushInterval`
+/// of trace time, so a power cut loses at most that much.
+public final class TraceFileWriter {
+    public let path: String
+    private let fd: Int32
+    private let writer: TraceWriter
+    private var buffer: [UInt8] = []
+    private var lastFlush = -Double.infinity
+    public var flushInterval = 1.0
+    public private(set) var samplesWritten = 0
+
+    public init(path: String, hasGyro: Bool, hasSpeed: Bool, metadata: [(key: String, value: String)]) throws(TraceError) {
+        self.path = path
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw TraceError(source: path, line: nil, reason: "cannot create: \(errnoDescription(errno))") }
+        writer = TraceWriter(hasGyro: hasGyro, hasSpeed: hasSpeed)
+        buffer.reserveCapacity(1 << 20)
+        buffer.append(contentsOf: writer.header(metadata: metadata).utf8)
+    }
+
+    deinit {
+        try? flush()
+        close(fd)
+    }
+
+    public func append(_ sample: IMUSample) throws(TraceError) {
+        writer.appendRow(sample, to: &buffer)
+        samplesWritten += 1
+        if buffer.count >= 1 << 20 || sample.t - lastFlush >= flushInterval {
+            lastFlush = sample.t
+            try flush()
+        }
+    }
+
+    /// Writes out everything buffered.
+    public func flush() throws(TraceError) {
+        var offset = 0
+        while offset < buffer.count {
+            let n = buffer.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw TraceError(source: path, line: nil, reason: "write failed: \(errnoDescription(errno))")
+            }
+            offset += n
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}

@@ -1,0 +1,65 @@
+import RideGuardCore
+
+/// Runs the daemon's detector over a recorded trace as fast as the machine allows.
+public struct TraceReplay {
+    /// What a replay found, for the closing line and for evaluation.
+    public struct Summary: Sendable {
+        public var source: String
+        public var header: TraceHeader?
+        public var samples = 0
+        public var firstT = Double.nan
+        public var lastT = Double.nan
+        public var crashes: [Double] = []
+        public var faults = 0
+
+        public var duration: Double { samples > 0 ? lastT - firstT : 0 }
+
+        /// The closing line of `rideguard replay --json`.
+        public var jsonLine: String {
+            var line = JSONLine(event: "trace_end", t: lastT.isNaN ? 0 : lastT)
+            line.add("samples", samples)
+            line.add("duration_s", duration, decimals: 3)
+            line.add("crashes", crashes.count)
+            line.add("sensor_faults", faults)
+            return line.text
+        }
+
+        public var humanLine: String {
+            let verdict = crashes.isEmpty ? "no crash detected" : "\(crashes.count) crash\(crashes.count == 1 ? "" : "es") detected"
+            return "end of trace after \(DecimalFormat.string(duration, decimals: 1)) s and \(samples) samples: \(verdict)"
+        }
+    }
+
+    public var configuration: DetectorConfiguration
+
+    public init(configuration: DetectorConfiguration = DetectorConfiguration()) {
+        self.configuration = configuration
+    }
+
+    /// Replays the trace at `path` ("-" for stdin), calling `onEvent` for each detector event.
+    /// Throws `TraceError` for an unreadable trace; events already reported stay reported.
+    public func run(path: String, onStart: (TraceHeader, IMUSample) -> Void = { _, _ in },
+                    onEvent: (DetectorEvent) -> Void) throws -> Summary {
+        var detector = CrashDetector(configuration: configuration)
+        var summary = Summary(source: path == "-" ? "stdin" : path)
+        var header: TraceHeader?
+        try TraceFile.stream(path: path, onHeader: { header = $0 }) { sample in
+            if summary.samples == 0 {
+                summary.firstT = sample.t
+                if let header { onStart(header, sample) }
+            }
+            summary.samples += 1
+            summary.lastT = sample.t
+            detector.process(sample) { event in
+                switch event {
+                case .crashDetected(let t, _): summary.crashes.append(t)
+                case .sensorFault: summary.faults += 1
+                default: break
+                }
+                onEvent(event)
+            }
+        }
+        summary.header = header
+        return summary
+    }
+}

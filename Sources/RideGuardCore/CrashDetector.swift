@@ -1,0 +1,452 @@
+/// Decides, sample by sample, whether the bike has gone down. Pure and allocation-free per sample.
+///
+/// What it relies on (independent of mounting, rate and gyro):
+/// - **Posture.** In riding, even leaned over in a turn, the specific force stays along the bike's
+///   own up axis, so its long-run direction *is* the bike's up. The detector learns that reference
+///   and measures the posture as the angle whose cosine is the smoothed force projected on it,
+///   divided by the gravity learned at rest. Dividing by learned gravity, not by the measured
+///   magnitude, keeps the posture right when a dead axis carries part of gravity.
+/// - **Stillness.** Two cascaded low-pass stages remove engine and road vibration; the bike is
+///   still while the smoothed force (and rotation, with a gyro) stays where it settled.
+/// - **Collision.** A pulse of horizontal acceleration with a large delta-v (a hard stop in a
+///   fraction of a second), then rest, even when the bike stays pinned upright.
+public struct CrashDetector: Sendable {
+    /// What the detector is doing now, for status displays and reports.
+    public enum Phase: String, Sendable {
+        case learning, moving, still, lying, crashed
+    }
+
+    public let configuration: DetectorConfiguration
+
+    // Learned reference: the smoothed force of the upright bike (m/s²). Its magnitude is about 1 g
+    // for a healthy sensor and less when a dead axis carries part of gravity.
+    public private(set) var reference: Vector3?
+    /// The bike's up in the sensor frame, once learned.
+    public var up: Vector3? { reference?.normalized }
+    /// Gravity as this sensor reads it (its scale), used to express readings in g.
+    public private(set) var gravity = standardGravity
+    private var learningSum = Vector3.zero
+    private var learningStart = Double.nan
+    private var learningCount = 0
+
+    // Forward axis: the principal direction of the horizontal force while riding (braking and
+    // accelerating; turns add none because they are coordinated). Kept as a covariance.
+    private var horizontalCovariance = SymmetricMatrix3()
+    private var horizontalWeight = 0.0
+    public private(set) var forward: Vector3?
+    private var nextForwardUpdate = 0.0
+
+    // Filters.
+    private var lastT = Double.nan
+    private var smoothed1 = Vector3.zero
+    private var smoothed = Vector3.zero
+    private var gyroSmoothed1 = Vector3.zero
+    private var gyroSmoothed = Vector3.zero
+
+    // Stillness: where the smoothed signals settled and since when.
+    private var stillAnchor = Vector3.zero
+    private var gyroStillAnchor = Vector3.zero
+    private var stillSince = Double.nan
+    private var lyingSince = Double.nan
+
+    // Impact pulse in progress.
+    private var inPulse = false
+    private var pulseStart = 0.0
+    private var pulseLastAbove = 0.0
+    private var pulseDeltaV = Vector3.zero
+    private var pulsePeak = 0.0
+    private var pulseHorizontalPeak = 0.0
+    private var lastImpactReport = -Double.infinity
+    private var collisionTime = -Double.infinity
+
+    // Evidence over the last 20 s (two 10 s buckets).
+    private var bucketStart = -Double.infinity
+    private var recent = EvidenceBucket()
+    private var previous = EvidenceBucket()
+
+    // Dead-axis watch.
+    private var activity = Vector3.zero
+    private var smoothedMinimum = Vector3(.infinity, .infinity, .infinity)
+    private var smoothedMaximum = Vector3(-.infinity, -.infinity, -.infinity)
+    private var deadReported = Vector3.zero
+    private var nextAxisCheck = 0.0
+    private var startTime = 0.0
+
+    // Crash state.
+    public private(set) var phase = Phase.learning
+    private var crashed = false
+    private var uprightSince = Double.nan
+
+    /// Posture in degrees relative to the learned up (0 upright, 90 on its side, 180 upside down).
+    public private(set) var postureDegrees = 0.0
+
+    public init(configuration: DetectorConfiguration = DetectorConfiguration()) {
+        self.configuration = configuration
+        if let up = configuration.calibratedUp, up.count == 3, let unit = Vector3(up[0], up[1], up[2]).normalized {
+            reference = unit * standardGravity
+        }
+    }
+
+    /// Brings the detector back to watching after a handled crash (the rider said "I'm fine").
+    public mutating func rearm() {
+        crashed = false
+        stillSince = .nan
+        lyingSince = .nan
+        collisionTime = -.infinity
+    }
+
+    /// Feeds one sample; `emit` is called for each event it causes (rarely more than one).
+    public mutating func process(_ sample: IMUSample, emit: (DetectorEvent) -> Void) {
+        let t = sample.t
+        let cfg = configuration
+        guard t.isFinite else { return }
+        if lastT.isNaN {
+            start(with: sample)
+            return
+        }
+        let dt = t - lastT
+        if dt <= 0 {
+            emit(.sensorFault(t: t, fault: .timeWentBackwards(by: -dt)))
+            return
+        }
+        if dt > cfg.gapSeconds { emit(.sensorFault(t: t, fault: .gap(seconds: dt))) }
+        lastT = t
+
+        // Two cascaded first-order low-pass stages; alpha from the real dt handles jitter and gaps.
+        let alpha = dt / (cfg.smoothingSeconds + dt)
+        let a = sample.accel
+        smoothed1 += (a - smoothed1) * alpha
+        smoothed += (smoothed1 - smoothed) * alpha
+        if let w = sample.gyro {
+            gyroSmoothed1 += (w - gyroSmoothed1) * alpha
+            gyroSmoothed += (gyroSmoothed1 - gyroSmoothed) * alpha
+        }
+
+        watchAxes(a, t: t, dt: dt, emit: emit)
+        recordEvidence(sample, t: t)
+
+        guard let reference, let up = reference.normalized else {
+            learnInitialUp(t: t, emit: emit)
+            return
+        }
+
+        // Posture: the angle between the reference and the current smoothed force, both in g. A dead
+        // axis hides a component of each; the hidden parts are at most √(1−|m|²), so the largest
+        // cosine the readings allow is m_ref·m + √(1−|m_ref|²)·√(1−|m|²): a conservative posture that
+        // is the plain projection for a healthy sensor.
+        let mRef = reference / gravity
+        let m = smoothed / gravity
+        let hiddenRef = max(0, 1 - mRef.dot(mRef)).squareRoot()
+        let hidden = max(0, 1 - m.dot(m)).squareRoot()
+        let cosine = max(-1, min(1, mRef.dot(m) + hiddenRef * hidden))
+        postureDegrees = acosDegrees(cosine)
+        let magnitude = smoothed.magnitude
+        let lying = isLying(cosine: cosine)
+
+        trackImpact(a, up: up, t: t, dt: dt, emit: emit)
+        let still = updateStillness(sample, t: t)
+
+        if crashed {
+            watchForRearm(lying: lying, still: still, magnitude: magnitude, t: t, emit: emit)
+            return
+        }
+
+        if lying {
+            if lyingSince.isNaN { lyingSince = t }
+        } else {
+            lyingSince = .nan
+            learnUp(magnitude: magnitude, still: still, dt: dt, up: up)
+            learnForward(up: up, dt: dt, t: t)
+        }
+
+        let stillFor = still ? t - stillSince : 0
+        if lying && still {
+            let lowMagnitude = magnitude < 0.5 * gravity
+            let needed = lowMagnitude ? cfg.lowMagnitudeRestConfirmationSeconds : cfg.restConfirmationSeconds
+            if stillFor >= needed && t - lyingSince >= min(needed, cfg.restConfirmationSeconds) {
+                declareCrash(.lyingStill, t: t, stillFor: stillFor, emit: emit)
+                return
+            }
+        }
+        if t - collisionTime <= cfg.collisionWatchSeconds && still && stillFor >= cfg.collisionRestSeconds {
+            declareCrash(.collisionThenStill, t: t, stillFor: stillFor, emit: emit)
+            return
+        }
+        phase = lying ? .lying : (still ? .still : .moving)
+    }
+
+    // MARK: - Steps
+
+    private mutating func start(with sample: IMUSample) {
+        lastT = sample.t
+        smoothed1 = sample.accel
+        smoothed = sample.accel
+        stillAnchor = sample.accel
+        if let w = sample.gyro {
+            gyroSmoothed1 = w
+            gyroSmoothed = w
+            gyroStillAnchor = w
+        }
+        learningStart = sample.t
+        bucketStart = sample.t
+        startTime = sample.t
+        if reference != nil { phase = .moving }
+    }
+
+    /// The first reference: the mean force over the first half second (a rider sitting on the bike,
+    /// or riding). Riding refines it afterwards. A mean far from 1 g is no reference: a dead axis may
+    /// carry gravity, or the bike is in the air; report it and try again.
+    private mutating func learnInitialUp(t: Double, emit: (DetectorEvent) -> Void) {
+        learningSum += smoothed
+        learningCount += 1
+        guard t - learningStart >= 0.5 else { return }
+        let mean = learningSum / Double(learningCount)
+        learningSum = .zero
+        learningCount = 0
+        learningStart = t
+        guard let direction = mean.normalized, mean.magnitude > 0.05 * standardGravity else { return }
+        if plausible(mean.magnitude) {
+            gravity = mean.magnitude
+        } else {
+            // Far from 1 g: a dead axis carries part of gravity (or the range is wrong). Keep the
+            // reading as the reference; posture is then estimated conservatively.
+            emit(.sensorFault(t: t, fault: .implausibleGravity(g: mean.magnitude / standardGravity)))
+        }
+        reference = mean
+        phase = .moving
+        emit(.uprightLearned(t: t, up: direction))
+    }
+
+    /// Lying: far from upright, and tilted sideways (a wheelie tilts as far, but about the pitch
+    /// axis) or upside down. Before the forward axis is known, any large tilt counts.
+    private func isLying(cosine: Double) -> Bool {
+        guard postureDegrees >= configuration.lyingAngleDegrees else { return false }
+        guard let forward, cosine > -0.5 else { return true }
+        let longitudinal = smoothed.dot(forward) / gravity
+        // What is not vertical or longitudinal is sideways; inferring it keeps a dead lateral axis
+        // from hiding that the bike lies on its side.
+        let lateral = max(0, 1 - cosine * cosine - longitudinal * longitudinal).squareRoot()
+        return lateral >= 0.5 * abs(longitudinal)
+    }
+
+    /// Accumulates the horizontal force while the engine or the road shakes the frame (not on a
+    /// stand); its principal axis is forward/backward.
+    private mutating func learnForward(up: Vector3, dt: Double, t: Double) {
+        let horizontal = smoothed - up * smoothed.dot(up)
+        let size = horizontal.magnitude
+        let shaking = max(activity.x, activity.y, activity.z) > 0.3
+        guard let reference, plausible(reference.magnitude),
+              shaking && size > 0.1 * gravity && size < 0.8 * gravity else { return }
+        let k = dt / (60 + dt)
+        horizontalCovariance.blend(toward: horizontal, weight: k)
+        horizontalWeight += dt
+        guard t >= nextForwardUpdate, horizontalWeight >= 5 else { return }
+        nextForwardUpdate = t + 1
+        forward = horizontalCovariance.principalAxis(start: forward ?? horizontal, orthogonalTo: up)
+    }
+
+    private func plausible(_ magnitude: Double) -> Bool {
+        magnitude > 0.8 * standardGravity && magnitude < 1.2 * standardGravity
+    }
+
+    /// Riding refines the up direction; stillness while upright refines gravity's magnitude.
+    /// A reference far from 1 g (dead axis) is kept as first learned.
+    private mutating func learnUp(magnitude: Double, still: Bool, dt: Double, up: Vector3) {
+        guard configuration.calibratedUp == nil, let reference, plausible(reference.magnitude) else { return }
+        guard magnitude > 0.7 * gravity && magnitude < 1.5 * gravity,
+              let direction = smoothed.normalized, direction.dot(up) > 0.866 else { return }
+        let k = dt / (configuration.uprightLearningSeconds + dt)
+        if let refined = (up + (direction - up) * k).normalized { self.reference = refined * gravity }
+        // Gravity's magnitude (the sensor's own scale) only when quiet: turns read g/cos(lean).
+        let quiet = activity.x + activity.y + activity.z < 0.6 && gyroSmoothed.magnitude < 0.05
+        if still && quiet && magnitude > 0.95 * gravity && magnitude < 1.05 * gravity {
+            gravity += (magnitude - gravity) * k
+        }
+    }
+
+    /// Impact pulses: integrate horizontal acceleration while the dynamic force is high.
+    private mutating func trackImpact(_ a: Vector3, up: Vector3, t: Double, dt: Double, emit: (DetectorEvent) -> Void) {
+        let cfg = configuration
+        let g = standardGravity
+        let dynamic = (a - up * gravity).magnitude
+        let horizontal = a - up * a.dot(up)
+        if !inPulse {
+            guard dynamic > cfg.impactThresholdG * g else { return }
+            inPulse = true
+            pulseStart = t
+            pulseLastAbove = t
+            pulseDeltaV = .zero
+            pulsePeak = 0
+            pulseHorizontalPeak = 0
+        }
+        if dynamic > 1.5 * g { pulseLastAbove = t }
+        pulseDeltaV += horizontal * dt
+        pulsePeak = max(pulsePeak, a.magnitude / g)
+        pulseHorizontalPeak = max(pulseHorizontalPeak, horizontal.magnitude / g)
+        guard t - pulseLastAbove > 0.1 || t - pulseStart > cfg.pulseMaximumSeconds else { return }
+        inPulse = false
+        let deltaV = pulseDeltaV.magnitude
+        recent.deltaV = max(recent.deltaV, deltaV)
+        if pulseHorizontalPeak >= cfg.collisionPeakG && deltaV >= cfg.collisionDeltaV {
+            collisionTime = t
+        }
+        if pulsePeak >= cfg.reportedImpactG && t - lastImpactReport >= 1 {
+            lastImpactReport = t
+            emit(.impact(t: pulseStart, peakG: pulsePeak, horizontalG: pulseHorizontalPeak, deltaV: deltaV))
+        }
+    }
+
+    /// Still while the smoothed signals stay where they settled; returns whether still now.
+    private mutating func updateStillness(_ sample: IMUSample, t: Double) -> Bool {
+        let cfg = configuration
+        var settled = (smoothed - stillAnchor).magnitude <= cfg.stillAccelerationTolerance
+        if sample.gyro != nil {
+            settled = settled && (gyroSmoothed - gyroStillAnchor).magnitude <= cfg.stillRotationTolerance
+                && gyroSmoothed.magnitude <= cfg.stillRotationLimit
+        }
+        if let speed = sample.speed, speed > cfg.movingSpeed { settled = false }
+        if settled {
+            if stillSince.isNaN { stillSince = t }
+            return true
+        }
+        stillAnchor = smoothed
+        gyroStillAnchor = gyroSmoothed
+        stillSince = .nan
+        return false
+    }
+
+    private mutating func declareCrash(_ reason: CrashEvidence.Reason, t: Double, stillFor: Double,
+                                       emit: (DetectorEvent) -> Void) {
+        crashed = true
+        phase = .crashed
+        uprightSince = .nan
+        let evidence = CrashEvidence(
+            reason: reason,
+            postureDegrees: postureDegrees,
+            stillSeconds: stillFor,
+            peakG: max(recent.peakG, previous.peakG),
+            deltaV: max(recent.deltaV, previous.deltaV),
+            peakRotationDegreesPerSecond: recent.sawGyro || previous.sawGyro
+                ? max(recent.peakRotation, previous.peakRotation) * 180 / Double.pi : nil,
+            speedBefore: recent.sawSpeed || previous.sawSpeed ? max(recent.peakSpeed, previous.peakSpeed) : nil,
+            fallTime: lyingSince.isNaN ? nil : lyingSince
+        )
+        emit(.crashDetected(t: t, evidence: evidence))
+    }
+
+    /// After a crash: upright and not lying still for `rearmSeconds` re-arms.
+    private mutating func watchForRearm(lying: Bool, still: Bool, magnitude: Double, t: Double,
+                                        emit: (DetectorEvent) -> Void) {
+        let upright = postureDegrees < 30 && magnitude > 0.7 * gravity
+        if upright {
+            if uprightSince.isNaN { uprightSince = t }
+            if t - uprightSince >= configuration.rearmSeconds {
+                rearm()
+                phase = .moving
+                emit(.rearmed(t: t))
+            }
+        } else {
+            uprightSince = .nan
+        }
+    }
+
+    /// Per-axis vibration activity, and the range each smoothed axis has covered this session.
+    /// An axis that never moved, with no vibration either, while the others swung by several m/s²
+    /// is dead (a healthy axis along the bike's side still sees the side stand and the stops).
+    private mutating func watchAxes(_ a: Vector3, t: Double, dt: Double, emit: (DetectorEvent) -> Void) {
+        let k = dt / (3.0 + dt)
+        let deviation = a - smoothed
+        activity.x += (abs(deviation.x) - activity.x) * k
+        activity.y += (abs(deviation.y) - activity.y) * k
+        activity.z += (abs(deviation.z) - activity.z) * k
+        for axis in 0..<3 {
+            smoothedMinimum[axis] = min(smoothedMinimum[axis], smoothed[axis])
+            smoothedMaximum[axis] = max(smoothedMaximum[axis], smoothed[axis])
+        }
+        guard t >= nextAxisCheck else { return }
+        nextAxisCheck = t + 1
+        let range = smoothedMaximum - smoothedMinimum
+        let widest = max(range.x, range.y, range.z)
+        let strongest = max(activity.x, activity.y, activity.z)
+        for axis in 0..<3 where deadReported[axis] == 0 {
+            if widest > 3 && range[axis] < 0.3 && activity[axis] < 0.15 * strongest && t - startTime >= 60 {
+                deadReported[axis] = 1
+                emit(.sensorFault(t: t, fault: .deadAxis(axis: axis)))
+            }
+        }
+    }
+
+    private mutating func recordEvidence(_ sample: IMUSample, t: Double) {
+        if t - bucketStart >= 10 {
+            previous = recent
+            recent = EvidenceBucket()
+            bucketStart = t
+        }
+        recent.peakG = max(recent.peakG, sample.accel.magnitude / standardGravity)
+        if let w = sample.gyro {
+            recent.sawGyro = true
+            recent.peakRotation = max(recent.peakRotation, w.magnitude)
+        }
+        if let speed = sample.speed {
+            recent.sawSpeed = true
+            recent.peakSpeed = max(recent.peakSpeed, speed)
+        }
+    }
+}
+
+/// A symmetric 3×3 matrix kept as an exponential average of outer products.
+struct SymmetricMatrix3: Sendable {
+    var xx = 0.0, yy = 0.0, zz = 0.0, xy = 0.0, xz = 0.0, yz = 0.0
+
+    mutating func blend(toward v: Vector3, weight k: Double) {
+        xx += (v.x * v.x - xx) * k
+        yy += (v.y * v.y - yy) * k
+        zz += (v.z * v.z - zz) * k
+        xy += (v.x * v.y - xy) * k
+        xz += (v.x * v.z - xz) * k
+        yz += (v.y * v.z - yz) * k
+    }
+
+    func apply(_ v: Vector3) -> Vector3 {
+        Vector3(xx * v.x + xy * v.y + xz * v.z, xy * v.x + yy * v.y + yz * v.z, xz * v.x + yz * v.y + zz * v.z)
+    }
+
+    /// The dominant eigenvector in the plane orthogonal to `normal`, by power iteration.
+    func principalAxis(start: Vector3, orthogonalTo normal: Vector3) -> Vector3? {
+        var v = start - normal * start.dot(normal)
+        for _ in 0..<16 {
+            var next = apply(v)
+            next = next - normal * next.dot(normal)
+            guard let unit = next.normalized else { return nil }
+            v = unit
+        }
+        return v.normalized
+    }
+}
+
+private struct EvidenceBucket: Sendable {
+    var peakG = 0.0
+    var deltaV = 0.0
+    var peakRotation = 0.0
+    var peakSpeed = 0.0
+    var sawGyro = false
+    var sawSpeed = false
+}
+
+/// acos in degrees without Foundation: atan2 via the standard library is not available, so use a
+/// polynomial good to 0.01°, plenty for a posture.
+@inlinable func acosDegrees(_ x: Double) -> Double {
+    // Abramowitz–Stegun 4.4.46 (error below 2e-8 rad).
+    let ax = abs(x)
+    var p = -0.0012624911
+    p = p * ax + 0.0066700901
+    p = p * ax - 0.0170881256
+    p = p * ax + 0.0308918810
+    p = p * ax - 0.0501743046
+    p = p * ax + 0.0889789874
+    p = p * ax - 0.2145988016
+    p = p * ax + 1.5707963050
+    let r = (1 - ax).squareRoot() * p
+    let radians = x >= 0 ? r : Double.pi - r
+    return radians * 180 / Double.pi
+}

@@ -1,0 +1,73 @@
+/// Every threshold and window of the crash detector, with the defaults it ships with.
+///
+/// The detector decides from physics, not from peaks: a bike that has gone down ends up lying
+/// still far from its riding posture, and a collision that leaves it upright shows a short
+/// horizontal pulse with a large change of velocity followed by stillness.
+public struct DetectorConfiguration: Equatable, Sendable, Codable {
+    /// Posture (angle between the learned "up" and gravity) beyond which the bike is lying, degrees.
+    /// A side stand leans 8–16°, a bike on its side lies at 70–100°.
+    public var lyingAngleDegrees = 50.0
+    /// How long the bike must be lying and still before a crash is declared, seconds.
+    public var restConfirmationSeconds = 1.25
+    /// Used instead when the accelerometer reads far less than 1 g at rest (a dead axis carries
+    /// gravity), so that free fall during a jump can never last long enough to look like rest.
+    public var lowMagnitudeRestConfirmationSeconds = 3.0
+    /// Low-pass time constant (two cascaded stages) that removes engine and road vibration, seconds.
+    public var smoothingSeconds = 0.2
+    /// The smoothed acceleration must stay within this distance of where it settled, m/s².
+    public var stillAccelerationTolerance = 0.5
+    /// The smoothed rotation rate must stay within this of where it settled, rad/s (gyro only).
+    public var stillRotationTolerance = 0.15
+    /// A smoothed rotation faster than this is never "still", whatever the bias, rad/s (gyro only).
+    public var stillRotationLimit = 0.5
+    /// Dynamic acceleration that opens an impact pulse, in g.
+    public var impactThresholdG = 2.5
+    /// Horizontal peak (perpendicular to the bike's up) that makes a pulse a collision, in g.
+    public var collisionPeakG = 6.0
+    /// Horizontal change of velocity within one pulse that makes it a collision, m/s.
+    public var collisionDeltaV = 3.0
+    /// Longest pulse integrated for delta-v, seconds (hard braking lasts longer and peaks far lower).
+    public var pulseMaximumSeconds = 0.4
+    /// After a collision, how long the detector waits for the bike to come to rest, seconds.
+    public var collisionWatchSeconds = 20.0
+    /// After a collision, how long the bike must be still (upright or not), seconds.
+    public var collisionRestSeconds = 2.0
+    /// Above this GPS speed the bike is moving, whatever the accelerometer says, m/s.
+    public var movingSpeed = 2.0
+    /// Time constant for learning the bike's upright reference while riding, seconds.
+    public var uprightLearningSeconds = 20.0
+    /// A fixed upright reference from a calibration (sensor-frame vector), instead of learning it.
+    public var calibratedUp: [Double]? = nil
+    /// Upright and moving for this long after a crash re-arms the detector, seconds.
+    public var rearmSeconds = 10.0
+    /// A gap between samples longer than this is reported as a sensor fault, seconds.
+    public var gapSeconds = 0.25
+    /// Impacts weaker than this are not reported as `impact` events, in g.
+    public var reportedImpactG = 4.0
+
+    public init() {}
+
+    /// Problems with the values, each naming the field; empty when valid.
+    public func validationErrors() -> [String] {
+        var errors: [String] = []
+        func check(_ ok: Bool, _ message: String) { if !ok { errors.append(message) } }
+        check(lyingAngleDegrees > 20 && lyingAngleDegrees < 90, "lyingAngleDegrees must be between 20 and 90")
+        check(restConfirmationSeconds >= 0.2 && restConfirmationSeconds <= 10, "restConfirmationSeconds must be 0.2...10")
+        check(lowMagnitudeRestConfirmationSeconds >= restConfirmationSeconds && lowMagnitudeRestConfirmationSeconds <= 15,
+              "lowMagnitudeRestConfirmationSeconds must be at least restConfirmationSeconds and at most 15")
+        check(smoothingSeconds > 0.01 && smoothingSeconds <= 1, "smoothingSeconds must be 0.01...1")
+        check(stillAccelerationTolerance > 0, "stillAccelerationTolerance must be positive")
+        check(stillRotationTolerance > 0, "stillRotationTolerance must be positive")
+        check(stillRotationLimit > 0, "stillRotationLimit must be positive")
+        check(impactThresholdG > 1, "impactThresholdG must be above 1")
+        check(collisionPeakG > impactThresholdG, "collisionPeakG must be above impactThresholdG")
+        check(collisionDeltaV > 0, "collisionDeltaV must be positive")
+        check(pulseMaximumSeconds > 0.05 && pulseMaximumSeconds <= 2, "pulseMaximumSeconds must be 0.05...2")
+        check(uprightLearningSeconds >= 1, "uprightLearningSeconds must be at least 1")
+        if let up = calibratedUp {
+            check(up.count == 3 && Vector3(up[0], up[1], up[2]).magnitude > 0.1, "calibratedUp must be three numbers, not all zero")
+        }
+        check(gapSeconds > 0, "gapSeconds must be positive")
+        return errors
+    }
+}

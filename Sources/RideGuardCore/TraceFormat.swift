@@ -1,0 +1,419 @@
+/// Trace CSV v1: the format of recorded and synthetic IMU traces (see docs/architecture.md).
+///
+/// ```
+/// # rideguard-trace v1
+/// # rate_hz: 400
+/// time_s,ax,ay,az,gx,gy,gz,speed_mps
+/// 0.000000,0.1200,-0.0300,9.7900,0.00100,-0.00200,0.00000,
+/// ```
+public enum TraceFormat {
+    public static let magic = "rideguard-trace"
+    public static let version = 1
+    /// A line longer than this is not a trace row: the file is probably binary.
+    public static let maximumLineLength = 4096
+}
+
+/// Why a trace could not be read: the file, the line and the reason.
+public struct TraceError: Error, Equatable, CustomStringConvertible, Sendable {
+    public var source: String
+    public var line: Int?
+    public var reason: String
+
+    public init(source: String, line: Int?, reason: String) {
+        self.source = source
+        self.line = line
+        self.reason = reason
+    }
+
+    public var description: String {
+        if let line { return "\(source):\(line): \(reason)" }
+        return "\(source): \(reason)"
+    }
+}
+
+/// The header of a trace: its metadata lines and which columns it has.
+public struct TraceHeader: Equatable, Sendable {
+    /// `# key: value` lines, in order (the magic line excluded).
+    public var metadata: [(key: String, value: String)]
+    /// Column names as written in the header row.
+    public var columns: [String]
+
+    public var hasGyro: Bool { columns.contains("gx") }
+    public var hasSpeed: Bool { columns.contains("speed_mps") }
+
+    /// The nominal rate from `# rate_hz:`, when present and valid.
+    public var rateHz: Double? {
+        guard let raw = metadata.last(where: { $0.key == "rate_hz" })?.value,
+              let rate = Double(raw), rate > 0, rate.isFinite else { return nil }
+        return rate
+    }
+
+    public static func == (a: TraceHeader, b: TraceHeader) -> Bool {
+        a.columns == b.columns && a.metadata.map { "\($0.key)=\($0.value)" } == b.metadata.map { "\($0.key)=\($0.value)" }
+    }
+}
+
+/// A streaming parser for trace CSV v1. Feed it chunks of bytes as they are read; it calls back once
+/// per sample and keeps only the current partial line, so memory does not grow with the trace.
+public struct TraceParser {
+    @usableFromInline enum Role: UInt8 { case time, ax, ay, az, gx, gy, gz, speed, ignored }
+
+    /// The name errors use for the input: a file path or "stdin".
+    public let source: String
+    public private(set) var header: TraceHeader?
+    public private(set) var sampleCount = 0
+    @usableFromInline var roles: [Role] = []
+    @usableFromInline var lineNumber = 0
+    @usableFromInline var partialLine: [UInt8] = []
+    @usableFromInline var sawAnyByte = false
+    @usableFromInline var pendingMetadata: [(key: String, value: String)] = []
+
+    public init(source: String) {
+        self.source = source
+    }
+
+    /// Parses the complete lines in `chunk`; a trailing partial line is kept for the next call.
+    /// `onHeader` is called once, when the header row has been read, before the first sample.
+    public mutating func feed(_ chunk: UnsafeRawBufferPointer, onHeader: (TraceHeader) throws -> Void = { _ in },
+                              onSample: (IMUSample) throws -> Void) throws {
+        guard let base = chunk.baseAddress?.assumingMemoryBound(to: UInt8.self), chunk.count > 0 else { return }
+        sawAnyByte = true
+        let end = chunk.count
+        var start = 0
+        var i = 0
+        while i < end {
+            if base[i] == UInt8(ascii: "\n") {
+                if partialLine.isEmpty {
+                    try parseLine(UnsafeBufferPointer(start: base + start, count: i - start), onHeader: onHeader, onSample: onSample)
+                } else {
+                    partialLine.append(contentsOf: UnsafeBufferPointer(start: base + start, count: i - start))
+                    let line = partialLine
+                    partialLine.removeAll(keepingCapacity: true)
+                    try line.withUnsafeBufferPointer { try parseLine($0, onHeader: onHeader, onSample: onSample) }
+                }
+                start = i + 1
+            }
+            i += 1
+        }
+        if start < end {
+            partialLine.append(contentsOf: UnsafeBufferPointer(start: base + start, count: end - start))
+            if partialLine.count > TraceFormat.maximumLineLength {
+                throw error(line: lineNumber + 1, "line is longer than \(TraceFormat.maximumLineLength) bytes: not a CSV trace (binary data?)")
+            }
+        }
+    }
+
+    /// Parses a last line without a newline and checks that the trace had a header and samples.
+    public mutating func finish(onHeader: (TraceHeader) throws -> Void = { _ in },
+                                onSample: (IMUSample) throws -> Void) throws {
+        if !partialLine.isEmpty {
+            let line = partialLine
+            partialLine.removeAll()
+            try line.withUnsafeBufferPointer { try parseLine($0, onHeader: onHeader, onSample: onSample) }
+        }
+        guard sawAnyByte else { throw error(line: nil, "empty file: no trace header") }
+        guard header != nil else { throw error(line: nil, "no header row (expected a line naming the columns, e.g. time_s,ax,ay,az)") }
+        guard sampleCount > 0 else { throw error(line: nil, "the trace has a header but no samples") }
+    }
+
+    @usableFromInline func error(line: Int?, _ reason: String) -> TraceError {
+        TraceError(source: source, line: line, reason: reason)
+    }
+
+    @usableFromInline mutating func parseLine(_ raw: UnsafeBufferPointer<UInt8>, onHeader: (TraceHeader) throws -> Void,
+                                              onSample: (IMUSample) throws -> Void) throws {
+        lineNumber += 1
+        var count = raw.count
+        if count > TraceFormat.maximumLineLength {
+            throw error(line: lineNumber, "line is longer than \(TraceFormat.maximumLineLength) bytes: not a CSV trace (binary data?)")
+        }
+        if count > 0 && raw[count - 1] == UInt8(ascii: "\r") { count -= 1 }
+        var first = 0
+        while first < count && (raw[first] == UInt8(ascii: " ") || raw[first] == UInt8(ascii: "\t")) { first += 1 }
+        if first == count { return }  // blank line
+        let line = UnsafeBufferPointer(rebasing: raw[first..<count])
+        if line[0] == UInt8(ascii: "#") {
+            try parseComment(line)
+        } else if roles.isEmpty {
+            try parseHeader(line)
+            if let header { try onHeader(header) }
+        } else {
+            try parseRow(line, onSample: onSample)
+        }
+    }
+
+    mutating func parseComment(_ line: UnsafeBufferPointer<UInt8>) throws {
+        guard let text = String(validatingUTF8Bytes: line) else {
+            throw error(line: lineNumber, "comment line is not UTF-8 text (binary data?)")
+        }
+        let body = text.dropFirst().trimmingSpaces()
+        if body.hasPrefix(TraceFormat.magic) {
+            let version = body.dropFirst(TraceFormat.magic.count).trimmingSpaces()
+            guard version == "v\(TraceFormat.version)" else {
+                throw error(line: lineNumber, "unsupported trace version '\(version)' (this build reads v\(TraceFormat.version))")
+            }
+            return
+        }
+        guard let colon = body.firstIndex(of: ":") else { return }  // a free comment
+        let key = body[..<colon].trimmingSpaces()
+        let value = body[body.index(after: colon)...].trimmingSpaces()
+        guard !key.isEmpty, !key.contains(" ") else { return }
+        if header == nil {
+            pendingMetadata.append((String(key), String(value)))
+        } else {
+            header?.metadata.append((String(key), String(value)))
+        }
+    }
+
+    mutating func parseHeader(_ line: UnsafeBufferPointer<UInt8>) throws {
+        guard let text = String(validatingUTF8Bytes: line), text.utf8.allSatisfy({ $0 >= 0x20 || $0 == 0x09 }) else {
+            throw error(line: lineNumber, "expected the header row but found binary data: not a CSV trace")
+        }
+        let names = text.split(separator: ",", omittingEmptySubsequences: false).map { String($0.trimmingSpaces()) }
+        var seen = Set<String>()
+        var roles: [Role] = []
+        for name in names {
+            guard seen.insert(name).inserted else { throw error(line: lineNumber, "column '\(name)' appears twice in the header") }
+            switch name {
+            case "time_s": roles.append(.time)
+            case "ax": roles.append(.ax)
+            case "ay": roles.append(.ay)
+            case "az": roles.append(.az)
+            case "gx": roles.append(.gx)
+            case "gy": roles.append(.gy)
+            case "gz": roles.append(.gz)
+            case "speed_mps": roles.append(.speed)
+            default: roles.append(.ignored)
+            }
+        }
+        let found = names.joined(separator: ",")
+        for required in ["time_s", "ax", "ay", "az"] where !seen.contains(required) {
+            throw error(line: lineNumber, "header has no '\(required)' column (found: \(found)); required: time_s,ax,ay,az")
+        }
+        let gyro = ["gx", "gy", "gz"].filter { seen.contains($0) }
+        if !gyro.isEmpty && gyro.count != 3 {
+            throw error(line: lineNumber, "gyro columns come as gx,gy,gz together (found only \(gyro.joined(separator: ",")))")
+        }
+        self.roles = roles
+        header = TraceHeader(metadata: pendingMetadata, columns: names)
+        pendingMetadata = []
+    }
+
+    @usableFromInline mutating func parseRow(_ line: UnsafeBufferPointer<UInt8>, onSample: (IMUSample) throws -> Void) throws {
+        var t = 0.0, ax = 0.0, ay = 0.0, az = 0.0, gx = 0.0, gy = 0.0, gz = 0.0
+        var speed: Double? = nil
+        var field = 0
+        var start = 0
+        let count = line.count
+        var i = 0
+        while true {
+            if i == count || line[i] == UInt8(ascii: ",") {
+                guard field < roles.count else {
+                    throw error(line: lineNumber, "expected \(roles.count) fields as in the header, found more")
+                }
+                let role = roles[field]
+                if role != .ignored {
+                    let value = NumberParser.parse(line, from: start, to: i)
+                    if role == .speed {
+                        if let value {
+                            speed = value
+                        } else if !NumberParser.isBlank(line, from: start, to: i) {
+                            throw fieldError(line, from: start, to: i, field: field)
+                        }
+                    } else {
+                        guard let value else { throw fieldError(line, from: start, to: i, field: field) }
+                        switch role {
+                        case .time: t = value
+                        case .ax: ax = value
+                        case .ay: ay = value
+                        case .az: az = value
+                        case .gx: gx = value
+                        case .gy: gy = value
+                        case .gz: gz = value
+                        case .speed, .ignored: break
+                        }
+                    }
+                }
+                field += 1
+                if i == count { break }
+                start = i + 1
+            }
+            i += 1
+        }
+        guard field == roles.count else {
+            throw error(line: lineNumber, "expected \(roles.count) fields as in the header, found \(field)")
+        }
+        sampleCount += 1
+        let hasGyro = header?.hasGyro ?? false
+        try onSample(IMUSample(t: t, accel: Vector3(ax, ay, az), gyro: hasGyro ? Vector3(gx, gy, gz) : nil, speed: speed))
+    }
+
+    func fieldError(_ line: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, field: Int) -> TraceError {
+        let name = header?.columns[field] ?? "field \(field + 1)"
+        if line.contains(where: { $0 < 0x09 || ($0 > 0x0d && $0 < 0x20) }) {
+            return error(line: lineNumber, "binary data in a row: not a CSV trace")
+        }
+        if NumberParser.isBlank(line, from: start, to: end) {
+            return error(line: lineNumber, "column '\(name)' is empty")
+        }
+        var shown = ""
+        for byte in line[start..<min(end, start + 24)] {
+            if byte >= 0x20 && byte < 0x7f { shown.append(Character(Unicode.Scalar(byte))) } else { shown += "\\x" + String(byte, radix: 16) }
+        }
+        if end - start > 24 { shown += "…" }
+        return error(line: lineNumber, "bad number '\(shown)' in column '\(name)'")
+    }
+}
+
+/// Decimal numbers as written in traces: `-12.5`, `0.001`, `3e-4`. No `nan`, `inf` or hex.
+@usableFromInline enum NumberParser {
+    @usableFromInline static let exactPowers: [Double] = (0...22).map { n in
+        var p = 1.0
+        for _ in 0..<n { p *= 10 }
+        return p
+    }
+
+    @usableFromInline static func isBlank(_ s: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Bool {
+        var i = from
+        while i < to {
+            if s[i] != UInt8(ascii: " ") && s[i] != UInt8(ascii: "\t") { return false }
+            i += 1
+        }
+        return true
+    }
+
+    /// The finite number in `s[from..<to]` (spaces around it allowed), or nil.
+    @inlinable static func parse(_ s: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Double? {
+        var i = from
+        var end = to
+        while i < end && (s[i] == UInt8(ascii: " ") || s[i] == UInt8(ascii: "\t")) { i += 1 }
+        while end > i && (s[end - 1] == UInt8(ascii: " ") || s[end - 1] == UInt8(ascii: "\t")) { end -= 1 }
+        guard i < end else { return nil }
+        var negative = false
+        if s[i] == UInt8(ascii: "-") || s[i] == UInt8(ascii: "+") {
+            negative = s[i] == UInt8(ascii: "-")
+            i += 1
+        }
+        var mantissa: UInt64 = 0
+        var digits = 0
+        var exponent = 0
+        var sawDigit = false
+        while i < end, s[i] &- UInt8(ascii: "0") < 10 {
+            sawDigit = true
+            if digits < 19 {
+                mantissa = mantissa &* 10 &+ UInt64(s[i] &- UInt8(ascii: "0"))
+                if mantissa != 0 { digits += 1 }
+            } else {
+                exponent += 1
+            }
+            i += 1
+        }
+        if i < end && s[i] == UInt8(ascii: ".") {
+            i += 1
+            while i < end, s[i] &- UInt8(ascii: "0") < 10 {
+                sawDigit = true
+                if digits < 19 {
+                    mantissa = mantissa &* 10 &+ UInt64(s[i] &- UInt8(ascii: "0"))
+                    if mantissa != 0 { digits += 1 }
+                    exponent -= 1
+                }
+                i += 1
+            }
+        }
+        guard sawDigit else { return nil }
+        if i < end && (s[i] == UInt8(ascii: "e") || s[i] == UInt8(ascii: "E")) {
+            i += 1
+            var expNegative = false
+            if i < end && (s[i] == UInt8(ascii: "-") || s[i] == UInt8(ascii: "+")) {
+                expNegative = s[i] == UInt8(ascii: "-")
+                i += 1
+            }
+            var e = 0
+            var sawExpDigit = false
+            while i < end, s[i] &- UInt8(ascii: "0") < 10 {
+                sawExpDigit = true
+                if e < 10_000 { e = e * 10 + Int(s[i] &- UInt8(ascii: "0")) }
+                i += 1
+            }
+            guard sawExpDigit else { return nil }
+            exponent += expNegative ? -e : e
+        }
+        guard i == end else { return nil }
+        var value = Double(mantissa)
+        if exponent < 0 {
+            var e = -exponent
+            while e > 22 { value /= 1e22; e -= 22 }
+            value /= exactPowers[e]
+        } else if exponent > 0 {
+            var e = exponent
+            while e > 22 { value *= 1e22; e -= 22 }
+            value *= exactPowers[e]
+        }
+        guard value.isFinite else { return nil }
+        return negative ? -value : value
+    }
+}
+
+/// Writes trace CSV v1 rows into a byte buffer; the caller decides when to flush it.
+public struct TraceWriter: Sendable {
+    public let hasGyro: Bool
+    public let hasSpeed: Bool
+
+    public init(hasGyro: Bool, hasSpeed: Bool) {
+        self.hasGyro = hasGyro
+        self.hasSpeed = hasSpeed
+    }
+
+    /// The magic line, `# key: value` metadata lines and the header row.
+    public func header(metadata: [(key: String, value: String)]) -> String {
+        var text = "# \(TraceFormat.magic) v\(TraceFormat.version)\n"
+        for (key, value) in metadata {
+            text += "# \(key): \(value.replacingNewlines())\n"
+        }
+        text += "time_s,ax,ay,az"
+        if hasGyro { text += ",gx,gy,gz" }
+        if hasSpeed { text += ",speed_mps" }
+        return text + "\n"
+    }
+
+    /// Appends one row: time to the microsecond, acceleration to 0.1 mm/s², rotation to 10 µrad/s.
+    @inlinable public func appendRow(_ sample: IMUSample, to out: inout [UInt8]) {
+        DecimalFormat.append(sample.t, decimals: 6, to: &out)
+        for value in [sample.accel.x, sample.accel.y, sample.accel.z] {
+            out.append(UInt8(ascii: ","))
+            DecimalFormat.append(value, decimals: 4, to: &out)
+        }
+        if hasGyro {
+            let gyro = sample.gyro ?? .zero
+            for value in [gyro.x, gyro.y, gyro.z] {
+                out.append(UInt8(ascii: ","))
+                DecimalFormat.append(value, decimals: 5, to: &out)
+            }
+        }
+        if hasSpeed {
+            out.append(UInt8(ascii: ","))
+            if let speed = sample.speed { DecimalFormat.append(speed, decimals: 2, to: &out) }
+        }
+        out.append(UInt8(ascii: "\n"))
+    }
+}
+
+extension String {
+    init?(validatingUTF8Bytes bytes: UnsafeBufferPointer<UInt8>) {
+        guard let s = String(validating: bytes, as: UTF8.self) else { return nil }
+        self = s
+    }
+
+    func replacingNewlines() -> String {
+        String(map { $0 == "\n" || $0 == "\r" ? " " : $0 })
+    }
+}
+
+extension StringProtocol {
+    func trimmingSpaces() -> Substring {
+        let s = Substring(self)
+        guard let first = s.firstIndex(where: { $0 != " " && $0 != "\t" }),
+              let last = s.lastIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
+        return s[first...last]
+    }
+}

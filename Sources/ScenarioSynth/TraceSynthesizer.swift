@@ -1,0 +1,92 @@
+import Foundation
+import RideGuardCore
+
+/// Writes labelled, physically consistent IMU traces of crashes and of rides that are not crashes.
+public enum TraceSynthesizer {
+    /// Generates one trace of `scenario` from `seed`, calling `emit` per sample, and returns its label.
+    /// `ridingScale` shortens (below 1) or lengthens the riding before the event, for quick tests.
+    public static func generate(_ scenario: Scenario, seed: UInt64, file: String = "", ridingScale: Double = 1,
+                                emit: @escaping (IMUSample) -> Void) -> TraceLabel {
+        var sim = BikeSimulator(seed: seed, emit: emit)
+        var crashStart: Double?
+        var rest: Double?
+        var idling = false
+        sim.climbOnAndStart()
+        let crashRiding = sim.rng.uniform(60...300) * ridingScale
+        let rideLength = sim.rng.uniform(300...900) * ridingScale
+        switch scenario {
+        case .normalRide, .hardRide, .roughRoad, .offRoad:
+            let style: RideStyle = switch scenario {
+            case .hardRide: .hard
+            case .roughRoad: .rough
+            case .offRoad: .offRoad
+            default: .normal
+            }
+            sim.ride(for: rideLength, style: style)
+            sim.parkOnSideStand()
+        case .lowside:
+            sim.ride(for: crashRiding, style: sim.rng.chance(0.5) ? .normal : .hard)
+            let side = sim.rng.sign()
+            sim.setUp(speed: sim.rng.uniform(10...25), lean: side * sim.rng.uniform(25...45) * .pi / 180, seconds: 3)
+            crashStart = sim.t
+            sim.lowside()
+        case .highside:
+            sim.ride(for: crashRiding, style: sim.rng.chance(0.5) ? .normal : .hard)
+            let side = sim.rng.sign()
+            sim.setUp(speed: sim.rng.uniform(12...30), lean: side * sim.rng.uniform(15...35) * .pi / 180, seconds: 3)
+            crashStart = sim.t
+            sim.highside()
+        case .collision, .pinnedCollision:
+            sim.ride(for: crashRiding, style: .normal)
+            sim.setUp(speed: sim.rng.uniform(6...20), lean: 0, seconds: 4)
+            crashStart = sim.t
+            sim.collision(pinned: scenario == .pinnedCollision)
+        case .tipOverAtStop:
+            sim.ride(for: crashRiding, style: .normal)
+            sim.stop()
+            sim.run(sim.rng.uniform(2...15)) { _, _ in .zero }
+            crashStart = sim.t
+            sim.tipOver()
+        case .slowTurnDrop:
+            sim.ride(for: crashRiding, style: .normal)
+            sim.stop()
+            crashStart = sim.t
+            sim.slowTurnDrop()
+        }
+        if scenario.isCrash {
+            rest = sim.t
+            idling = sim.rng.chance(0.4)
+            let lift = sim.rng.chance(0.3)
+            sim.lieStill(lift ? sim.rng.uniform(15...25) : sim.rng.uniform(15...40), idling: idling, liftAtEnd: lift)
+        }
+        return TraceLabel(
+            file: file, scenario: scenario, crash: scenario.isCrash, crashStart: crashStart, rest: rest,
+            ridingSeconds: sim.ridingSeconds, duration: sim.t, rateHz: sim.sensor.rate, gyro: sim.sensor.hasGyro,
+            rangeG: sim.sensor.rangeG, speedColumn: sim.speedColumn, deadAxis: sim.sensor.deadAxis,
+            engineIdlingAfter: idling, seed: seed
+        )
+    }
+
+    /// The scenario and seed of trace `index` in a corpus: every scenario in turn, seeds derived from the corpus seed.
+    public static func plan(seed: UInt64, index: Int) -> (Scenario, UInt64) {
+        let scenario = Scenario.allCases[index % Scenario.allCases.count]
+        var mixer = SeededRandom(seed: seed &+ UInt64(index) &* 0x9E37_79B9)
+        return (scenario, mixer.next())
+    }
+}
+
+/// What a trace's header needs to know before the first sample: fixed by the seed.
+public struct SensorFacts: Sendable {
+    public var rateHz: Double
+    public var gyro: Bool
+    public var speedColumn: Bool
+    public var rangeG: Double
+
+    public init(seed: UInt64) {
+        let sim = BikeSimulator(seed: seed) { _ in }
+        rateHz = sim.sensor.rate
+        gyro = sim.sensor.hasGyro
+        speedColumn = sim.speedColumn
+        rangeG = sim.sensor.rangeG
+    }
+}

@@ -1,0 +1,93 @@
+import ArgumentParser
+import Foundation
+import RideGuardAgent
+import RideGuardCore
+import ScenarioSynth
+
+struct Eval: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Replay labelled traces and score the detector: crashes found, false alarms, latency.",
+        discussion: """
+            Reads the manifest written by `rideguard synth` (give the file or its folder), or with
+            --synth generates the corpus in memory without writing it. Exits 1 when the bar is missed:
+            every crash detected, no false alarm, latency after coming to rest within the limits.
+            """
+    )
+
+    @Argument(help: "manifest.json, or the folder holding it.")
+    var manifest: String?
+
+    @Flag(help: "Generate the corpus in memory instead of reading a manifest.")
+    var synth = false
+
+    @Option(help: "With --synth: the corpus seed.")
+    var seed: UInt64 = 1
+
+    @Option(help: "With --synth: how many traces.")
+    var count: Int = 100
+
+    @Option(help: "With --synth: scale the riding before each event.")
+    var ridingScale: Double = 1
+
+    @Option(help: "Pass mark: median latency after rest, seconds.")
+    var medianLatency: Double = 3
+
+    @Option(help: "Pass mark: maximum latency after rest, seconds.")
+    var maxLatency: Double = 6
+
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    func validate() throws {
+        if synth == (manifest != nil) { throw ValidationError("give a manifest, or --synth, not both") }
+    }
+
+    func run() throws {
+        var evaluation = DetectorEvaluation()
+        if synth {
+            for index in 0..<count {
+                let (scenario, traceSeed) = TraceSynthesizer.plan(seed: seed, index: index)
+                var label: TraceLabel?
+                var detections: [Double] = []
+                var detector = CrashDetector()
+                label = TraceSynthesizer.generate(scenario, seed: traceSeed, file: "#\(index + 1) seed \(traceSeed)",
+                                                  ridingScale: ridingScale) { sample in
+                    detector.process(sample) { event in
+                        if case .crashDetected(let t, _) = event { detections.append(t) }
+                    }
+                }
+                evaluation.record(.init(label: label!, detections: detections))
+            }
+        } else {
+            var path = manifest!
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                path = (path as NSString).appendingPathComponent("manifest.json")
+            }
+            let folder = (path as NSString).deletingLastPathComponent
+            do {
+                let loaded = try Manifest.load(path: path)
+                for label in loaded.traces {
+                    let replay = TraceReplay()
+                    var detections: [Double] = []
+                    _ = try replay.run(path: (folder as NSString).appendingPathComponent(label.file)) { event in
+                        if case .crashDetected(let t, _) = event { detections.append(t) }
+                    }
+                    evaluation.record(.init(label: label, detections: detections))
+                }
+            } catch let error as TraceError {
+                Output.error(error.description)
+                throw ExitCode(2)
+            }
+        }
+        var bar = DetectorEvaluation.Bar()
+        bar.medianLatency = medianLatency
+        bar.maximumLatency = maxLatency
+        print(json ? evaluation.json : evaluation.table)
+        if !evaluation.passes(bar) {
+            if !json { print("FAILED the bar: every crash detected, no false alarm, latency median ≤ \(medianLatency) s, max ≤ \(maxLatency) s") }
+            throw ExitCode(1)
+        }
+        if !json { print("passed: every crash detected, no false alarm, latency median ≤ \(medianLatency) s, max ≤ \(maxLatency) s") }
+    }
+}
