@@ -39,7 +39,9 @@ public struct TraceReplay {
     /// Replays the trace at `path` ("-" for stdin), calling `onEvent` for each detector event.
     /// Throws `TraceError` for an unreadable trace; events already reported stay reported.
     public func run(path: String, onStart: (TraceHeader, IMUSample) -> Void = { _, _ in },
+                    stateEvery: Double? = nil, onState: (Double, CrashDetector.State) -> Void = { _, _ in },
                     onEvent: (DetectorEvent) -> Void) throws -> Summary {
+        var nextState = -Double.infinity
         var detector = CrashDetector(configuration: configuration)
         var summary = Summary(source: path == "-" ? "stdin" : path)
         var header: TraceHeader?
@@ -50,6 +52,10 @@ public struct TraceReplay {
             }
             summary.samples += 1
             summary.lastT = sample.t
+            if let stateEvery, sample.t >= nextState {
+                nextState = sample.t + stateEvery
+                onState(sample.t, detector.state)
+            }
             detector.process(sample) { event in
                 switch event {
                 case .crashDetected(let t, _): summary.crashes.append(t)

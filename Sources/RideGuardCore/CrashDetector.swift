@@ -56,6 +56,7 @@ public struct CrashDetector: Sendable {
     private var pulseDeltaV = Vector3.zero
     private var pulsePeak = 0.0
     private var pulseHorizontalPeak = 0.0
+    private var pulseBaseline = Vector3.zero
     private var lastImpactReport = -Double.infinity
     private var collisionTime = -Double.infinity
 
@@ -70,6 +71,8 @@ public struct CrashDetector: Sendable {
     private var smoothedMaximum = Vector3(-.infinity, -.infinity, -.infinity)
     private var deadReported = Vector3.zero
     private var nextAxisCheck = 0.0
+    /// A rest where the sensor read clearly less than its gravity: evidence that an axis is missing.
+    private var sawDeficientRest = false
     private var startTime = 0.0
 
     // Crash state.
@@ -79,6 +82,24 @@ public struct CrashDetector: Sendable {
 
     /// Posture in degrees relative to the learned up (0 upright, 90 on its side, 180 upside down).
     public private(set) var postureDegrees = 0.0
+
+    /// What the detector sees now, for `replay --state-every`, status displays and reports.
+    public struct State: Sendable {
+        public var phase: Phase
+        public var postureDegrees: Double
+        /// Smoothed acceleration magnitude, in g.
+        public var smoothedG: Double
+        /// How long the smoothed signals have been steady, seconds.
+        public var stillSeconds: Double
+        public var forwardKnown: Bool
+        public var gravity: Double
+    }
+
+    /// The current state at the last sample's time.
+    public var state: State {
+        State(phase: phase, postureDegrees: postureDegrees, smoothedG: smoothed.magnitude / standardGravity,
+              stillSeconds: stillSince.isNaN ? 0 : lastT - stillSince, forwardKnown: forward != nil, gravity: gravity)
+    }
 
     public init(configuration: DetectorConfiguration = DetectorConfiguration()) {
         self.configuration = configuration
@@ -141,7 +162,11 @@ public struct CrashDetector: Sendable {
         let cosine = max(-1, min(1, mRef.dot(m) + hiddenRef * hidden))
         postureDegrees = acosDegrees(cosine)
         let magnitude = smoothed.magnitude
-        let lying = isLying(cosine: cosine)
+        // At rest a healthy sensor reads its gravity; reading clearly less means part of gravity is
+        // hidden (a dead axis, or free fall): the split into forward and sideways is then unreliable.
+        let degenerate = !plausible(reference.magnitude)
+        let uncertain = magnitude < 0.9 * gravity || degenerate || deadReported != .zero
+        let lying = isLying(cosine: cosine, uncertain: uncertain)
 
         trackImpact(a, up: up, t: t, dt: dt, emit: emit)
         let still = updateStillness(sample, t: t)
@@ -160,10 +185,13 @@ public struct CrashDetector: Sendable {
         }
 
         let stillFor = still ? t - stillSince : 0
+        if stillFor >= 2 && (magnitude < 0.9 * gravity || degenerate) { sawDeficientRest = true }
         if lying && still {
-            let lowMagnitude = magnitude < 0.5 * gravity
-            let needed = lowMagnitude ? cfg.lowMagnitudeRestConfirmationSeconds : cfg.restConfirmationSeconds
-            if stillFor >= needed && t - lyingSince >= min(needed, cfg.restConfirmationSeconds) {
+            // Uncertain postures wait longer (free fall cannot last that long). A reference far from 1 g
+            // also needs a clearer angle: there hard braking can look like a large tilt for a few seconds.
+            let needed = uncertain ? cfg.lowMagnitudeRestConfirmationSeconds : cfg.restConfirmationSeconds
+            let clear = !degenerate || postureDegrees >= max(cfg.lyingAngleDegrees, 65)
+            if clear && stillFor >= needed && t - lyingSince >= min(needed, cfg.restConfirmationSeconds) {
                 declareCrash(.lyingStill, t: t, stillFor: stillFor, emit: emit)
                 return
             }
@@ -218,10 +246,11 @@ public struct CrashDetector: Sendable {
     }
 
     /// Lying: far from upright, and tilted sideways (a wheelie tilts as far, but about the pitch
-    /// axis) or upside down. Before the forward axis is known, any large tilt counts.
-    private func isLying(cosine: Double) -> Bool {
+    /// axis) or upside down. Before the forward axis is known, or when the reading is uncertain,
+    /// any large tilt counts: better a countdown the rider cancels than a fall not seen.
+    private func isLying(cosine: Double, uncertain: Bool) -> Bool {
         guard postureDegrees >= configuration.lyingAngleDegrees else { return false }
-        guard let forward, cosine > -0.5 else { return true }
+        guard let forward, !uncertain, postureDegrees < configuration.wheelieMaximumDegrees else { return true }
         let longitudinal = smoothed.dot(forward) / gravity
         // What is not vertical or longitudinal is sideways; inferring it keeps a dead lateral axis
         // from hiding that the bike lies on its side.
@@ -230,23 +259,34 @@ public struct CrashDetector: Sendable {
     }
 
     /// Accumulates the horizontal force while the engine or the road shakes the frame (not on a
-    /// stand); its principal axis is forward/backward.
+    /// stand); its principal axis is forward/backward. Only force with a vertical component of 1 g
+    /// counts: braking and accelerating add force sideways to gravity, while a turn seen through a
+    /// slightly wrong "up" raises the vertical component to g/cos(lean) and would teach sideways.
     private mutating func learnForward(up: Vector3, dt: Double, t: Double) {
-        let horizontal = smoothed - up * smoothed.dot(up)
+        let vertical = smoothed.dot(up)
+        let horizontal = smoothed - up * vertical
         let size = horizontal.magnitude
         let shaking = max(activity.x, activity.y, activity.z) > 0.3
-        guard let reference, plausible(reference.magnitude),
-              shaking && size > 0.1 * gravity && size < 0.8 * gravity else { return }
+        guard let reference, plausible(reference.magnitude), deadReported == .zero, shaking,
+              abs(vertical - gravity) < 0.03 * gravity, size > 0.1 * gravity, size < 0.8 * gravity else { return }
         let k = dt / (60 + dt)
         horizontalCovariance.blend(toward: horizontal, weight: k)
         horizontalWeight += dt
         guard t >= nextForwardUpdate, horizontalWeight >= 5 else { return }
         nextForwardUpdate = t + 1
-        forward = horizontalCovariance.principalAxis(start: forward ?? horizontal, orthogonalTo: up)
+        guard let axis = horizontalCovariance.principalAxis(start: forward ?? horizontal, orthogonalTo: up) else { return }
+        // Trust it only when one horizontal direction clearly dominates.
+        let major = axis.dot(horizontalCovariance.apply(axis))
+        let minorAxis = up.cross(axis)
+        let minor = minorAxis.dot(horizontalCovariance.apply(minorAxis))
+        forward = major >= 4 * minor ? axis : nil
     }
 
+    /// Whether a reading at rest is taken as this sensor's gravity. Scale errors are a few percent;
+    /// within ±20% the reading is used as is (a dead axis hiding a little of gravity then makes
+    /// postures read larger, which errs towards detection); further off, the conservative bound.
     private func plausible(_ magnitude: Double) -> Bool {
-        magnitude > 0.8 * standardGravity && magnitude < 1.2 * standardGravity
+        abs(magnitude / standardGravity - 1) < 0.2
     }
 
     /// Riding refines the up direction; stillness while upright refines gravity's magnitude.
@@ -264,12 +304,12 @@ public struct CrashDetector: Sendable {
         }
     }
 
-    /// Impact pulses: integrate horizontal acceleration while the dynamic force is high.
+    /// Impact pulses: integrate the horizontal change of force from just before the pulse, so that
+    /// neither gravity (in a wheelie or a lean) nor steady braking counts as delta-v.
     private mutating func trackImpact(_ a: Vector3, up: Vector3, t: Double, dt: Double, emit: (DetectorEvent) -> Void) {
         let cfg = configuration
         let g = standardGravity
         let dynamic = (a - up * gravity).magnitude
-        let horizontal = a - up * a.dot(up)
         if !inPulse {
             guard dynamic > cfg.impactThresholdG * g else { return }
             inPulse = true
@@ -278,7 +318,10 @@ public struct CrashDetector: Sendable {
             pulseDeltaV = .zero
             pulsePeak = 0
             pulseHorizontalPeak = 0
+            pulseBaseline = smoothed
         }
+        let change = a - pulseBaseline
+        let horizontal = change - up * change.dot(up)
         if dynamic > 1.5 * g { pulseLastAbove = t }
         pulseDeltaV += horizontal * dt
         pulsePeak = max(pulsePeak, a.magnitude / g)
@@ -351,8 +394,9 @@ public struct CrashDetector: Sendable {
     }
 
     /// Per-axis vibration activity, and the range each smoothed axis has covered this session.
-    /// An axis that never moved, with no vibration either, while the others swung by several m/s²
-    /// is dead (a healthy axis along the bike's side still sees the side stand and the stops).
+    /// An axis that never moved, with no vibration either, while the others swung by several m/s²,
+    /// in a session where the sensor at rest read clearly less than 1 g, is dead. (Without that last
+    /// proof a healthy axis along the bike's side looks the same: coordinated riding never loads it.)
     private mutating func watchAxes(_ a: Vector3, t: Double, dt: Double, emit: (DetectorEvent) -> Void) {
         let k = dt / (3.0 + dt)
         let deviation = a - smoothed
@@ -368,9 +412,11 @@ public struct CrashDetector: Sendable {
         let range = smoothedMaximum - smoothedMinimum
         let widest = max(range.x, range.y, range.z)
         let strongest = max(activity.x, activity.y, activity.z)
-        for axis in 0..<3 where deadReported[axis] == 0 {
+        for axis in 0..<3 where deadReported[axis] == 0 && sawDeficientRest {
             if widest > 3 && range[axis] < 0.3 && activity[axis] < 0.15 * strongest && t - startTime >= 60 {
                 deadReported[axis] = 1
+                // A dead axis corrupts the split into forward and sideways: stop telling wheelies from falls.
+                forward = nil
                 emit(.sensorFault(t: t, fault: .deadAxis(axis: axis)))
             }
         }

@@ -4,13 +4,18 @@
 /// still far from its riding posture, and a collision that leaves it upright shows a short
 /// horizontal pulse with a large change of velocity followed by stillness.
 public struct DetectorConfiguration: Equatable, Sendable, Codable {
-    /// Posture (angle between the learned "up" and gravity) beyond which the bike is lying, degrees.
-    /// A side stand leans 8–16°, a bike on its side lies at 70–100°.
-    public var lyingAngleDegrees = 50.0
+    /// Posture (angle between the learned "up" and the smoothed force) beyond which the bike is
+    /// lying, degrees. A side stand leans 8–16°; a held wheelie reads the angle of the centre of mass
+    /// seen from the rear tyre, 45–55°, whatever its pitch; a bike on its side lies at 70–100°.
+    public var lyingAngleDegrees = 62.0
+    /// Beyond this posture the bike is lying even if the tilt looks like a pitch (a wheelie): bars and
+    /// pegs hold a fallen bike at 70–100°, wheelies run at 20–60°, degrees.
+    public var wheelieMaximumDegrees = 70.0
     /// How long the bike must be lying and still before a crash is declared, seconds.
     public var restConfirmationSeconds = 1.25
     /// Used instead when the accelerometer reads far less than 1 g at rest (a dead axis carries
-    /// gravity), so that free fall during a jump can never last long enough to look like rest.
+    /// gravity), so that free fall during a jump can never last long enough to look like rest, and
+    /// once an axis is known dead (the wheelie/fall distinction is then lost).
     public var lowMagnitudeRestConfirmationSeconds = 3.0
     /// Low-pass time constant (two cascaded stages) that removes engine and road vibration, seconds.
     public var smoothingSeconds = 0.2
@@ -24,8 +29,9 @@ public struct DetectorConfiguration: Equatable, Sendable, Codable {
     public var impactThresholdG = 2.5
     /// Horizontal peak (perpendicular to the bike's up) that makes a pulse a collision, in g.
     public var collisionPeakG = 6.0
-    /// Horizontal change of velocity within one pulse that makes it a collision, m/s.
-    public var collisionDeltaV = 3.0
+    /// Horizontal change of velocity within one pulse that makes it a collision, m/s. A sensor
+    /// clipping at ±8 g under-reads a 20–40 g pulse, so this is set well below the true delta-v.
+    public var collisionDeltaV = 2.0
     /// Longest pulse integrated for delta-v, seconds (hard braking lasts longer and peaks far lower).
     public var pulseMaximumSeconds = 0.4
     /// After a collision, how long the detector waits for the bike to come to rest, seconds.
@@ -52,6 +58,8 @@ public struct DetectorConfiguration: Equatable, Sendable, Codable {
         var errors: [String] = []
         func check(_ ok: Bool, _ message: String) { if !ok { errors.append(message) } }
         check(lyingAngleDegrees > 20 && lyingAngleDegrees < 90, "lyingAngleDegrees must be between 20 and 90")
+        check(wheelieMaximumDegrees >= lyingAngleDegrees && wheelieMaximumDegrees <= 180,
+              "wheelieMaximumDegrees must be between lyingAngleDegrees and 180")
         check(restConfirmationSeconds >= 0.2 && restConfirmationSeconds <= 10, "restConfirmationSeconds must be 0.2...10")
         check(lowMagnitudeRestConfirmationSeconds >= restConfirmationSeconds && lowMagnitudeRestConfirmationSeconds <= 15,
               "lowMagnitudeRestConfirmationSeconds must be at least restConfirmationSeconds and at most 15")

@@ -78,6 +78,7 @@ extension BikeSimulator {
         var nextStunt = rng.uniform(10...40)
         var stunt: (kind: Int, start: Double, length: Double, size: Double)? = nil
         var footLean = 0.0
+        let wheelieBalance = rng.uniform(45...55) * .pi / 180  // the centre of mass seen from the rear contact
         let steps = Int(duration / dt)
         engine = .running
         for i in 0..<steps {
@@ -149,9 +150,12 @@ extension BikeSimulator {
                 if tau > s.length {
                     stunt = nil
                 } else if s.kind == 0 {
+                    // Held up, the front wheel off the ground: no net torque about the rear contact,
+                    // so the force points through the centre of mass. That takes g·tan(balance − pitch)
+                    // of acceleration below the balance point, and the rear brake beyond it.
                     let up = smoothstep(tau / 0.6) * (1 - smoothstep((tau - (s.length - 0.5)) / 0.5))
                     pitch += s.size * up
-                    longitudinal = 0.35 * Self.g
+                    longitudinal = up > 0.05 ? Self.g * tan(wheelieBalance - s.size * up) : longitudinal
                     if tau > s.length - 0.1 { vertical += 2 * Self.g * pulse((tau - (s.length - 0.1)) / 0.1) }
                 } else {
                     let airtime = s.size

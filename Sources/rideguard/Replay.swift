@@ -18,6 +18,13 @@ struct Replay: ParsableCommand {
     @Flag(help: "Print JSON Lines instead of text.")
     var json = false
 
+    @Option(help: "Also print the detector's state every this many seconds of trace time (phase, posture, stillness).")
+    var stateEvery: Double?
+
+    func validate() throws {
+        if let stateEvery, stateEvery <= 0 { throw ValidationError("--state-every must be positive") }
+    }
+
     func run() throws {
         let replay = TraceReplay()
         do {
@@ -34,6 +41,14 @@ struct Replay: ParsableCommand {
                     let sensors = header.hasGyro ? "accelerometer and gyro" : "accelerometer only"
                     Output.line("\(trace == "-" ? "stdin" : trace): \(sensors)\(rate)")
                 }
+            }, stateEvery: stateEvery, onState: { t, state in
+                var line = JSONLine(event: "state", t: t)
+                line.add("phase", state.phase.rawValue)
+                line.add("posture_deg", state.postureDegrees, decimals: 1)
+                line.add("smoothed_g", state.smoothedG, decimals: 3)
+                line.add("still_s", state.stillSeconds, decimals: 2)
+                line.add("forward_known", state.forwardKnown)
+                Output.line(json ? line.text : "\(DecimalFormat.string(t, decimals: 3)) s  \(state.phase.rawValue)  posture \(DecimalFormat.string(state.postureDegrees, decimals: 0))°  \(DecimalFormat.string(state.smoothedG, decimals: 2)) g  still \(DecimalFormat.string(state.stillSeconds, decimals: 1)) s")
             }, onEvent: { event in
                 Output.line(json ? event.jsonLine : event.humanLine)
             })

@@ -26,18 +26,23 @@ struct Synth: ParsableCommand {
     @Option(help: "Only this scenario (repeatable).")
     var scenario: [Scenario] = []
 
+    @Option(help: "Only these traces of the corpus, by number (1-based, repeatable): reproduces one trace of an evaluation.")
+    var index: [Int] = []
+
     @Option(help: "Scale the riding before each event (below 1 for short traces).")
     var ridingScale: Double = 1
 
     func validate() throws {
         guard count > 0 else { throw ValidationError("--count must be at least 1") }
+        if let bad = index.first(where: { $0 < 1 }) { throw ValidationError("--index \(bad): trace numbers start at 1") }
         guard ridingScale > 0 && ridingScale <= 10 else { throw ValidationError("--riding-scale must be in (0, 10]") }
     }
 
     func run() throws {
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
         var labels: [TraceLabel] = []
-        for index in 0..<count {
+        let total = max(count, index.max() ?? 0)
+        for index in 0..<total where self.index.isEmpty ? index < count : self.index.contains(index + 1) {
             var (kind, traceSeed) = TraceSynthesizer.plan(seed: seed, index: index)
             if !scenario.isEmpty { kind = scenario[index % scenario.count] }
             let name = String(format: "%04d-%@.csv", index + 1, kind.rawValue)

@@ -38,11 +38,16 @@ func vibrating(_ v: Vector3, _ t: Double, amplitude: Double = 0.5) -> Vector3 {
     v + Vector3(0.2, 0.1, 1) * (amplitude * g * sin(2 * .pi * 35 * t))
 }
 
-/// Riding for a while: speed changes (longitudinal force) and coordinated turns (none sideways).
+/// Riding for a while: straights with speed changes (force along x, none sideways), then
+/// coordinated turns (force along the bike's up, g/cos(lean)), every 20 s.
 func ride(_ feeder: inout SignalFeeder, seconds: Double) {
     feeder.feed(seconds) { t in
-        let longitudinal = 0.25 * g * sin(2 * .pi * t / 9)
-        return vibrating(Vector3(longitudinal, 0, g / cos(0.5 * sin(2 * .pi * t / 13))), t)
+        let phase = t.truncatingRemainder(dividingBy: 20)
+        if phase < 10 {
+            return vibrating(Vector3(0.25 * g * sin(2 * .pi * phase / 10), 0, g), t)
+        }
+        let lean = 0.6 * sin(.pi * (phase - 10) / 10)
+        return vibrating(Vector3(0, 0, g / cos(lean)), t)
     }
 }
 
@@ -122,9 +127,11 @@ func ride(_ feeder: inout SignalFeeder, seconds: Double) {
         var feeder = SignalFeeder()
         ride(&feeder, seconds: 90)                             // braking and accelerating teach "forward"
         #expect(feeder.detector.forward != nil)
-        // A 60° wheelie held at the balance point for 6 s: as far from upright as a fall, but about the pitch axis.
-        feeder.feed(6) { t in vibrating(pitched(60 * .pi / 180), t) }
-        feeder.feed(6) { t in vibrating(pitched(40 * .pi / 180, accelerating: 0.3 * g), t) }
+        // Wheelies held for 6 s: the force points through the centre of mass, about 52° from the
+        // bike's up whatever the pitch: as far from upright as a fall, but about the pitch axis.
+        feeder.feed(6) { t in vibrating(pitched(52 * .pi / 180), t) }
+        feeder.feed(6) { t in vibrating(pitched(30 * .pi / 180, accelerating: g * tan(22 * .pi / 180)), t) }
+        feeder.feed(6) { t in vibrating(pitched(60 * .pi / 180, accelerating: -g * tan(8 * .pi / 180)), t) }
         ride(&feeder, seconds: 10)
         #expect(feeder.crashes.isEmpty)
     }
@@ -206,6 +213,9 @@ func ride(_ feeder: inout SignalFeeder, seconds: Double) {
         #expect(config.validationErrors().isEmpty)
         config.lyingAngleDegrees = 95
         config.calibratedUp = [0, 0]
-        #expect(config.validationErrors() == ["lyingAngleDegrees must be between 20 and 90", "calibratedUp must be three numbers, not all zero"])
+        #expect(config.validationErrors() == [
+            "lyingAngleDegrees must be between 20 and 90", "wheelieMaximumDegrees must be between lyingAngleDegrees and 180",
+            "calibratedUp must be three numbers, not all zero",
+        ])
     }
 }
