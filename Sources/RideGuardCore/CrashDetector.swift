@@ -28,11 +28,13 @@ public struct CrashDetector: Sendable {
     private var learningSum = Vector3.zero
     private var learningStart = Double.nan
     private var learningCount = 0
+    private var uprightLearnedSeconds = 0.0
 
     // Forward axis: the principal direction of the horizontal force while riding (braking and
     // accelerating; turns add none because they are coordinated). Kept as a covariance.
     private var horizontalCovariance = SymmetricMatrix3()
     private var horizontalWeight = 0.0
+    private var horizontalMean = Vector3.zero
     public private(set) var forward: Vector3?
     private var nextForwardUpdate = 0.0
 
@@ -259,22 +261,24 @@ public struct CrashDetector: Sendable {
     }
 
     /// Accumulates the horizontal force while the engine or the road shakes the frame (not on a
-    /// stand); its principal axis is forward/backward. Only force with a vertical component of 1 g
-    /// counts: braking and accelerating add force sideways to gravity, while a turn seen through a
-    /// slightly wrong "up" raises the vertical component to g/cos(lean) and would teach sideways.
+    /// stand); the principal axis of its variation is forward/backward. Only force with a vertical
+    /// component of about 1 g counts: braking and accelerating add force sideways to gravity, while a
+    /// turn raises the vertical component to g/cos(lean). The mean is removed, so a constant offset
+    /// from a slightly wrong "up" teaches nothing.
     private mutating func learnForward(up: Vector3, dt: Double, t: Double) {
         let vertical = smoothed.dot(up)
         let horizontal = smoothed - up * vertical
-        let size = horizontal.magnitude
         let shaking = max(activity.x, activity.y, activity.z) > 0.3
         guard let reference, plausible(reference.magnitude), deadReported == .zero, shaking,
-              abs(vertical - gravity) < 0.03 * gravity, size > 0.1 * gravity, size < 0.8 * gravity else { return }
+              abs(vertical - gravity) < 0.03 * gravity, horizontal.magnitude < 0.8 * gravity else { return }
         let k = dt / (60 + dt)
-        horizontalCovariance.blend(toward: horizontal, weight: k)
-        horizontalWeight += dt
+        horizontalMean += (horizontal - horizontalMean) * k
+        let varying = horizontal - horizontalMean
+        horizontalCovariance.blend(toward: varying, weight: k)
+        if varying.magnitude > 0.08 * gravity { horizontalWeight += dt }
         guard t >= nextForwardUpdate, horizontalWeight >= 5 else { return }
         nextForwardUpdate = t + 1
-        guard let axis = horizontalCovariance.principalAxis(start: forward ?? horizontal, orthogonalTo: up) else { return }
+        guard let axis = horizontalCovariance.principalAxis(start: forward ?? varying, orthogonalTo: up) else { return }
         // Trust it only when one horizontal direction clearly dominates.
         let major = axis.dot(horizontalCovariance.apply(axis))
         let minorAxis = up.cross(axis)
@@ -282,23 +286,28 @@ public struct CrashDetector: Sendable {
         forward = major >= 4 * minor ? axis : nil
     }
 
-    /// Whether a reading at rest is taken as this sensor's gravity. Scale errors are a few percent;
-    /// within ±20% the reading is used as is (a dead axis hiding a little of gravity then makes
-    /// postures read larger, which errs towards detection); further off, the conservative bound.
     private func plausible(_ magnitude: Double) -> Bool {
         abs(magnitude / standardGravity - 1) < 0.2
     }
 
-    /// Riding refines the up direction; stillness while upright refines gravity's magnitude.
+    /// Riding refines the up direction: the average force while the frame shakes (engine, road),
+    /// over which braking and accelerating cancel and coordinated turns add nothing sideways. A
+    /// running average at first, so that a start on the side stand fades fast, then exponential.
+    /// Gross outliers (a wheelie, a fall) are left out. Quiet rest refines gravity's magnitude.
     /// A reference far from 1 g (dead axis) is kept as first learned.
     private mutating func learnUp(magnitude: Double, still: Bool, dt: Double, up: Vector3) {
         guard configuration.calibratedUp == nil, let reference, plausible(reference.magnitude) else { return }
-        guard magnitude > 0.7 * gravity && magnitude < 1.5 * gravity,
-              let direction = smoothed.normalized, direction.dot(up) > 0.866 else { return }
-        let k = dt / (configuration.uprightLearningSeconds + dt)
-        if let refined = (up + (direction - up) * k).normalized { self.reference = refined * gravity }
+        guard magnitude > 0.6 * gravity && magnitude < 2 * gravity,
+              let direction = smoothed.normalized, direction.dot(up) > 0.766 else { return }
+        let shaking = max(activity.x, activity.y, activity.z) > 0.3
+        if shaking {
+            uprightLearnedSeconds += dt
+            let k = dt / (min(configuration.uprightLearningSeconds, uprightLearnedSeconds) + dt)
+            if let refined = (up + (direction - up) * k).normalized { self.reference = refined * gravity }
+        }
         // Gravity's magnitude (the sensor's own scale) only when quiet: turns read g/cos(lean).
         let quiet = activity.x + activity.y + activity.z < 0.6 && gyroSmoothed.magnitude < 0.05
+        let k = dt / (configuration.uprightLearningSeconds + dt)
         if still && quiet && magnitude > 0.95 * gravity && magnitude < 1.05 * gravity {
             gravity += (magnitude - gravity) * k
         }

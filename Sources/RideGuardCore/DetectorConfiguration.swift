@@ -41,7 +41,7 @@ public struct DetectorConfiguration: Equatable, Sendable, Codable {
     /// Above this GPS speed the bike is moving, whatever the accelerometer says, m/s.
     public var movingSpeed = 2.0
     /// Time constant for learning the bike's upright reference while riding, seconds.
-    public var uprightLearningSeconds = 20.0
+    public var uprightLearningSeconds = 60.0
     /// A fixed upright reference from a calibration (sensor-frame vector), instead of learning it.
     public var calibratedUp: [Double]? = nil
     /// Upright and moving for this long after a crash re-arms the detector, seconds.

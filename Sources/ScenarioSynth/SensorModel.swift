@@ -15,8 +15,9 @@ struct SensorModel: Sendable {
     var gyroNoise: Double
     var deadAxis: Int?
 
-    init(rng: inout SeededRandom) {
-        rate = rng.pick([100, 200, 250, 400, 500, 1000])
+    init(rng: inout SeededRandom, rate fixedRate: Double? = nil) {
+        let drawn = rng.pick([100.0, 200, 250, 400, 500, 1000])
+        rate = fixedRate ?? drawn
         hasGyro = rng.chance(0.7)
         rangeG = rng.chance(0.4) ? 8 : 16
         gyroRange = rng.pick([250.0, 500, 1000, 2000]) * .pi / 180

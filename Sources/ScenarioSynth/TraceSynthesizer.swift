@@ -6,8 +6,8 @@ public enum TraceSynthesizer {
     /// Generates one trace of `scenario` from `seed`, calling `emit` per sample, and returns its label.
     /// `ridingScale` shortens (below 1) or lengthens the riding before the event, for quick tests.
     public static func generate(_ scenario: Scenario, seed: UInt64, file: String = "", ridingScale: Double = 1,
-                                emit: @escaping (IMUSample) -> Void) -> TraceLabel {
-        var sim = BikeSimulator(seed: seed, emit: emit)
+                                rate: Double? = nil, emit: @escaping (IMUSample) -> Void) -> TraceLabel {
+        var sim = BikeSimulator(seed: seed, rate: rate, emit: emit)
         var crashStart: Double?
         var rest: Double?
         var idling = false
@@ -82,8 +82,8 @@ public struct SensorFacts: Sendable {
     public var speedColumn: Bool
     public var rangeG: Double
 
-    public init(seed: UInt64) {
-        let sim = BikeSimulator(seed: seed) { _ in }
+    public init(seed: UInt64, rate: Double? = nil) {
+        let sim = BikeSimulator(seed: seed, rate: rate) { _ in }
         rateHz = sim.sensor.rate
         gyro = sim.sensor.hasGyro
         speedColumn = sim.speedColumn

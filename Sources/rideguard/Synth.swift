@@ -29,11 +29,15 @@ struct Synth: ParsableCommand {
     @Option(help: "Only these traces of the corpus, by number (1-based, repeatable): reproduces one trace of an evaluation.")
     var index: [Int] = []
 
+    @Option(help: "Sample at this rate (Hz) instead of one drawn per trace (100 to 1000 are realistic).")
+    var rate: Double?
+
     @Option(help: "Scale the riding before each event (below 1 for short traces).")
     var ridingScale: Double = 1
 
     func validate() throws {
         guard count > 0 else { throw ValidationError("--count must be at least 1") }
+        if let rate, !(rate >= 10 && rate <= 5000) { throw ValidationError("--rate must be between 10 and 5000 Hz") }
         if let bad = index.first(where: { $0 < 1 }) { throw ValidationError("--index \(bad): trace numbers start at 1") }
         guard ridingScale > 0 && ridingScale <= 10 else { throw ValidationError("--riding-scale must be in (0, 10]") }
     }
@@ -47,13 +51,13 @@ struct Synth: ParsableCommand {
             if !scenario.isEmpty { kind = scenario[index % scenario.count] }
             let name = String(format: "%04d-%@.csv", index + 1, kind.rawValue)
             let path = (out as NSString).appendingPathComponent(name)
-            let facts = SensorFacts(seed: traceSeed)
+            let facts = SensorFacts(seed: traceSeed, rate: rate)
             let writer = try TraceFileWriter(
                 path: path, hasGyro: facts.gyro, hasSpeed: facts.speedColumn,
                 metadata: [("rate_hz", String(Int(facts.rateHz))), ("range_g", String(Int(facts.rangeG))),
                            ("source", "rideguard synth, seed \(traceSeed)"), ("scenario", kind.rawValue)])
             var failure: Error?
-            let label = TraceSynthesizer.generate(kind, seed: traceSeed, file: name, ridingScale: ridingScale) { sample in
+            let label = TraceSynthesizer.generate(kind, seed: traceSeed, file: name, ridingScale: ridingScale, rate: rate) { sample in
                 guard failure == nil else { return }
                 do { try writer.append(sample) } catch { failure = error }
             }
