@@ -40,6 +40,9 @@ let package = Package(
             ]
         ),
 
+        // Per-sample cost of the detector and the trace parser: swift run -c release rideguard-bench
+        .executableTarget(name: "rideguard-bench", dependencies: ["RideGuardCore", "ScenarioSynth"]),
+
         .testTarget(name: "RideGuardCoreTests", dependencies: ["RideGuardCore", "ScenarioSynth"]),
         .testTarget(name: "AdapterTests", dependencies: ["IIOSensor", "GPIOLines", "GPSDClient"]),
         .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "rideguard"]),

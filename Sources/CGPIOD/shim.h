@@ -6,6 +6,7 @@
 #include <gpiod.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -23,22 +23,25 @@ public final class GPSDConnection {
 
     /// Wraps `gps_open` and `gps_stream(WATCH_ENABLE | WATCH_JSON)`.
     public init(host: String = "127.0.0.1", port: String = "2947") throws(GPSDError) {
-        data = .allocate(capacity: 1)
-        data.initialize(to: gps_data_t())
-        self.host = host
-        self.port = port
+        // Stored properties are set only on success: a class initializer that throws after setting
+        // them all still runs deinit, which would close and free the session a second time.
+        let session = UnsafeMutablePointer<gps_data_t>.allocate(capacity: 1)
+        session.initialize(to: gps_data_t())
         errno = 0
-        if gps_open(host, port, data) != 0 {
+        if gps_open(host, port, session) != 0 {
             let code = errno
-            data.deallocate()
+            session.deallocate()
             throw GPSDError(operation: "connecting to", server: "\(host):\(port)", reason: String(cString: gps_errstr(code)))
         }
-        if rg_gps_stream_watch(data, true) != 0 {
+        if rg_gps_stream_watch(session, true) != 0 {
             let code = errno
-            gps_close(data)
-            data.deallocate()
+            gps_close(session)
+            session.deallocate()
             throw GPSDError(operation: "watching", server: "\(host):\(port)", reason: String(cString: gps_errstr(code)))
         }
+        data = session
+        self.host = host
+        self.port = port
     }
 
     deinit {

@@ -79,3 +79,66 @@ public struct DetectorConfiguration: Equatable, Sendable, Codable {
         return errors
     }
 }
+
+extension DetectorConfiguration {
+    /// The settings a tuner can change, by name, with what each does and its unit.
+    public struct Setting: Sendable {
+        public let key: String
+        let path: WritableKeyPath<DetectorConfiguration, Double> & Sendable
+        public let meaning: String
+
+        init(_ key: String, _ path: WritableKeyPath<DetectorConfiguration, Double> & Sendable, _ meaning: String) {
+            self.key = key
+            self.path = path
+            self.meaning = meaning
+        }
+    }
+
+    public static let settings: [Setting] = [
+        Setting("lyingAngleDegrees", \.lyingAngleDegrees, "posture beyond which the bike is lying (°); wheelies read 45–55°, a fallen bike 70–100°"),
+        Setting("wheelieMaximumDegrees", \.wheelieMaximumDegrees, "beyond this posture a pitch-like tilt is lying too (°)"),
+        Setting("restConfirmationSeconds", \.restConfirmationSeconds, "lying and still for this long before the alarm (s)"),
+        Setting("lowMagnitudeRestConfirmationSeconds", \.lowMagnitudeRestConfirmationSeconds, "the same when the sensor reads well under 1 g at rest or has a dead axis (s)"),
+        Setting("smoothingSeconds", \.smoothingSeconds, "low-pass time constant removing engine and road vibration (s)"),
+        Setting("stillAccelerationTolerance", \.stillAccelerationTolerance, "how far the smoothed acceleration may wander and still be still (m/s²)"),
+        Setting("stillRotationTolerance", \.stillRotationTolerance, "how far the smoothed rotation may wander and still be still (rad/s)"),
+        Setting("stillRotationLimit", \.stillRotationLimit, "a smoothed rotation above this is never still (rad/s)"),
+        Setting("impactThresholdG", \.impactThresholdG, "dynamic acceleration that opens an impact pulse (g)"),
+        Setting("collisionPeakG", \.collisionPeakG, "horizontal peak that makes a pulse a collision (g)"),
+        Setting("collisionDeltaV", \.collisionDeltaV, "horizontal delta-v within one pulse that makes it a collision (m/s)"),
+        Setting("pulseMaximumSeconds", \.pulseMaximumSeconds, "longest pulse integrated for delta-v (s)"),
+        Setting("collisionWatchSeconds", \.collisionWatchSeconds, "after a collision, how long to wait for the bike to come to rest (s)"),
+        Setting("collisionRestSeconds", \.collisionRestSeconds, "after a collision, still for this long before the alarm (s)"),
+        Setting("movingSpeed", \.movingSpeed, "GPS speed above which the bike is moving, whatever the accelerometer says (m/s)"),
+        Setting("uprightLearningSeconds", \.uprightLearningSeconds, "time constant for learning the bike's upright reference while riding (s)"),
+        Setting("rearmSeconds", \.rearmSeconds, "upright for this long after a crash re-arms the detector (s)"),
+        Setting("gapSeconds", \.gapSeconds, "a gap between samples longer than this is reported (s)"),
+        Setting("reportedImpactG", \.reportedImpactG, "impacts weaker than this are not reported as events (g)"),
+    ]
+
+    /// Sets one setting from text (`lyingAngleDegrees`, `65`), or says what is wrong with it.
+    public mutating func set(_ key: String, to text: String) throws(ConfigurationError) {
+        guard let setting = Self.settings.first(where: { $0.key == key }) else {
+            throw ConfigurationError(key: key, reason: "unknown detector setting; known: \(Self.settings.map(\.key).joined(separator: ", "))")
+        }
+        guard let value = Double(text.trimmingSpaces()), value.isFinite else {
+            throw ConfigurationError(key: key, reason: "'\(text)' is not a number")
+        }
+        self[keyPath: setting.path] = value
+        let problems = validationErrors().filter { $0.hasPrefix(key + " ") }
+        if let problem = problems.first { throw ConfigurationError(key: key, reason: problem) }
+    }
+}
+
+/// A configuration value that cannot be used: which key, and why.
+public struct ConfigurationError: Error, Equatable, CustomStringConvertible, Sendable {
+    public var key: String
+    public var reason: String
+
+    public init(key: String, reason: String) {
+        self.key = key
+        self.reason = reason
+    }
+
+    public var description: String { "\(key): \(reason)" }
+}

@@ -379,22 +379,25 @@ public struct TraceWriter: Sendable {
     /// Appends one row: time to the microsecond, acceleration to 0.1 mm/s², rotation to 10 µrad/s.
     @inlinable public func appendRow(_ sample: IMUSample, to out: inout [UInt8]) {
         DecimalFormat.append(sample.t, decimals: 6, to: &out)
-        for value in [sample.accel.x, sample.accel.y, sample.accel.z] {
-            out.append(UInt8(ascii: ","))
-            DecimalFormat.append(value, decimals: 4, to: &out)
-        }
+        appendField(sample.accel.x, decimals: 4, to: &out)
+        appendField(sample.accel.y, decimals: 4, to: &out)
+        appendField(sample.accel.z, decimals: 4, to: &out)
         if hasGyro {
             let gyro = sample.gyro ?? .zero
-            for value in [gyro.x, gyro.y, gyro.z] {
-                out.append(UInt8(ascii: ","))
-                DecimalFormat.append(value, decimals: 5, to: &out)
-            }
+            appendField(gyro.x, decimals: 5, to: &out)
+            appendField(gyro.y, decimals: 5, to: &out)
+            appendField(gyro.z, decimals: 5, to: &out)
         }
         if hasSpeed {
             out.append(UInt8(ascii: ","))
             if let speed = sample.speed { DecimalFormat.append(speed, decimals: 2, to: &out) }
         }
         out.append(UInt8(ascii: "\n"))
+    }
+
+    @inlinable func appendField(_ value: Double, decimals: Int, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: ","))
+        DecimalFormat.append(value, decimals: decimals, to: &out)
     }
 }
 

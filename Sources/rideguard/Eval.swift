@@ -38,18 +38,22 @@ struct Eval: ParsableCommand {
     @Flag(help: "Print the result as JSON.")
     var json = false
 
+    @OptionGroup var detector: DetectorOptions
+
     func validate() throws {
         if synth == (manifest != nil) { throw ValidationError("give a manifest, or --synth, not both") }
+        _ = try detector.configuration()
     }
 
     func run() throws {
-        var evaluation = DetectorEvaluation()
+        let configuration = try detector.configuration()
+        var evaluation = DetectorEvaluation(configuration: configuration)
         if synth {
             for index in 0..<count {
                 let (scenario, traceSeed) = TraceSynthesizer.plan(seed: seed, index: index)
                 var label: TraceLabel?
                 var detections: [Double] = []
-                var detector = CrashDetector()
+                var detector = CrashDetector(configuration: configuration)
                 label = TraceSynthesizer.generate(scenario, seed: traceSeed, file: "#\(index + 1) seed \(traceSeed)",
                                                   ridingScale: ridingScale) { sample in
                     detector.process(sample) { event in
@@ -68,7 +72,7 @@ struct Eval: ParsableCommand {
             do {
                 let loaded = try Manifest.load(path: path)
                 for label in loaded.traces {
-                    let replay = TraceReplay()
+                    let replay = TraceReplay(configuration: configuration)
                     var detections: [Double] = []
                     _ = try replay.run(path: (folder as NSString).appendingPathComponent(label.file)) { event in
                         if case .crashDetected(let t, _) = event { detections.append(t) }

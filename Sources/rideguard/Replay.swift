@@ -21,12 +21,15 @@ struct Replay: ParsableCommand {
     @Option(help: "Also print the detector's state every this many seconds of trace time (phase, posture, stillness).")
     var stateEvery: Double?
 
+    @OptionGroup var detector: DetectorOptions
+
     func validate() throws {
         if let stateEvery, stateEvery <= 0 { throw ValidationError("--state-every must be positive") }
+        _ = try detector.configuration()
     }
 
     func run() throws {
-        let replay = TraceReplay()
+        let replay = TraceReplay(configuration: try detector.configuration())
         do {
             let summary = try replay.run(path: trace, onStart: { header, first in
                 if json {

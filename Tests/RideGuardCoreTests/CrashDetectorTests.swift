@@ -218,4 +218,20 @@ func ride(_ feeder: inout SignalFeeder, seconds: Double) {
             "calibratedUp must be three numbers, not all zero",
         ])
     }
+
+    @Test func settingsAreChangedByNameWithErrorsNamingTheKey() throws {
+        var config = DetectorConfiguration()
+        try config.set("lyingAngleDegrees", to: " 65 ")
+        #expect(config.lyingAngleDegrees == 65)
+        #expect(throws: ConfigurationError(key: "lyingAngle", reason: "unknown detector setting; known: " + DetectorConfiguration.settings.map(\.key).joined(separator: ", "))) {
+            try config.set("lyingAngle", to: "65")
+        }
+        #expect(throws: ConfigurationError(key: "gapSeconds", reason: "'soon' is not a number")) {
+            try config.set("gapSeconds", to: "soon")
+        }
+        #expect(throws: ConfigurationError(key: "smoothingSeconds", reason: "smoothingSeconds must be 0.01...1")) {
+            try config.set("smoothingSeconds", to: "5")
+        }
+        #expect(DetectorConfiguration.settings.count == 19)
+    }
 }

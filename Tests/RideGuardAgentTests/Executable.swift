@@ -1,0 +1,61 @@
+import Foundation
+
+/// Runs the built `rideguard` executable, as a user would.
+enum Rideguard {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let sharedData = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/data")
+    static let fixtures = packageRoot.appendingPathComponent("Tests/Fixtures")
+
+    /// The binary next to the test bundle (the same build configuration).
+    static var binary: URL {
+        let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for folder in [besideTests, besideTests.deletingLastPathComponent()] {
+            let candidate = folder.appendingPathComponent("rideguard")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return packageRoot.appendingPathComponent(".build/debug/rideguard")
+    }
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+    }
+
+    /// Runs the binary with its standard streams on files (Foundation's pipe reads trap on EINTR
+    /// while other tests' children exit), waits, and returns what it printed.
+    static func run(_ arguments: [String], stdin: Data? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let id = UUID().uuidString
+        let outFile = try temporaryFile("stdout-\(id)", contents: Data())
+        let errFile = try temporaryFile("stderr-\(id)", contents: Data())
+        defer {
+            try? FileManager.default.removeItem(at: outFile)
+            try? FileManager.default.removeItem(at: errFile)
+        }
+        process.standardOutput = try FileHandle(forWritingTo: outFile)
+        process.standardError = try FileHandle(forWritingTo: errFile)
+        if let stdin {
+            process.standardInput = try FileHandle(forReadingFrom: try temporaryFile("stdin-\(id)", contents: stdin))
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
+        try process.run()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus,
+                      stdout: String(decoding: try Data(contentsOf: outFile), as: UTF8.self),
+                      stderr: String(decoding: try Data(contentsOf: errFile), as: UTF8.self))
+    }
+
+    static func temporaryFile(_ name: String, contents: Data) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-tests-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let url = folder.appendingPathComponent(name)
+        try contents.write(to: url)
+        return url
+    }
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian / Raspberry Pi OS packages RideGuard builds and tests with, when missing.
+# Uses sudo only when not root. Swift itself must already be installed (see README).
+set -euo pipefail
+
+packages=(pkg-config libgpiod-dev libiio-dev libgps-dev)
+if [ "${1:-}" = "--test" ]; then
+    # What the tests run besides the build: nothing more yet (gpsd/gpsfake arrive with the location tests).
+    packages+=()
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "Installing: ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
