@@ -77,6 +77,14 @@ public struct CrashDetector: Sendable {
     private var sawDeficientRest = false
     private var startTime = 0.0
 
+    // Gyro tilt: rotation integrated since the bike was last still and upright, used when the
+    // accelerometer cannot see the posture (a dead axis carrying gravity).
+    private var gyroBias = Vector3.zero
+    private var rotationSinceUpright = Quaternion.identity
+    private var gyroTiltValid = false
+    private var rotationSinceStill = Quaternion.identity
+    private var gyroAnchorTime = -Double.infinity
+
     // Crash state.
     public private(set) var phase = Phase.learning
     private var crashed = false
@@ -147,6 +155,10 @@ public struct CrashDetector: Sendable {
 
         watchAxes(a, t: t, dt: dt, emit: emit)
         recordEvidence(sample, t: t)
+        if let w = sample.gyro {
+            rotationSinceUpright.rotate(by: (w - gyroBias) * dt)
+            rotationSinceStill.rotate(by: (w - gyroBias) * dt)
+        }
 
         guard let reference, let up = reference.normalized else {
             learnInitialUp(t: t, emit: emit)
@@ -168,6 +180,14 @@ public struct CrashDetector: Sendable {
         // hidden (a dead axis, or free fall): the split into forward and sideways is then unreliable.
         let degenerate = !plausible(reference.magnitude)
         let uncertain = magnitude < 0.9 * gravity || degenerate || deadReported != .zero
+        if uncertain && !degenerate && gyroTiltValid && t - gyroAnchorTime <= 60 && postureDegrees >= 40 {
+            // How far gravity has turned since the bike was last still and upright, by the gyro. It
+            // only settles a tilt the accelerometer already sees as large but ambiguous: the gyro
+            // measures the geometric lean, which in a steady turn is large while the force stays
+            // along the bike. It needs a trustworthy vertical and a recent anchor (it drifts).
+            let gyroTilt = acosDegrees(max(-1, min(1, up.dot(rotationSinceUpright.inverseRotate(up)))))
+            postureDegrees = max(postureDegrees, gyroTilt)
+        }
         let lying = isLying(cosine: cosine, uncertain: uncertain)
 
         trackImpact(a, up: up, t: t, dt: dt, emit: emit)
@@ -187,6 +207,18 @@ public struct CrashDetector: Sendable {
         }
 
         let stillFor = still ? t - stillSince : 0
+        if sample.gyro != nil {
+            // The rotation counts from the start of the last still period in which the bike stood
+            // upright for a second. The smoothed signals lag, so a slow fall begins while it still
+            // looks still and upright; a still period must last before it becomes the reference.
+            if still && stillFor == 0 { rotationSinceStill = .identity }
+            if still && stillFor >= 1 && postureDegrees < 20 && !lying {
+                rotationSinceUpright = rotationSinceStill
+                gyroTiltValid = true
+                gyroAnchorTime = t
+                if (gyroSmoothed - gyroBias).magnitude < 0.05 { gyroBias += (gyroSmoothed - gyroBias) * (dt / (5 + dt)) }
+            }
+        }
         if stillFor >= 2 && (magnitude < 0.9 * gravity || degenerate) { sawDeficientRest = true }
         if lying && still {
             // Uncertain postures wait longer (free fall cannot last that long). A reference far from 1 g
@@ -446,6 +478,31 @@ public struct CrashDetector: Sendable {
             recent.sawSpeed = true
             recent.peakSpeed = max(recent.peakSpeed, speed)
         }
+    }
+}
+
+/// A unit quaternion for integrating rotation rates.
+struct Quaternion: Sendable {
+    var w = 1.0, x = 0.0, y = 0.0, z = 0.0
+
+    static let identity = Quaternion()
+
+    /// Composes a small body rotation `angle` (rotation vector, radians) on the right.
+    mutating func rotate(by angle: Vector3) {
+        let (hx, hy, hz) = (angle.x / 2, angle.y / 2, angle.z / 2)
+        let nw = w - x * hx - y * hy - z * hz
+        let nx = x + w * hx + y * hz - z * hy
+        let ny = y + w * hy + z * hx - x * hz
+        let nz = z + w * hz + x * hy - y * hx
+        let norm = (nw * nw + nx * nx + ny * ny + nz * nz).squareRoot()
+        (w, x, y, z) = (nw / norm, nx / norm, ny / norm, nz / norm)
+    }
+
+    /// A vector fixed in the world, seen from the rotated body: q* v q.
+    func inverseRotate(_ v: Vector3) -> Vector3 {
+        let u = Vector3(-x, -y, -z)
+        let t = u.cross(v) * 2
+        return v + t * w + u.cross(t)
     }
 }
 

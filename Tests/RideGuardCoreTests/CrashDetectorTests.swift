@@ -234,4 +234,30 @@ func ride(_ feeder: inout SignalFeeder, seconds: Double) {
         }
         #expect(DetectorConfiguration.settings.count == 19)
     }
+
+    @Test func gyroSeesTheFallWhenTheDeadAxisTakesGravity() throws {
+        // The board is tilted 22° about x and its y axis is dead: upright, the dead axis already hides
+        // a third of gravity (the sensor reads 0.93 g). Falling to 75° toward that axis moves most of
+        // gravity into it; from the accelerometer alone the tilt could be as small as ~49°.
+        let tilt = 22.0 * .pi / 180
+        let mounting: (Vector3) -> Vector3 = { v in
+            Vector3(v.x, 0.02, v.y * sin(tilt) + v.z * cos(tilt))
+        }
+        let fall = 75.0 * .pi / 180, duration = 0.8
+        func run(gyro: Bool) -> SignalFeeder {
+            var feeder = SignalFeeder(mounting: mounting)
+            ride(&feeder, seconds: 40)
+            feeder.feed(5, gyro: gyro ? .zero : nil) { _ in Vector3(0, 0, g) }        // a stop, upright
+            let rate = fall / duration
+            // Rolling left (negative roll); the gyro reads the body rate through the same mounting.
+            feeder.feed(duration, gyro: gyro ? Vector3(-rate, 0, 0) : nil) { t in rolled(-rate * (t - 45)) }
+            feeder.feed(8, gyro: gyro ? .zero : nil) { _ in rolled(-fall) }
+            return feeder
+        }
+        let withGyro = run(gyro: true)
+        let crash = try #require(withGyro.crashes.first)
+        #expect(crash.t - 45.8 < 4.5)
+        #expect(crash.evidence.postureDegrees > 70)
+        #expect(run(gyro: false).crashes.isEmpty)
+    }
 }
