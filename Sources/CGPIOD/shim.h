@@ -43,9 +43,9 @@ static inline const char *rg_gpiod_version(void) {
 }
 
 #if RG_GPIOD_API == 2
-/// Opens a v2 chip from a path, or finds it among /dev/gpiochip* by label.
-static inline struct gpiod_chip *rg_v2_open_chip(const char *chip) {
-    if (chip[0] == '/') return gpiod_chip_open(chip);
+/// Scans /dev/gpiochip* (skipping symlinks, as gpiodetect does) for the chip whose label or name is
+/// `chip`, or, when `chip` is NULL, the chip that has a line called `line` (its offset goes to `offset`).
+static inline struct gpiod_chip *rg_v2_scan(const char *chip, const char *line, unsigned int *offset) {
     DIR *dir = opendir("/dev");
     if (!dir) return NULL;
     struct dirent *entry;
@@ -57,33 +57,17 @@ static inline struct gpiod_chip *rg_v2_open_chip(const char *chip) {
         if (lstat(path, &st) != 0 || S_ISLNK(st.st_mode)) continue;
         struct gpiod_chip *c = gpiod_chip_open(path);
         if (!c) continue;
-        struct gpiod_chip_info *info = gpiod_chip_get_info(c);
-        bool match = info && (strcmp(gpiod_chip_info_get_label(info), chip) == 0
-                              || strcmp(gpiod_chip_info_get_name(info), chip) == 0);
-        if (info) gpiod_chip_info_free(info);
+        bool match = false;
+        if (chip) {
+            struct gpiod_chip_info *info = gpiod_chip_get_info(c);
+            match = info && (strcmp(gpiod_chip_info_get_label(info), chip) == 0
+                             || strcmp(gpiod_chip_info_get_name(info), chip) == 0);
+            if (info) gpiod_chip_info_free(info);
+        } else {
+            int found = gpiod_chip_get_line_offset_from_name(c, line);
+            if (found >= 0) { *offset = (unsigned int)found; match = true; }
+        }
         if (match) { closedir(dir); return c; }
-        gpiod_chip_close(c);
-    }
-    closedir(dir);
-    errno = ENOENT;
-    return NULL;
-}
-
-/// Finds the chip that has a line called `name` and returns its offset through `offset`.
-static inline struct gpiod_chip *rg_v2_find_line(const char *name, unsigned int *offset) {
-    DIR *dir = opendir("/dev");
-    if (!dir) return NULL;
-    struct dirent *entry;
-    char path[300];
-    while ((entry = readdir(dir)) != NULL) {
-        if (strncmp(entry->d_name, "gpiochip", 8) != 0) continue;
-        snprintf(path, sizeof path, "/dev/%s", entry->d_name);
-        struct stat st;
-        if (lstat(path, &st) != 0 || S_ISLNK(st.st_mode)) continue;
-        struct gpiod_chip *c = gpiod_chip_open(path);
-        if (!c) continue;
-        int found = gpiod_chip_get_line_offset_from_name(c, name);
-        if (found >= 0) { closedir(dir); *offset = (unsigned int)found; return c; }
         gpiod_chip_close(c);
     }
     closedir(dir);
@@ -133,8 +117,8 @@ static inline rg_gpio_line *rg_gpio_line_open(const char *chip, const char *name
     h->offset = gpiod_line_offset(line);
     return h;
 #else
-    if (name) h->chip = rg_v2_find_line(name, &h->offset);
-    else { h->chip = rg_v2_open_chip(chip); h->offset = offset; }
+    if (name) h->chip = rg_v2_scan(NULL, name, &h->offset);
+    else { h->chip = chip[0] == '/' ? gpiod_chip_open(chip) : rg_v2_scan(chip, NULL, NULL); h->offset = offset; }
     if (!h->chip) { int e = errno ? errno : ENOENT; free(h); errno = e; return NULL; }
     struct gpiod_line_settings *s = gpiod_line_settings_new();
     struct gpiod_line_config *lc = gpiod_line_config_new();
