@@ -30,8 +30,10 @@ public enum GPIOLineAddress: Equatable, Sendable, CustomStringConvertible {
 }
 
 /// One requested GPIO line, released when the value goes away. Works with libgpiod 1.6 and 2.x.
-public final class GPIOLine {
-    private let handle: UnsafeMutablePointer<rg_gpio_line>
+/// Safe to share between threads: libgpiod calls on one request do not mutate shared Swift state, and
+/// the owner uses an output line from one task and an input line from the watcher thread only.
+public final class GPIOLine: @unchecked Sendable {
+    let handle: UnsafeMutablePointer<rg_gpio_line>
     public let address: GPIOLineAddress
 
     /// "1.6.3" or "2.1.3": the libgpiod this binary runs with.

@@ -1,0 +1,76 @@
+import Foundation
+import GPIOLines
+import RideGuardCore
+import Synchronization
+
+/// Something that can be switched on and off: the GPIO buzzer or its simulated twin.
+public protocol BuzzerOutput: Sendable {
+    func set(_ on: Bool)
+}
+
+/// The buzzer on a GPIO line. A failed write is reported, not fatal: the agent keeps detecting.
+public struct GPIOBuzzer: BuzzerOutput {
+    let line: GPIOLine
+    let onError: @Sendable (GPIOError) -> Void
+
+    public init(line: GPIOLine, onError: @escaping @Sendable (GPIOError) -> Void) {
+        self.line = line
+        self.onError = onError
+    }
+
+    public func set(_ on: Bool) {
+        do { try line.set(on) } catch { onError(error) }
+    }
+}
+
+/// The simulated buzzer: remembers every change so tests and the demo can see what a rider would hear.
+public final class SimulatedBuzzer: BuzzerOutput {
+    private let changes = Mutex<[Bool]>([])
+
+    public init() {}
+
+    public func set(_ on: Bool) {
+        changes.withLock { $0.append(on) }
+    }
+
+    /// How many times it was switched on.
+    public var beeps: Int { changes.withLock { $0.filter { $0 }.count } }
+    public var isOn: Bool { changes.withLock { $0.last ?? false } }
+}
+
+/// Plays `BuzzerPattern`s on an output, one at a time; a new pattern replaces the current one.
+public actor BuzzerPlayer {
+    private let output: any BuzzerOutput
+    private let clock: any ServiceClock
+    private var playing: Task<Void, Never>?
+    public private(set) var pattern = BuzzerPattern.off
+    /// Every pattern played, in order, for status and tests.
+    public private(set) var history: [BuzzerPattern] = []
+
+    public init(output: any BuzzerOutput, clock: any ServiceClock) {
+        self.output = output
+        self.clock = clock
+    }
+
+    public func play(_ pattern: BuzzerPattern) {
+        playing?.cancel()
+        self.pattern = pattern
+        history.append(pattern)
+        output.set(false)
+        let steps = pattern.steps, repeats = pattern.repeats
+        guard !steps.isEmpty else { return }
+        let output = self.output, clock = self.clock
+        playing = Task {
+            repeat {
+                for step in steps {
+                    guard !Task.isCancelled else { return }
+                    output.set(true)
+                    try? await clock.sleep(until: clock.now() + step.on)
+                    output.set(false)
+                    guard !Task.isCancelled else { return }
+                    if step.off > 0 { try? await clock.sleep(until: clock.now() + step.off) }
+                }
+            } while repeats && !Task.isCancelled
+        }
+    }
+}

@@ -1,0 +1,56 @@
+/// What the buzzer plays, as data: on/off steps, repeated or once. The agent's scheduler plays them.
+public enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
+    case off
+    /// One short chirp: protection is on.
+    case armed
+    /// The countdown, getting faster as it runs out.
+    case countdownSlow = "countdown_slow"
+    case countdownFast = "countdown_fast"
+    case countdownUrgent = "countdown_urgent"
+    /// Three quick beeps: "I'm fine" accepted, nothing will be sent.
+    case acknowledge
+    /// Long loud beeps until the rider acts: help is being called.
+    case alarm
+    /// Two long beeps every 30 s: RideGuard is not protecting (see `rideguard status`).
+    case fault
+    /// Two rising chirps: protection resumed after an emergency.
+    case resumed
+
+    /// Steps of (on seconds, off seconds).
+    public var steps: [(on: Double, off: Double)] {
+        switch self {
+        case .off: []
+        case .armed: [(0.1, 0)]
+        case .countdownSlow: [(0.2, 1.8)]
+        case .countdownFast: [(0.2, 0.8)]
+        case .countdownUrgent: [(0.15, 0.15)]
+        case .acknowledge: [(0.08, 0.08), (0.08, 0.08), (0.08, 0)]
+        case .alarm: [(1.0, 0.5)]
+        case .fault: [(0.6, 0.4), (0.6, 28.4)]
+        case .resumed: [(0.1, 0.05), (0.2, 0)]
+        }
+    }
+
+    /// Whether the steps repeat until another pattern replaces them.
+    public var repeats: Bool {
+        switch self {
+        case .countdownSlow, .countdownFast, .countdownUrgent, .alarm, .fault: true
+        case .off, .armed, .acknowledge, .resumed: false
+        }
+    }
+
+    /// For the README and `rideguard status`.
+    public var meaning: String {
+        switch self {
+        case .off: "silent"
+        case .armed: "one short chirp: protection is on"
+        case .countdownSlow: "a beep every 2 s: a crash was detected, the countdown runs"
+        case .countdownFast: "a beep every second: less than half the countdown left"
+        case .countdownUrgent: "rapid beeping: the last 10 seconds"
+        case .acknowledge: "three quick beeps: \"I'm fine\" accepted, nothing is sent"
+        case .alarm: "long beeps until you act: your contacts are being alerted"
+        case .fault: "two long beeps every 30 s: RideGuard is NOT protecting you"
+        case .resumed: "two rising chirps: protection resumed"
+        }
+    }
+}

@@ -1,0 +1,358 @@
+/// Durations of the emergency workflow, with their allowed ranges.
+public struct WorkflowConfiguration: Codable, Equatable, Sendable {
+    /// Crash → alert countdown, seconds (10–300).
+    public var countdownSeconds = 60.0
+    /// Holding the button this long during a countdown means "I'm fine", seconds.
+    public var cancelHoldSeconds = 1.0
+    /// A long hold: manual SOS while armed, cancel after an alert went out, seconds.
+    public var longHoldSeconds = 3.0
+    /// Countdown of a manual SOS, seconds.
+    public var manualCountdownSeconds = 10.0
+    /// Location updates while tracking, every this many seconds.
+    public var locationUpdateIntervalSeconds = 300.0
+    /// Tracking lasts this long after the alert went out, seconds.
+    public var trackingDurationSeconds = 1800.0
+    /// No alert out after this long: the network counts as unusable (retries go on), seconds.
+    public var networkFailureSeconds = 900.0
+
+    public init() {}
+
+    public func validationErrors() -> [String] {
+        var errors: [String] = []
+        if !(10...300).contains(countdownSeconds) { errors.append("countdownSeconds must be 10...300") }
+        if !(0.5...5).contains(cancelHoldSeconds) { errors.append("cancelHoldSeconds must be 0.5...5") }
+        if !(longHoldSeconds > cancelHoldSeconds && longHoldSeconds <= 10) {
+            errors.append("longHoldSeconds must be above cancelHoldSeconds and at most 10")
+        }
+        if !(5...60).contains(manualCountdownSeconds) { errors.append("manualCountdownSeconds must be 5...60") }
+        if !(60...3600).contains(locationUpdateIntervalSeconds) { errors.append("locationUpdateIntervalSeconds must be 60...3600") }
+        if !(0...86_400).contains(trackingDurationSeconds) { errors.append("trackingDurationSeconds must be 0...86400") }
+        if !(60...86_400).contains(networkFailureSeconds) { errors.append("networkFailureSeconds must be 60...86400") }
+        return errors
+    }
+}
+
+/// The emergency states of docs/architecture.md.
+public enum WorkflowState: String, Codable, CaseIterable, Sendable {
+    case disarmed, armed, alertCountdown, emergencySending, emergencySent, emergencySendingFailed, emergencyEnded
+}
+
+public enum WorkflowTimer: String, Codable, CaseIterable, Sendable {
+    case countdown, countdownStep, networkFailure, locationUpdate, trackingEnd
+}
+
+public enum MessageKind: String, Codable, Sendable {
+    case alert
+    case locationUpdate = "location_update"
+    case allClear = "all_clear"
+}
+
+public enum Recipients: Codable, Equatable, Sendable {
+    case everyContact
+    case only([String])
+}
+
+/// A line for the journal: `kind` is alerts, detections, system or messages.
+public struct JournalEntry: Codable, Equatable, Sendable {
+    public var kind: String
+    public var text: String
+
+    public init(_ kind: String, _ text: String) {
+        self.kind = kind
+        self.text = text
+    }
+}
+
+public enum WorkflowEvent: Equatable, Sendable {
+    /// The owner checked configuration, contacts and sensors; `problems` empty means ready.
+    case arm(at: Double, problems: [String])
+    case disarm(at: Double)
+    case crashDetected(at: Double, summary: String)
+    case gesture(GestureDecoder.Gesture)
+    case timerFired(WorkflowTimer, at: Double)
+    /// The modem delivered an alert to this contact (number).
+    case alertDelivered(contact: String, at: Double)
+    /// Every alert queued for this emergency is delivered.
+    case allAlertsDelivered(at: Double)
+    case sensorFault(at: Double, summary: String)
+    /// A usable GPS fix arrived.
+    case locationFix(at: Double)
+}
+
+public enum WorkflowAction: Equatable, Sendable {
+    case buzzer(BuzzerPattern)
+    case startTimer(WorkflowTimer, deadline: Double)
+    case cancelTimer(WorkflowTimer)
+    case queueMessages(MessageKind, to: Recipients)
+    /// Alerts not yet sent are dropped (the rider cancelled before they went out).
+    case cancelQueuedAlerts
+    case startTracking
+    case stopTracking
+    case journal(JournalEntry)
+    /// The state changed: write the snapshot before acting on the other actions.
+    case persist
+}
+
+/// What happens after a crash: countdown, alert, tracking, all-clear. Events in, actions out; the
+/// value itself is the snapshot the agent persists, so a restart resumes where it was.
+public struct EmergencyWorkflow: Codable, Equatable, Sendable {
+    public enum Trigger: String, Codable, Sendable { case crash, manual }
+
+    public let configuration: WorkflowConfiguration
+    public private(set) var state = WorkflowState.disarmed
+    public private(set) var trigger: Trigger?
+    /// Deadlines of the running timers, in the events' time base.
+    public private(set) var deadlines: [WorkflowTimer: Double] = [:]
+    public private(set) var countdownStart: Double?
+    /// Contacts (numbers) an alert reached in this emergency.
+    public private(set) var alerted: [String] = []
+    public private(set) var fixSeenSinceEmergency = false
+    public private(set) var buzzer = BuzzerPattern.off
+    /// The press in progress already did something: further holds of it do nothing more (holding
+    /// "I'm fine" past 3 s must not raise a manual SOS).
+    public private(set) var pressConsumed = false
+
+    public init(configuration: WorkflowConfiguration = WorkflowConfiguration()) {
+        self.configuration = configuration
+    }
+
+    /// Seconds left in the countdown at `t`, when counting down.
+    public func countdownRemaining(at t: Double) -> Double? {
+        guard state == .alertCountdown, let deadline = deadlines[.countdown] else { return nil }
+        return max(0, deadline - t)
+    }
+
+    public mutating func handle(_ event: WorkflowEvent) -> [WorkflowAction] {
+        var actions: [WorkflowAction] = []
+        let before = self
+        switch event {
+        case .arm(_, let problems):
+            arm(problems: problems, into: &actions)
+        case .disarm:
+            if state == .armed || state == .emergencyEnded || state == .disarmed {
+                state = .disarmed
+                play(.off, &actions)
+                actions.append(.journal(JournalEntry("system", "protection stopped")))
+            }
+        case .crashDetected(let t, let summary):
+            actions.append(.journal(JournalEntry("detections", "crash detected: \(summary)")))
+            if state == .armed {
+                startCountdown(.crash, at: t, seconds: configuration.countdownSeconds, into: &actions)
+            } else if state == .disarmed || state == .emergencyEnded {
+                actions.append(.journal(JournalEntry("detections", "not protecting: no countdown (press the button to resume)")))
+            }
+        case .gesture(let gesture):
+            handle(gesture, into: &actions)
+        case .timerFired(let timer, let t):
+            fired(timer, at: t, into: &actions)
+        case .alertDelivered(let contact, let t):
+            delivered(contact, at: t, into: &actions)
+        case .allAlertsDelivered(let t):
+            if state == .emergencySending || state == .emergencySendingFailed { enterSent(at: t, into: &actions) }
+        case .sensorFault(_, let summary):
+            actions.append(.journal(JournalEntry("system", "sensor fault: \(summary)")))
+            if state == .armed { play(.fault, &actions) }
+        case .locationFix(_):
+            let tracking = state == .emergencySent
+            if (tracking || state == .emergencySending || state == .emergencySendingFailed) && !fixSeenSinceEmergency {
+                fixSeenSinceEmergency = true
+                // An alert that went out without a position is followed by one as soon as there is a fix.
+                if tracking { actions.append(.queueMessages(.locationUpdate, to: .only(alerted))) }
+            }
+        }
+        if self != before { actions.insert(.persist, at: 0) }
+        return actions
+    }
+
+    /// After a restart: the actions that put the buzzer and timers back as they were. A deadline
+    /// that passed while the agent was down fires at once; one implausibly far (the clock moved)
+    /// is brought back within its configured length.
+    public mutating func resume(at t: Double) -> [WorkflowAction] {
+        var actions: [WorkflowAction] = [.buzzer(buzzer)]
+        for timer in WorkflowTimer.allCases {
+            guard var deadline = deadlines[timer] else { continue }
+            let longest: Double = switch timer {
+            case .countdown, .countdownStep: max(configuration.countdownSeconds, configuration.manualCountdownSeconds)
+            case .networkFailure: configuration.networkFailureSeconds
+            case .locationUpdate: configuration.locationUpdateIntervalSeconds
+            case .trackingEnd: configuration.trackingDurationSeconds
+            }
+            deadline = min(deadline, t + longest)
+            deadlines[timer] = deadline
+            actions.append(.startTimer(timer, deadline: deadline))
+        }
+        if state == .emergencySent { actions.append(.startTracking) }
+        actions.append(.journal(JournalEntry("system", "resumed in state \(state.rawValue) after a restart")))
+        return actions
+    }
+
+    // MARK: - Transitions
+
+    private mutating func arm(problems: [String], into actions: inout [WorkflowAction]) {
+        switch state {
+        case .disarmed, .armed:
+            if problems.isEmpty {
+                if state != .armed || buzzer == .fault {
+                    state = .armed
+                    play(.armed, &actions)
+                    actions.append(.journal(JournalEntry("system", "armed: protecting the rider")))
+                }
+            } else {
+                state = .disarmed
+                play(.fault, &actions)
+                actions.append(.journal(JournalEntry("system", "not protecting: " + problems.joined(separator: "; "))))
+            }
+        default:
+            break  // an emergency is not interrupted by a health check
+        }
+    }
+
+    private mutating func startCountdown(_ trigger: Trigger, at t: Double, seconds: Double,
+                                         into actions: inout [WorkflowAction]) {
+        state = .alertCountdown
+        self.trigger = trigger
+        countdownStart = t
+        alerted = []
+        fixSeenSinceEmergency = false
+        setTimer(.countdown, t + seconds, &actions)
+        play(.countdownSlow, &actions)
+        scheduleStep(after: .countdownSlow, deadline: t + seconds, &actions)
+        let what = trigger == .crash ? "crash" : "manual SOS"
+        actions.append(.journal(JournalEntry("alerts", "\(what): countdown of \(Int(seconds)) s started")))
+    }
+
+    /// The buzzer speeds up at half time and again for the last seconds.
+    private mutating func scheduleStep(after pattern: BuzzerPattern, deadline: Double, _ actions: inout [WorkflowAction]) {
+        guard let start = countdownStart else { return }
+        let total = deadline - start
+        let urgent = min(10, total / 4)
+        switch pattern {
+        case .countdownSlow: setTimer(.countdownStep, deadline - total / 2, &actions)
+        case .countdownFast: setTimer(.countdownStep, deadline - urgent, &actions)
+        default: clearTimer(.countdownStep, &actions)
+        }
+    }
+
+    private mutating func handle(_ gesture: GestureDecoder.Gesture, into actions: inout [WorkflowAction]) {
+        switch gesture {
+        case .down: pressConsumed = false
+        case .held: if pressConsumed { return }
+        case .released: if pressConsumed { pressConsumed = false; return }
+        }
+        let stateBefore = state
+        defer { if case .held = gesture, state != stateBefore { pressConsumed = true } }
+        switch (state, gesture) {
+        case (.alertCountdown, .held(let seconds, _)) where seconds >= configuration.cancelHoldSeconds:
+            state = .armed
+            trigger = nil
+            countdownStart = nil
+            clearTimer(.countdown, &actions)
+            clearTimer(.countdownStep, &actions)
+            play(.acknowledge, &actions)
+            actions.append(.journal(JournalEntry("alerts", "rider is fine: countdown cancelled, nothing sent")))
+        case (.armed, .held(let seconds, let t)) where seconds >= configuration.longHoldSeconds:
+            startCountdown(.manual, at: t, seconds: configuration.manualCountdownSeconds, into: &actions)
+        case (.emergencySending, .held(let seconds, _)), (.emergencySent, .held(let seconds, _)),
+             (.emergencySendingFailed, .held(let seconds, _)):
+            guard seconds >= configuration.longHoldSeconds else { break }
+            actions.append(.cancelQueuedAlerts)
+            if !alerted.isEmpty { actions.append(.queueMessages(.allClear, to: .only(alerted))) }
+            endEmergency(pattern: .acknowledge, reason: "the rider cancelled the emergency: all-clear sent to \(alerted.count) contact(s)", &actions)
+        case (.emergencySending, .released(let duration, _)), (.emergencySent, .released(let duration, _)),
+             (.emergencySendingFailed, .released(let duration, _)):
+            if duration < configuration.cancelHoldSeconds && buzzer != .off {
+                play(.off, &actions)
+                actions.append(.journal(JournalEntry("alerts", "buzzer silenced by the rider (hold \(Int(configuration.longHoldSeconds)) s to cancel)")))
+            }
+        case (.emergencyEnded, .released):
+            state = .armed
+            trigger = nil
+            play(.resumed, &actions)
+            actions.append(.journal(JournalEntry("system", "protection resumed by the rider")))
+        default:
+            break  // a short press in a countdown, bounce, or a gesture with no meaning here does nothing
+        }
+    }
+
+    private mutating func fired(_ timer: WorkflowTimer, at t: Double, into actions: inout [WorkflowAction]) {
+        // A timer that was cancelled or replaced may still fire: only the current one counts.
+        guard let deadline = deadlines[timer], t >= deadline - 0.001 else { return }
+        deadlines[timer] = nil
+        switch (state, timer) {
+        case (.alertCountdown, .countdownStep):
+            let next: BuzzerPattern = buzzer == .countdownSlow ? .countdownFast : .countdownUrgent
+            play(next, &actions)
+            if let end = deadlines[.countdown] { scheduleStep(after: next, deadline: end, &actions) }
+        case (.alertCountdown, .countdown):
+            state = .emergencySending
+            clearTimer(.countdownStep, &actions)
+            actions.append(.queueMessages(.alert, to: .everyContact))
+            play(.alarm, &actions)
+            setTimer(.networkFailure, t + configuration.networkFailureSeconds, &actions)
+            actions.append(.journal(JournalEntry("alerts", "countdown over: alerting every contact")))
+        case (.emergencySending, .networkFailure):
+            if alerted.isEmpty {
+                state = .emergencySendingFailed
+                actions.append(.journal(JournalEntry("alerts", "no alert could be sent for \(Int(configuration.networkFailureSeconds / 60)) min: still trying")))
+            } else {
+                actions.append(.journal(JournalEntry("alerts", "not every contact reached yet: still trying")))
+                enterSent(at: t, into: &actions)
+            }
+        case (.emergencySent, .locationUpdate):
+            actions.append(.queueMessages(.locationUpdate, to: .only(alerted)))
+            setTimer(.locationUpdate, t + configuration.locationUpdateIntervalSeconds, &actions)
+        case (.emergencySent, .trackingEnd):
+            actions.append(.journal(JournalEntry("alerts", "tracking over")))
+            endEmergency(pattern: .fault, reason: "emergency over: press the button to resume protection", &actions)
+        default:
+            break
+        }
+    }
+
+    private mutating func delivered(_ contact: String, at t: Double, into actions: inout [WorkflowAction]) {
+        switch state {
+        case .emergencySending, .emergencySent, .emergencySendingFailed:
+            if !alerted.contains(contact) { alerted.append(contact) }
+            if state == .emergencySendingFailed { enterSent(at: t, into: &actions) }
+        case .emergencyEnded, .armed, .disarmed:
+            // An alert that was already in flight when the rider cancelled: follow it with the all-clear.
+            actions.append(.queueMessages(.allClear, to: .only([contact])))
+        case .alertCountdown:
+            break
+        }
+    }
+
+    private mutating func enterSent(at t: Double, into actions: inout [WorkflowAction]) {
+        guard state != .emergencySent else { return }
+        state = .emergencySent
+        clearTimer(.networkFailure, &actions)
+        actions.append(.startTracking)
+        setTimer(.locationUpdate, t + configuration.locationUpdateIntervalSeconds, &actions)
+        setTimer(.trackingEnd, t + configuration.trackingDurationSeconds, &actions)
+        actions.append(.journal(JournalEntry("alerts", "alert delivered: tracking the rider's position")))
+    }
+
+    private mutating func endEmergency(pattern: BuzzerPattern, reason: String, _ actions: inout [WorkflowAction]) {
+        state = .emergencyEnded
+        for timer in WorkflowTimer.allCases { clearTimer(timer, &actions) }
+        actions.append(.stopTracking)
+        play(pattern, &actions)
+        actions.append(.journal(JournalEntry("alerts", reason)))
+    }
+
+    // MARK: - Helpers
+
+    private mutating func play(_ pattern: BuzzerPattern, _ actions: inout [WorkflowAction]) {
+        buzzer = pattern.repeats ? pattern : .off
+        actions.append(.buzzer(pattern))
+    }
+
+    private mutating func setTimer(_ timer: WorkflowTimer, _ deadline: Double, _ actions: inout [WorkflowAction]) {
+        deadlines[timer] = deadline
+        actions.append(.startTimer(timer, deadline: deadline))
+    }
+
+    private mutating func clearTimer(_ timer: WorkflowTimer, _ actions: inout [WorkflowAction]) {
+        if deadlines.removeValue(forKey: timer) != nil { actions.append(.cancelTimer(timer)) }
+    }
+}

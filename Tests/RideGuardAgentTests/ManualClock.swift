@@ -1,0 +1,76 @@
+import Foundation
+import RideGuardAgent
+import Synchronization
+
+/// A clock the test moves by hand: `advance` wakes sleepers in deadline order and lets each react
+/// (schedule its next sleep) before moving on.
+final class ManualClock: ServiceClock {
+    private struct Waiter {
+        var id: Int
+        var deadline: Double
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var now: Double
+        var waiters: [Waiter] = []
+        var nextID = 0
+    }
+
+    private let state: Mutex<State>
+
+    init(now: Double = 1_000_000) {
+        state = Mutex(State(now: now))
+    }
+
+    func now() -> Double { state.withLock { $0.now } }
+
+    func sleep(until deadline: Double) async throws {
+        let id = state.withLock { s -> Int in
+            s.nextID += 1
+            return s.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let resumeNow = state.withLock { s -> Bool in
+                    if deadline <= s.now { return true }
+                    s.waiters.append(Waiter(id: id, deadline: deadline, continuation: continuation))
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { s -> Waiter? in
+                guard let index = s.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return s.waiters.remove(at: index)
+            }
+            waiter?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Moves time forward by `seconds`, waking every sleeper whose deadline passes, in order.
+    func advance(by seconds: Double) async {
+        // Tasks started just before (a buzzer pattern, a timer) register their first sleep first.
+        try? await Task.sleep(for: .milliseconds(5))
+        let target = now() + seconds
+        while true {
+            let next = state.withLock { s -> Waiter? in
+                guard let index = s.waiters.indices.min(by: { s.waiters[$0].deadline < s.waiters[$1].deadline }),
+                      s.waiters[index].deadline <= target else { return nil }
+                let waiter = s.waiters.remove(at: index)
+                s.now = max(s.now, waiter.deadline)
+                return waiter
+            }
+            guard let next else { break }
+            let sleepsBefore = state.withLock { $0.nextID }
+            next.continuation.resume()
+            // Let the woken task react; most go back to sleep (the buzzer's next step) at once.
+            for _ in 0..<50 {
+                try? await Task.sleep(for: .milliseconds(1))
+                if state.withLock({ $0.nextID }) != sleepsBefore { break }
+            }
+        }
+        state.withLock { $0.now = target }
+        try? await Task.sleep(for: .milliseconds(2))
+    }
+}

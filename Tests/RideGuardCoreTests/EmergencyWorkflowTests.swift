@@ -1,0 +1,422 @@
+import Foundation
+import Testing
+@testable import RideGuardCore
+
+/// Drives a workflow through events and keeps what it asked for.
+struct WorkflowDriver {
+    var workflow = EmergencyWorkflow()
+    var actions: [WorkflowAction] = []
+
+    init(to state: WorkflowState = .armed, at t: Double = 0) {
+        WorkflowDriver.drive(&self, to: state, at: t)
+        #expect(workflow.state == state)
+        actions = []
+    }
+
+    private static func drive(_ d: inout WorkflowDriver, to state: WorkflowState, at t: Double) {
+        switch state {
+        case .disarmed: break
+        case .armed: d.send(.arm(at: t, problems: []))
+        case .alertCountdown:
+            drive(&d, to: .armed, at: t)
+            d.send(.crashDetected(at: t, summary: "test"))
+        case .emergencySending:
+            drive(&d, to: .alertCountdown, at: t)
+            d.send(.timerFired(.countdown, at: t + 60))
+        case .emergencySent:
+            drive(&d, to: .emergencySending, at: t)
+            d.send(.alertDelivered(contact: "+33611111111", at: t + 70))
+            d.send(.allAlertsDelivered(at: t + 71))
+        case .emergencySendingFailed:
+            drive(&d, to: .emergencySending, at: t)
+            d.send(.timerFired(.networkFailure, at: t + 60 + 900))
+        case .emergencyEnded:
+            drive(&d, to: .emergencySent, at: t)
+            d.send(.gesture(.down(at: t + 97)))
+            d.send(.gesture(.held(seconds: 3, at: t + 100)))
+            d.send(.gesture(.released(duration: 3.2, at: t + 100.2)))
+        }
+    }
+
+    @discardableResult
+    mutating func send(_ event: WorkflowEvent) -> [WorkflowAction] {
+        let produced = workflow.handle(event)
+        actions += produced
+        return produced
+    }
+
+    var messages: [WorkflowAction] { actions.filter { if case .queueMessages = $0 { true } else { false } } }
+    var buzzer: [BuzzerPattern] { actions.compactMap { if case .buzzer(let p) = $0 { p } else { nil } } }
+}
+
+@Suite struct EmergencyWorkflowTests {
+    @Test func armsOnlyWhenReadyAndSaysWhyNot() {
+        var d = WorkflowDriver(to: .disarmed)
+        d.send(.arm(at: 0, problems: ["no emergency contact"]))
+        #expect(d.workflow.state == .disarmed)
+        #expect(d.buzzer == [.fault])
+        #expect(d.actions.contains(.journal(JournalEntry("system", "not protecting: no emergency contact"))))
+        d.send(.arm(at: 1, problems: []))
+        #expect(d.workflow.state == .armed)
+        #expect(d.buzzer.last == .armed)
+    }
+
+    @Test func crashStartsACountdownThatEscalates() {
+        var d = WorkflowDriver(to: .armed)
+        d.send(.crashDetected(at: 100, summary: "bike down"))
+        #expect(d.workflow.state == .alertCountdown)
+        #expect(d.actions.contains(.startTimer(.countdown, deadline: 160)))
+        #expect(d.actions.contains(.startTimer(.countdownStep, deadline: 130)))
+        #expect(d.buzzer == [.countdownSlow])
+        d.send(.timerFired(.countdownStep, at: 130))
+        #expect(d.buzzer.last == .countdownFast)
+        #expect(d.actions.contains(.startTimer(.countdownStep, deadline: 150)))
+        d.send(.timerFired(.countdownStep, at: 150))
+        #expect(d.buzzer.last == .countdownUrgent)
+        #expect(d.workflow.countdownRemaining(at: 155) == 5)
+        #expect(d.messages.isEmpty)
+    }
+
+    @Test(arguments: [0.05, 0.3, 0.9])
+    func shortPressDuringCountdownDoesNothing(duration: Double) {
+        var d = WorkflowDriver(to: .alertCountdown)
+        d.send(.gesture(.down(at: 10)))
+        d.send(.gesture(.released(duration: duration, at: 10 + duration)))
+        #expect(d.workflow.state == .alertCountdown)
+        #expect(d.actions.isEmpty)
+    }
+
+    @Test func holdingOneSecondMeansImFine() {
+        var d = WorkflowDriver(to: .alertCountdown)
+        d.send(.gesture(.held(seconds: 1, at: 20)))
+        #expect(d.workflow.state == .armed)
+        #expect(d.buzzer == [.acknowledge])
+        #expect(d.actions.contains(.cancelTimer(.countdown)))
+        #expect(d.messages.isEmpty)
+        // The cancelled countdown's timer may still fire: it must not send anything.
+        d.send(.timerFired(.countdown, at: 60))
+        #expect(d.workflow.state == .armed)
+        #expect(d.messages.isEmpty)
+    }
+
+    /// A short press (down, released after 0.3 s) in every state: what it does, and nothing more.
+    @Test(arguments: [
+        (WorkflowState.disarmed, WorkflowState.disarmed, [BuzzerPattern]()),
+        (.armed, .armed, []),
+        (.alertCountdown, .alertCountdown, []),
+        (.emergencySending, .emergencySending, [.off]),
+        (.emergencySent, .emergencySent, [.off]),
+        (.emergencySendingFailed, .emergencySendingFailed, [.off]),
+        (.emergencyEnded, .armed, [.resumed]),
+    ])
+    func shortPressInEveryState(from: WorkflowState, to: WorkflowState, buzzer: [BuzzerPattern]) {
+        var d = WorkflowDriver(to: from, at: 0)
+        d.send(.gesture(.down(at: 500)))
+        d.send(.gesture(.released(duration: 0.3, at: 500.3)))
+        #expect(d.workflow.state == to)
+        #expect(d.buzzer == buzzer)
+        #expect(d.messages.isEmpty)
+    }
+
+    /// A 3 s hold in every state.
+    @Test(arguments: [
+        (WorkflowState.disarmed, WorkflowState.disarmed), (.armed, .alertCountdown), (.alertCountdown, .armed),
+        (.emergencySending, .emergencyEnded), (.emergencySent, .emergencyEnded),
+        (.emergencySendingFailed, .emergencyEnded), (.emergencyEnded, .emergencyEnded),
+    ])
+    func longHoldInEveryState(from: WorkflowState, to: WorkflowState) {
+        var d = WorkflowDriver(to: from, at: 0)
+        d.send(.gesture(.down(at: 500)))
+        d.send(.gesture(.held(seconds: 1, at: 501)))
+        d.send(.gesture(.held(seconds: 3, at: 503)))
+        #expect(d.workflow.state == to)
+    }
+
+    @Test func holdingImFinePastThreeSecondsDoesNotRaiseAnSOS() {
+        var d = WorkflowDriver(to: .alertCountdown)
+        d.send(.gesture(.down(at: 20)))
+        d.send(.gesture(.held(seconds: 1, at: 21)))
+        #expect(d.workflow.state == .armed)
+        d.send(.gesture(.held(seconds: 3, at: 23)))
+        #expect(d.workflow.state == .armed)
+        d.send(.gesture(.released(duration: 4, at: 24)))
+        #expect(d.workflow.state == .armed)
+        // A new press can raise one.
+        d.send(.gesture(.down(at: 30)))
+        d.send(.gesture(.held(seconds: 3, at: 33)))
+        #expect(d.workflow.state == .alertCountdown)
+    }
+
+    @Test func countdownExpiryAlertsEveryContactAndKeepsTheAlarm() {
+        var d = WorkflowDriver(to: .alertCountdown)
+        d.send(.timerFired(.countdown, at: 59.5))       // early: not yet
+        #expect(d.workflow.state == .alertCountdown)
+        d.send(.timerFired(.countdown, at: 60))
+        #expect(d.workflow.state == .emergencySending)
+        #expect(d.messages == [.queueMessages(.alert, to: .everyContact)])
+        #expect(d.buzzer == [.alarm])
+        #expect(d.actions.contains(.startTimer(.networkFailure, deadline: 960)))
+    }
+
+    @Test func deliveryStartsTrackingWithPeriodicUpdates() {
+        var d = WorkflowDriver(to: .emergencySending)
+        d.send(.alertDelivered(contact: "+33611111111", at: 70))
+        #expect(d.workflow.state == .emergencySending)
+        d.send(.alertDelivered(contact: "+33622222222", at: 72))
+        d.send(.allAlertsDelivered(at: 72))
+        #expect(d.workflow.state == .emergencySent)
+        #expect(d.actions.contains(.startTracking))
+        #expect(d.actions.contains(.cancelTimer(.networkFailure)))
+        #expect(d.actions.contains(.startTimer(.locationUpdate, deadline: 372)))
+        #expect(d.actions.contains(.startTimer(.trackingEnd, deadline: 1872)))
+        d.actions = []
+        d.send(.timerFired(.locationUpdate, at: 372))
+        #expect(d.messages == [.queueMessages(.locationUpdate, to: .only(["+33611111111", "+33622222222"]))])
+        #expect(d.actions.contains(.startTimer(.locationUpdate, deadline: 672)))
+        d.send(.timerFired(.trackingEnd, at: 1872))
+        #expect(d.workflow.state == .emergencyEnded)
+        #expect(d.actions.contains(.stopTracking))
+    }
+
+    @Test func networkUnusableForTheWindowIsAFailureThatRecovers() {
+        var d = WorkflowDriver(to: .emergencySending)
+        d.send(.timerFired(.networkFailure, at: 960))
+        #expect(d.workflow.state == .emergencySendingFailed)
+        #expect(d.buzzer.isEmpty)                      // the alarm keeps sounding
+        d.send(.alertDelivered(contact: "+33611111111", at: 1500))
+        #expect(d.workflow.state == .emergencySent)
+        #expect(d.actions.contains(.startTimer(.locationUpdate, deadline: 1800)))
+    }
+
+    @Test func partialDeliveryAtTheWindowCountsAsSent() {
+        var d = WorkflowDriver(to: .emergencySending)
+        d.send(.alertDelivered(contact: "+33611111111", at: 100))
+        d.send(.timerFired(.networkFailure, at: 960))
+        #expect(d.workflow.state == .emergencySent)
+    }
+
+    @Test(arguments: [WorkflowState.emergencySending, .emergencySent, .emergencySendingFailed])
+    func shortPressSilencesLongHoldCancelsWithAllClear(state: WorkflowState) {
+        var d = WorkflowDriver(to: state)
+        d.send(.gesture(.released(duration: 0.3, at: 200)))
+        #expect(d.workflow.state == state)
+        #expect(d.buzzer == [.off])
+        d.send(.gesture(.held(seconds: 1, at: 300)))
+        #expect(d.workflow.state == state)            // one second is not enough once help is called
+        d.send(.gesture(.held(seconds: 3, at: 302)))
+        #expect(d.workflow.state == .emergencyEnded)
+        #expect(d.actions.contains(.cancelQueuedAlerts))
+        #expect(d.actions.contains(.stopTracking))
+        let expected: [WorkflowAction] = state == .emergencySent ? [.queueMessages(.allClear, to: .only(["+33611111111"]))] : []
+        #expect(d.messages == expected)
+    }
+
+    @Test func anAlertStillInFlightAfterCancellingGetsItsAllClear() {
+        var d = WorkflowDriver(to: .emergencySending)
+        d.send(.gesture(.held(seconds: 3, at: 65)))
+        #expect(d.workflow.state == .emergencyEnded)
+        d.send(.alertDelivered(contact: "+33633333333", at: 66))
+        #expect(d.messages == [.queueMessages(.allClear, to: .only(["+33633333333"]))])
+    }
+
+    @Test func pressAfterTheEmergencyResumesProtection() {
+        var d = WorkflowDriver(to: .emergencyEnded)
+        d.send(.crashDetected(at: 200, summary: "while ended"))
+        #expect(d.workflow.state == .emergencyEnded)
+        d.send(.gesture(.released(duration: 0.2, at: 210)))
+        #expect(d.workflow.state == .armed)
+        #expect(d.buzzer.last == .resumed)
+    }
+
+    @Test func longHoldWhileArmedIsAManualSOSThatCanBeCancelled() {
+        var d = WorkflowDriver(to: .armed)
+        d.send(.gesture(.held(seconds: 1, at: 10)))
+        #expect(d.workflow.state == .armed)
+        d.send(.gesture(.held(seconds: 3, at: 12)))
+        #expect(d.workflow.state == .alertCountdown)
+        #expect(d.workflow.trigger == .manual)
+        #expect(d.actions.contains(.startTimer(.countdown, deadline: 22)))
+        d.send(.gesture(.released(duration: 3.5, at: 12.5)))
+        d.send(.gesture(.held(seconds: 1, at: 14)))
+        #expect(d.workflow.state == .armed)
+        #expect(d.messages.isEmpty)
+    }
+
+    @Test func manualSOSRunsTheSameAlertPath() {
+        var d = WorkflowDriver(to: .armed)
+        d.send(.gesture(.held(seconds: 3, at: 12)))
+        d.send(.timerFired(.countdown, at: 22))
+        #expect(d.workflow.state == .emergencySending)
+        #expect(d.messages == [.queueMessages(.alert, to: .everyContact)])
+    }
+
+    @Test func crashDuringACountdownDoesNotRestartIt() {
+        var d = WorkflowDriver(to: .alertCountdown)
+        d.send(.crashDetected(at: 30, summary: "second impact"))
+        #expect(d.workflow.state == .alertCountdown)
+        #expect(d.workflow.deadlines[.countdown] == 60)
+        #expect(!d.actions.contains { if case .startTimer = $0 { true } else { false } })
+    }
+
+    /// The rider holds "I'm fine" for one second exactly as the countdown ends: whichever event the
+    /// owner delivers first wins, and the outcome is consistent either way.
+    @Test func pressAtTheExactExpiryInstant() {
+        var timerFirst = WorkflowDriver(to: .alertCountdown)
+        timerFirst.send(.timerFired(.countdown, at: 60))
+        timerFirst.send(.gesture(.held(seconds: 1, at: 60)))
+        #expect(timerFirst.workflow.state == .emergencySending)   // help is called; a 3 s hold cancels it
+        var holdFirst = WorkflowDriver(to: .alertCountdown)
+        holdFirst.send(.gesture(.held(seconds: 1, at: 60)))
+        holdFirst.send(.timerFired(.countdown, at: 60))
+        #expect(holdFirst.workflow.state == .armed)
+        #expect(holdFirst.messages.isEmpty)
+    }
+
+    @Test func disarmIsIgnoredDuringAnEmergency() {
+        for state in [WorkflowState.alertCountdown, .emergencySending, .emergencySent, .emergencySendingFailed] {
+            var d = WorkflowDriver(to: state)
+            d.send(.disarm(at: 500))
+            #expect(d.workflow.state == state)
+        }
+        var armed = WorkflowDriver(to: .armed)
+        armed.send(.disarm(at: 5))
+        #expect(armed.workflow.state == .disarmed)
+    }
+
+    @Test func sensorFaultWhileArmedIsJournaledAndSounded() {
+        var d = WorkflowDriver(to: .armed)
+        d.send(.sensorFault(at: 5, summary: "dead axis"))
+        #expect(d.workflow.state == .armed)
+        #expect(d.buzzer == [.fault])
+        d.send(.arm(at: 6, problems: []))
+        #expect(d.buzzer.last == .armed)
+    }
+
+    @Test func firstFixAfterAnAlertWithoutOneSendsAnUpdate() {
+        var d = WorkflowDriver(to: .emergencySent)
+        d.send(.locationFix(at: 80))
+        #expect(d.messages == [.queueMessages(.locationUpdate, to: .only(["+33611111111"]))])
+        d.send(.locationFix(at: 81))
+        #expect(d.messages.count == 1)
+    }
+
+    @Test func everyStateChangeAsksToPersistFirst() {
+        var d = WorkflowDriver(to: .armed)
+        let produced = d.send(.crashDetected(at: 1, summary: "x"))
+        #expect(produced.first == .persist)
+        let nothing = d.send(.gesture(.released(duration: 0.1, at: 2)))
+        #expect(!nothing.contains(.persist))
+    }
+
+    /// Restart in each state: the snapshot survives JSON, and resuming restores buzzer and timers.
+    @Test(arguments: WorkflowState.allCases)
+    func restartResumesEveryState(state: WorkflowState) throws {
+        let d = WorkflowDriver(to: state, at: 1000)
+        let data = try JSONEncoder().encode(d.workflow)
+        var restored = try JSONDecoder().decode(EmergencyWorkflow.self, from: data)
+        #expect(restored == d.workflow)
+        let actions = restored.resume(at: 1200)   // after every event above: down for a while
+        #expect(actions.first == .buzzer(d.workflow.buzzer))
+        for (timer, deadline) in d.workflow.deadlines {
+            #expect(actions.contains(.startTimer(timer, deadline: deadline)))
+        }
+        #expect(actions.contains(.startTracking) == (state == .emergencySent))
+        // And it goes on as before: a countdown that ended while the agent was down alerts at once.
+        if state == .alertCountdown {
+            _ = restored.handle(.timerFired(.countdown, at: 1200))
+            #expect(restored.state == .emergencySending)
+        }
+    }
+
+    @Test func resumeClampsADeadlineTheClockMovedAway() {
+        var d = WorkflowDriver(to: .alertCountdown, at: 5_000)
+        let actions = d.workflow.resume(at: 10)  // the clock went back by more than an hour
+        #expect(actions.contains(.startTimer(.countdown, deadline: 70)))
+    }
+
+    @Test func configurationRanges() {
+        var config = WorkflowConfiguration()
+        #expect(config.validationErrors().isEmpty)
+        config.countdownSeconds = 5
+        config.longHoldSeconds = 0.8
+        #expect(config.validationErrors() == ["countdownSeconds must be 10...300", "longHoldSeconds must be above cancelHoldSeconds and at most 10"])
+    }
+}
+
+@Suite struct GestureDecoderTests {
+    @Test func bounceCountsAsOnePress() {
+        var decoder = GestureDecoder()
+        var gestures: [GestureDecoder.Gesture] = []
+        for (i, level) in [true, false, true, false, true].enumerated() {
+            gestures += decoder.edge(pressed: level, at: 1 + Double(i) * 0.002)
+        }
+        gestures += decoder.tick(at: 1.1)
+        #expect(gestures == [.down(at: 1.008)])
+        for (i, level) in [false, true, false].enumerated() {
+            gestures += decoder.edge(pressed: level, at: 1.4 + Double(i) * 0.003)
+        }
+        gestures += decoder.tick(at: 1.5)
+        #expect(gestures.last == .released(duration: 1.406 - 1.008, at: 1.406))
+        #expect(gestures.count == 2)
+    }
+
+    @Test func holdsAreReportedWhileStillHeld() {
+        var decoder = GestureDecoder(holdThresholds: [3, 1])
+        var gestures = decoder.edge(pressed: true, at: 10)
+        #expect(decoder.nextDeadline == 10.03)
+        gestures += decoder.tick(at: 10.03)
+        #expect(decoder.nextDeadline == 11)
+        gestures += decoder.tick(at: 11.2)
+        #expect(gestures == [.down(at: 10), .held(seconds: 1, at: 11)])
+        gestures += decoder.tick(at: 13.5)
+        gestures += decoder.edge(pressed: false, at: 14)
+        gestures += decoder.tick(at: 14.1)
+        #expect(gestures == [.down(at: 10), .held(seconds: 1, at: 11), .held(seconds: 3, at: 13), .released(duration: 4, at: 14)])
+        #expect(decoder.nextDeadline == nil)
+    }
+
+    @Test func aGlitchShorterThanTheDebounceIsIgnored() {
+        var decoder = GestureDecoder()
+        var gestures = decoder.edge(pressed: true, at: 5)
+        gestures += decoder.edge(pressed: false, at: 5.01)
+        gestures += decoder.tick(at: 6)
+        #expect(gestures.isEmpty)
+    }
+
+    @Test func lateAndOutOfOrderEdgesDoNotConfuseIt() {
+        var decoder = GestureDecoder()
+        var gestures = decoder.edge(pressed: true, at: 2)
+        gestures += decoder.edge(pressed: false, at: 2.8)
+        gestures += decoder.edge(pressed: true, at: 2.5)      // arrives after a newer edge: ignored
+        gestures += decoder.tick(at: 4)
+        #expect(gestures.count == 2)
+        #expect(gestures.first == .down(at: 2))
+        if case .released(let duration, let at) = gestures.last {
+            #expect(abs(duration - 0.8) < 1e-9 && at == 2.8)
+        } else {
+            Issue.record("expected a release, got \(gestures)")
+        }
+        #expect(!decoder.isDown)
+    }
+
+    @Test func holdReachedLateIsStillReportedAtItsTime() {
+        // The owner's tick came late (a busy system): the hold is reported with the time it was reached.
+        var decoder = GestureDecoder()
+        _ = decoder.edge(pressed: true, at: 0)
+        let gestures = decoder.tick(at: 5)
+        #expect(gestures == [.down(at: 0), .held(seconds: 1, at: 1), .held(seconds: 3, at: 3)])
+    }
+
+    /// The owner ticks exactly at `nextDeadline`; rounding must not leave it waiting forever.
+    @Test(arguments: [0.1, 0.7, 1.3, 12345.678, 1_700_000_000.123])
+    func tickingAtTheDeadlineAlwaysProgresses(start: Double) throws {
+        var decoder = GestureDecoder()
+        var gestures = decoder.edge(pressed: true, at: start)
+        for _ in 0..<3 {
+            let deadline = try #require(decoder.nextDeadline)
+            gestures += decoder.tick(at: deadline)
+        }
+        #expect(gestures.count == 3)
+        #expect(decoder.nextDeadline == nil)
+    }
+}
