@@ -35,7 +35,7 @@ let package = Package(
         .executableTarget(
             name: "rideguard",
             dependencies: [
-                "RideGuardAgent",
+                "RideGuardAgent", "GPSDClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -5,8 +5,8 @@ set -euo pipefail
 
 packages=(pkg-config libgpiod-dev libiio-dev libgps-dev)
 if [ "${1:-}" = "--test" ]; then
-    # What the tests run besides the build: nothing more yet (gpsd/gpsfake arrive with the location tests).
-    packages+=()
+    # The tests run a real gpsd fed by gpsfake (which needs Debian's python3 and its gps module).
+    packages+=(gpsd gpsd-clients python3-gps)
 fi
 
 missing=()

@@ -14,7 +14,7 @@ public struct GPSDError: Error, CustomStringConvertible, Sendable {
 
 /// A session with gpsd through libgps (3.22 or 3.25; the shim hides the differences).
 public final class GPSDConnection {
-    private let data: UnsafeMutablePointer<gps_data_t>
+    let data: UnsafeMutablePointer<gps_data_t>
     public let host: String
     public let port: String
 

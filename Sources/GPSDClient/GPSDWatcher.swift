@@ -1,0 +1,93 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CGPS
+import Foundation
+import RideGuardCore
+import Synchronization
+
+/// Reads fixes from gpsd on a dedicated thread, reconnecting with backoff when gpsd is absent or
+/// restarts. Only usable fixes are delivered: mode 2D or 3D with finite coordinates (gpsd 3.22
+/// leaves `status` at 0 even with a 3D fix, so it is not used).
+public final class GPSDWatcher: Sendable {
+    public enum Event: Sendable {
+        case fix(Fix)
+        /// gpsd answered: fixes will follow when the receiver has one.
+        case connected
+        /// Lost or refused; the watcher retries after `retryIn` seconds.
+        case disconnected(reason: String, retryIn: Double)
+    }
+
+    private final class Flags: Sendable {
+        let running = Atomic<Bool>(true)
+    }
+
+    private let flags = Flags()
+
+    /// Starts watching `host:port`; `onEvent` runs on the watcher's thread.
+    public init(host: String, port: String, maximumBackoff: Double = 30, onEvent: @escaping @Sendable (Event) -> Void) {
+        let flags = self.flags
+        let thread = Thread {
+            var backoff = 0.5
+            while flags.running.load(ordering: .acquiring) {
+                let connection: GPSDConnection
+                do {
+                    connection = try GPSDConnection(host: host, port: port)
+                } catch {
+                    onEvent(.disconnected(reason: "\(error)", retryIn: backoff))
+                    GPSDWatcher.pause(backoff, while: flags)
+                    backoff = min(maximumBackoff, backoff * 2)
+                    continue
+                }
+                onEvent(.connected)
+                backoff = 0.5
+                let reason = connection.read(while: { flags.running.load(ordering: .acquiring) }) { fix in onEvent(.fix(fix)) }
+                if flags.running.load(ordering: .acquiring) {
+                    onEvent(.disconnected(reason: reason, retryIn: backoff))
+                    GPSDWatcher.pause(backoff, while: flags)
+                }
+            }
+        }
+        thread.name = "rideguard-gpsd"
+        thread.start()
+    }
+
+    public func stop() {
+        flags.running.store(false, ordering: .releasing)
+    }
+
+    private static func pause(_ seconds: Double, while flags: Flags) {
+        var left = seconds
+        while left > 0 && flags.running.load(ordering: .acquiring) {
+            usleep(useconds_t(min(left, 0.1) * 1e6))
+            left -= 0.1
+        }
+    }
+}
+
+extension GPSDConnection {
+    /// Reads until gpsd goes away or `keepGoing` says stop; returns why it stopped.
+    func read(while keepGoing: () -> Bool, onFix: (Fix) -> Void) -> String {
+        while keepGoing() {
+            guard gps_waiting(data, 500_000) else {
+                if errno != 0 && errno != EINTR && errno != EAGAIN && errno != ETIMEDOUT {
+                    let reason = String(cString: strerror(errno))
+                    errno = 0
+                    return "gpsd connection lost: \(reason)"
+                }
+                continue
+            }
+            errno = 0
+            if gps_read(data, nil, 0) < 0 { return "gpsd closed the connection" }
+            let fix = rg_gps_current_fix(data)
+            guard fix.usable else { continue }
+            onFix(Fix(time: fix.has_time ? fix.time_s : Date().timeIntervalSince1970,
+                      latitude: fix.latitude, longitude: fix.longitude,
+                      altitude: fix.altitude_m.isFinite ? fix.altitude_m : nil,
+                      speed: fix.speed_mps.isFinite ? fix.speed_mps : nil,
+                      track: fix.track_deg.isFinite ? fix.track_deg : nil,
+                      accuracy: fix.eph_m.isFinite ? fix.eph_m : nil))
+        }
+        return "stopped"
+    }
+}

@@ -1,0 +1,205 @@
+/// A position from GPS, as the messages use it.
+public struct Fix: Codable, Equatable, Sendable {
+    /// Seconds since the epoch (UTC).
+    public var time: Double
+    public var latitude: Double
+    public var longitude: Double
+    public var altitude: Double?
+    /// Ground speed, m/s.
+    public var speed: Double?
+    /// Course over ground, degrees clockwise from north.
+    public var track: Double?
+    /// Horizontal accuracy (95%), metres.
+    public var accuracy: Double?
+
+    public init(time: Double, latitude: Double, longitude: Double, altitude: Double? = nil, speed: Double? = nil,
+                track: Double? = nil, accuracy: Double? = nil) {
+        self.time = time
+        self.latitude = latitude
+        self.longitude = longitude
+        self.altitude = altitude
+        self.speed = speed
+        self.track = track
+        self.accuracy = accuracy
+    }
+}
+
+public enum MessageLanguage: String, Codable, CaseIterable, Sendable { case en, fr, de, es, it }
+
+public enum MapLinkStyle: String, Codable, CaseIterable, Sendable {
+    case google, openstreetmap, geo
+
+    public func link(_ fix: Fix) -> String {
+        let lat = DecimalFormat.string(fix.latitude, decimals: 5), lon = DecimalFormat.string(fix.longitude, decimals: 5)
+        switch self {
+        case .google: return "https://maps.google.com/?q=\(lat),\(lon)"
+        case .openstreetmap: return "https://osm.org/?mlat=\(lat)&mlon=\(lon)&zoom=17"
+        case .geo: return "geo:\(lat),\(lon)"
+        }
+    }
+}
+
+/// Everything a message may say. Times are preformatted by the agent in the rider's time zone.
+public struct MessageContext: Sendable {
+    public var riderName: String
+    /// The rider's own words, first in every alert.
+    public var riderMessage: String
+    public var medicalNote: String?
+    public var language: MessageLanguage
+    public var mapLink: MapLinkStyle
+    public var trigger: EmergencyWorkflow.Trigger
+    /// "14:32", local time of the crash.
+    public var crashTime: String?
+    public var evidence: CrashEvidence?
+    public var fix: Fix?
+    /// Seconds since the fix, when the message is written.
+    public var fixAge: Double?
+    /// Speed and heading just before the crash, from the recent track.
+    public var speedBefore: Double?
+    public var headingBefore: Double?
+
+    public init(riderName: String, riderMessage: String, medicalNote: String? = nil, language: MessageLanguage = .en,
+                mapLink: MapLinkStyle = .google, trigger: EmergencyWorkflow.Trigger = .crash, crashTime: String? = nil,
+                evidence: CrashEvidence? = nil, fix: Fix? = nil, fixAge: Double? = nil, speedBefore: Double? = nil,
+                headingBefore: Double? = nil) {
+        self.riderName = riderName
+        self.riderMessage = riderMessage
+        self.medicalNote = medicalNote
+        self.language = language
+        self.mapLink = mapLink
+        self.trigger = trigger
+        self.crashTime = crashTime
+        self.evidence = evidence
+        self.fix = fix
+        self.fixAge = fixAge
+        self.speedBefore = speedBefore
+        self.headingBefore = headingBefore
+    }
+}
+
+/// The texts of the alert, the location updates and the all-clear, in five languages. Wording stays
+/// in the GSM 7-bit alphabet (no accents it lacks), so messages take as few SMS parts as possible.
+public enum MessageComposer {
+    /// A fix older than this is called out with its age, seconds.
+    public static let freshFix = 60.0
+
+    /// The rider's message must say something: at least 5 characters after trimming.
+    public static func validateRiderMessage(_ text: String) throws(ConfigurationError) {
+        guard text.trimmingSpaces().count >= 5 else {
+            throw ConfigurationError(key: "message", reason: "the alert message must have at least 5 characters")
+        }
+    }
+
+    public static func alert(_ c: MessageContext) -> String {
+        let w = Words.for(c.language)
+        var lines = [c.riderMessage.trimmingSpaces().description]
+        lines.append(position(c, w))
+        var facts: [String] = []
+        if let time = c.crashTime { facts.append((c.trigger == .manual ? w.sosAt : w.crashAt) + " " + time) }
+        if let speed = c.speedBefore, speed >= 2 {
+            var moving = "\(w.moving) \(Int((speed * 3.6).rounded())) km/h"
+            if let heading = c.headingBefore { moving += " \(w.heading) \(w.compass[compassIndex(heading)])" }
+            facts.append(moving)
+        }
+        if let e = c.evidence {
+            if e.postureDegrees >= 135 { facts.append(w.upsideDown) }
+            else if e.postureDegrees >= 45 { facts.append(w.onItsSide) }
+            else if e.reason == .collisionThenStill { facts.append(w.collision) }
+            if e.peakG >= 2 { facts.append("\(w.impact) \(DecimalFormat.string(e.peakG, decimals: 1)) g") }
+        }
+        if !facts.isEmpty { lines.append(facts.joined(separator: ", ")) }
+        if let note = c.medicalNote?.trimmingSpaces(), !note.isEmpty { lines.append("\(w.medical): \(note)") }
+        lines.append("RideGuard - \(c.riderName)")
+        return lines.joined(separator: "\n")
+    }
+
+    public static func locationUpdate(_ c: MessageContext) -> String {
+        let w = Words.for(c.language)
+        return "RideGuard - \(c.riderName): \(w.update)\n" + position(c, w)
+    }
+
+    /// `byRider`: the rider cancelled after the alert (else the alert is withdrawn as false).
+    public static func allClear(_ c: MessageContext, byRider: Bool = true) -> String {
+        let w = Words.for(c.language)
+        return "RideGuard - \(c.riderName): " + (byRider ? w.cancelledByRider : w.falseAlarm)
+    }
+
+    private static func position(_ c: MessageContext, _ w: Words) -> String {
+        guard let fix = c.fix else { return w.positionUnknown }
+        var text = c.mapLink.link(fix)
+        var details: [String] = []
+        if let accuracy = fix.accuracy, accuracy.isFinite { details.append("\(w.accuracy) \(Int(accuracy.rounded())) m") }
+        if let age = c.fixAge, age > freshFix {
+            let minutes = Int((age / 60).rounded())
+            details.append(minutes >= 1 ? w.ageMinutes(minutes) : w.ageMinutes(1))
+        }
+        if !details.isEmpty { text += " (" + details.joined(separator: ", ") + ")" }
+        return text
+    }
+
+    static func compassIndex(_ degrees: Double) -> Int {
+        let normalized = (degrees.truncatingRemainder(dividingBy: 360) + 360).truncatingRemainder(dividingBy: 360)
+        return Int((normalized / 45).rounded()) % 8
+    }
+}
+
+/// One language's words. Only characters of the GSM 7-bit alphabet (Spanish drops the acute
+/// accents GSM lacks; a test checks every template).
+struct Words {
+    var positionUnknown: String
+    var accuracy: String
+    var ageMinutes: (Int) -> String
+    var crashAt: String
+    var sosAt: String
+    var moving: String
+    var heading: String
+    var compass: [String]
+    var onItsSide: String
+    var upsideDown: String
+    var collision: String
+    var impact: String
+    var medical: String
+    var update: String
+    var cancelledByRider: String
+    var falseAlarm: String
+
+    static func `for`(_ language: MessageLanguage) -> Words {
+        switch language {
+        case .en:
+            Words(positionUnknown: "Position unknown (no GPS fix).", accuracy: "accuracy",
+                  ageMinutes: { "position \($0) min old" }, crashAt: "Crash at", sosAt: "SOS at", moving: "moving",
+                  heading: "heading", compass: ["N", "NE", "E", "SE", "S", "SW", "W", "NW"], onItsSide: "bike on its side",
+                  upsideDown: "bike upside down", collision: "collision", impact: "impact", medical: "Medical",
+                  update: "position update", cancelledByRider: "the rider cancelled the alert. False alarm, rider OK.",
+                  falseAlarm: "false alarm, rider OK.")
+        case .fr:
+            Words(positionUnknown: "Position inconnue (pas de GPS).", accuracy: "precision",
+                  ageMinutes: { "position d'il y a \($0) min" }, crashAt: "Chute a", sosAt: "SOS a", moving: "roulait a",
+                  heading: "direction", compass: ["N", "NE", "E", "SE", "S", "SO", "O", "NO"], onItsSide: "moto couchee",
+                  upsideDown: "moto retournee", collision: "collision", impact: "choc", medical: "Medical",
+                  update: "nouvelle position", cancelledByRider: "le motard a annule l'alerte. Fausse alerte, tout va bien.",
+                  falseAlarm: "fausse alerte, tout va bien.")
+        case .de:
+            Words(positionUnknown: "Position unbekannt (kein GPS).", accuracy: "Genauigkeit",
+                  ageMinutes: { "Position vor \($0) Min." }, crashAt: "Sturz um", sosAt: "SOS um", moving: "fuhr",
+                  heading: "Richtung", compass: ["N", "NO", "O", "SO", "S", "SW", "W", "NW"], onItsSide: "Motorrad liegt",
+                  upsideDown: "Motorrad auf dem Kopf", collision: "Kollision", impact: "Aufprall", medical: "Medizinisch",
+                  update: "neue Position", cancelledByRider: "Alarm vom Fahrer aufgehoben. Fehlalarm, alles in Ordnung.",
+                  falseAlarm: "Fehlalarm, alles in Ordnung.")
+        case .es:
+            Words(positionUnknown: "Posicion desconocida (sin GPS).", accuracy: "precision",
+                  ageMinutes: { "posicion de hace \($0) min" }, crashAt: "Caida a las", sosAt: "SOS a las", moving: "iba a",
+                  heading: "rumbo", compass: ["N", "NE", "E", "SE", "S", "SO", "O", "NO"], onItsSide: "moto tumbada",
+                  upsideDown: "moto volcada", collision: "choque", impact: "impacto", medical: "Medico",
+                  update: "nueva posicion", cancelledByRider: "el motorista cancelo la alerta. Falsa alarma, todo bien.",
+                  falseAlarm: "falsa alarma, todo bien.")
+        case .it:
+            Words(positionUnknown: "Posizione sconosciuta (niente GPS).", accuracy: "precisione",
+                  ageMinutes: { "posizione di \($0) min fa" }, crashAt: "Caduta alle", sosAt: "SOS alle", moving: "andava a",
+                  heading: "direzione", compass: ["N", "NE", "E", "SE", "S", "SO", "O", "NO"], onItsSide: "moto a terra",
+                  upsideDown: "moto capovolta", collision: "urto", impact: "impatto", medical: "Medico",
+                  update: "nuova posizione", cancelledByRider: "il motociclista ha annullato l'allarme. Falso allarme, tutto ok.",
+                  falseAlarm: "falso allarme, tutto ok.")
+        }
+    }
+}

@@ -1,0 +1,42 @@
+/// A phone number in E.164 (`+` and 8–15 digits), as contacts are stored.
+public struct PhoneNumber: Hashable, Codable, Sendable, CustomStringConvertible {
+    public let e164: String
+
+    /// Cleans what a person typed: spaces, dashes, dots and brackets go, a leading `00` becomes `+`.
+    /// A number without its country code cannot be made E.164 and is refused with the reason.
+    public init(_ text: String) throws(ConfigurationError) {
+        var cleaned = ""
+        for character in text.trimmingSpaces() {
+            if " -.()/\u{00A0}".contains(character) { continue }
+            cleaned.append(character)
+        }
+        if cleaned.hasPrefix("00") { cleaned = "+" + cleaned.dropFirst(2) }
+        guard cleaned.hasPrefix("+") else {
+            throw ConfigurationError(key: "number", reason: "'\(text)' has no country code: write it as +CC… (e.g. +33 6 12 34 56 78) or 00CC…")
+        }
+        let digits = cleaned.dropFirst()
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            throw ConfigurationError(key: "number", reason: "'\(text)' has characters that are not digits")
+        }
+        guard (8...15).contains(digits.count) else {
+            throw ConfigurationError(key: "number", reason: "'\(text)' has \(digits.count) digits; an international number has 8 to 15")
+        }
+        guard digits.first != "0" else {
+            throw ConfigurationError(key: "number", reason: "'\(text)': a country code never starts with 0")
+        }
+        e164 = cleaned
+    }
+
+    public var description: String { e164 }
+
+    /// For logs: country code and the last four digits only (`+33•••••5678`).
+    public var masked: String { PhoneNumber.mask(e164) }
+
+    /// Masks any number-like text the same way.
+    public static func mask(_ number: String) -> String {
+        let digits = number.filter(\.isNumber)
+        guard digits.count > 6 else { return String(repeating: "•", count: digits.count) }
+        let prefix = number.hasPrefix("+") ? "+" + digits.prefix(2) : String(digits.prefix(2))
+        return prefix + String(repeating: "•", count: digits.count - 6) + digits.suffix(4)
+    }
+}

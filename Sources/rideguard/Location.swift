@@ -1,0 +1,85 @@
+import ArgumentParser
+import Foundation
+import GPSDClient
+import RideGuardCore
+import Synchronization
+
+struct Location: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the current GPS fix from gpsd, or say that there is none yet.",
+        discussion: "Exit code 0 with a fix, 1 when gpsd answers but has no fix yet, 2 when gpsd cannot be reached."
+    )
+
+    @Option(help: "gpsd's address.")
+    var gpsd = "127.0.0.1:2947"
+
+    @Flag(help: "Print JSON: lat, lon, time, speed_mps, track_deg, accuracy_m, age_s.")
+    var json = false
+
+    @Option(help: "Wait this many seconds for a fix.")
+    var wait: Double = 5
+
+    func validate() throws {
+        guard Self.split(gpsd) != nil else { throw ValidationError("--gpsd must be HOST:PORT, e.g. 127.0.0.1:2947") }
+        guard wait >= 0 && wait <= 3600 else { throw ValidationError("--wait must be 0...3600 seconds") }
+    }
+
+    static func split(_ address: String) -> (host: String, port: String)? {
+        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
+              (1...65535).contains(port), colon > address.startIndex else { return nil }
+        return (String(address[..<colon]), String(port))
+    }
+
+    func run() throws {
+        let (host, port) = Self.split(gpsd)!
+        struct Seen: Sendable {
+            var fix: Fix?
+            var connected = false
+            var problem: String?
+        }
+        let seen = Mutex(Seen())
+        let watcher = GPSDWatcher(host: host, port: port) { event in
+            seen.withLock { s in
+                switch event {
+                case .fix(let fix): s.fix = fix
+                case .connected: s.connected = true
+                case .disconnected(let reason, _): s.problem = reason
+                }
+            }
+        }
+        defer { watcher.stop() }
+        let deadline = Date().addingTimeInterval(wait)
+        while seen.withLock({ $0.fix == nil }) && Date() < deadline {
+            usleep(50_000)
+        }
+        let result = seen.withLock { $0 }
+        guard let fix = result.fix else {
+            if !result.connected {
+                Output.error("cannot reach gpsd at \(gpsd): \(result.problem ?? "no answer")")
+                throw ExitCode(2)
+            }
+            Output.error("no GPS fix yet from gpsd at \(gpsd) (waited \(DecimalFormat.string(wait, decimals: 0)) s): check the antenna's view of the sky")
+            throw ExitCode(1)
+        }
+        let age = max(0, Date().timeIntervalSince1970 - fix.time)
+        if json {
+            var line = JSONLine()
+            line.add("lat", fix.latitude, decimals: 7)
+            line.add("lon", fix.longitude, decimals: 7)
+            line.add("time", ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: fix.time)))
+            line.add("speed_mps", fix.speed ?? .nan, decimals: 2)
+            line.add("track_deg", fix.track ?? .nan, decimals: 1)
+            line.add("accuracy_m", fix.accuracy ?? .nan, decimals: 1)
+            line.add("age_s", age, decimals: 1)
+            print(line.text)
+        } else {
+            var text = "\(DecimalFormat.string(fix.latitude, decimals: 6)), \(DecimalFormat.string(fix.longitude, decimals: 6))"
+            if let accuracy = fix.accuracy { text += " ±\(Int(accuracy.rounded())) m" }
+            text += ", \(Int(age.rounded())) s old"
+            if let speed = fix.speed { text += ", \(Int((speed * 3.6).rounded())) km/h" }
+            if let track = fix.track { text += " heading \(Int(track.rounded()))°" }
+            print(text)
+            print(MapLinkStyle.google.link(fix))
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+/// NMEA 0183 sentences written by our own code for gpsfake: a rider moving in a straight line, or a
+/// receiver without a fix.
+enum NMEALog {
+    /// `seconds` of GGA + RMC at 1 Hz from (lat, lon) heading `course`° at `speed` m/s, starting now.
+    static func movingRider(latitude: Double, longitude: Double, speed: Double, course: Double, seconds: Int) -> String {
+        var lines = ["# rideguard test log: a rider at \(speed) m/s heading \(course)°"]
+        let start = Date()
+        for i in 0..<seconds {
+            let distance = speed * Double(i)
+            let lat = latitude + distance * cos(course * .pi / 180) / 111_320
+            let lon = longitude + distance * sin(course * .pi / 180) / (111_320 * cos(latitude * .pi / 180))
+            let time = start.addingTimeInterval(Double(i))
+            lines.append(sentence("GPGGA,\(hms(time)),\(coordinate(lat, degreesWidth: 2)),\(lat >= 0 ? "N" : "S"),\(coordinate(lon, degreesWidth: 3)),\(lon >= 0 ? "E" : "W"),1,09,0.9,120.0,M,47.0,M,,"))
+            lines.append(sentence("GPRMC,\(hms(time)),A,\(coordinate(lat, degreesWidth: 2)),\(lat >= 0 ? "N" : "S"),\(coordinate(lon, degreesWidth: 3)),\(lon >= 0 ? "E" : "W"),\(String(format: "%.1f", speed / 0.514444)),\(String(format: "%.1f", course)),\(dmy(time)),,,A"))
+        }
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// A receiver that reports the time but no fix (antenna covered).
+    static func noFix(seconds: Int) -> String {
+        var lines = ["# rideguard test log: no fix"]
+        let start = Date()
+        for i in 0..<seconds {
+            let time = start.addingTimeInterval(Double(i))
+            lines.append(sentence("GPGGA,\(hms(time)),,,,,0,00,99.9,,M,,M,,"))
+            lines.append(sentence("GPRMC,\(hms(time)),V,,,,,,,\(dmy(time)),,,N"))
+        }
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    static func sentence(_ body: String) -> String {
+        let checksum = body.utf8.reduce(UInt8(0)) { $0 ^ $1 }
+        return "$" + body + "*" + String(format: "%02X", checksum)
+    }
+
+    static func coordinate(_ value: Double, degreesWidth: Int) -> String {
+        let a = abs(value)
+        let degrees = Int(a)
+        let minutes = (a - Double(degrees)) * 60
+        return String(format: "%0\(degreesWidth)d%07.4f", degrees, minutes)
+    }
+
+    static func hms(_ date: Date) -> String {
+        let c = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: date)
+        return String(format: "%02d%02d%02d.00", c.hour!, c.minute!, c.second!)
+    }
+
+    static func dmy(_ date: Date) -> String {
+        let c = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: date)
+        return String(format: "%02d%02d%02d", c.day!, c.month!, c.year! % 100)
+    }
+}
+
+/// A real gpsd, started by gpsfake on a free port and fed a log in a loop. Spawned with posix_spawn
+/// and reaped with waitpid: Foundation's Process lost track of another child's exit while this one
+/// kept running.
+final class GPSFake {
+    let port: Int
+    private var pid: pid_t = 0
+
+    init(log: String, port: Int = Int.random(in: 30_000...39_999)) throws {
+        self.port = port
+        let file = try Rideguard.temporaryFile("gpsfake-\(UUID().uuidString).nmea", contents: Data(log.utf8))
+        // -q quiet, -P our port (2947 may be a system gpsd), -c delay between sentences, looping.
+        let arguments = ["/usr/bin/gpsfake", "-q", "-P", String(port), "-c", "0.1", file.path]
+        let environment = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp"]
+        var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup($0) } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        // Its own process group, so that stopping it takes gpsd down too (gpsfake alone leaves it running).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        let result = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
+        guard result == 0 else { throw WaitTimeout(seconds: 0) }
+    }
+
+    func stop() {
+        guard pid > 0 else { return }
+        kill(-pid, SIGTERM)   // the whole group: gpsfake and its gpsd
+        var status: Int32 = 0
+        for _ in 0..<100 {
+            if waitpid(pid, &status, WNOHANG) == pid {
+                kill(-pid, SIGKILL)
+                pid = 0
+                return
+            }
+            usleep(50_000)
+        }
+        kill(-pid, SIGKILL)
+        waitpid(pid, &status, 0)
+        pid = 0
+    }
+
+    deinit { stop() }
+}

@@ -1,0 +1,158 @@
+import Testing
+@testable import RideGuardCore
+
+@Suite struct PhoneNumberTests {
+    @Test(arguments: [
+        ("+33 6 12 34 56 78", "+33612345678"), ("0033 (6) 12.34.56.78", "+33612345678"),
+        ("+49-151-1234-5678", "+4915112345678"), ("+1 (415) 555-0100", "+14155550100"),
+    ])
+    func cleansWhatPeopleType(input: String, e164: String) throws {
+        #expect(try PhoneNumber(input).e164 == e164)
+    }
+
+    @Test(arguments: [
+        ("06 12 34 56 78", "no country code"), ("+33 6 12 AB 56 78", "not digits"), ("+33 12", "8 to 15"),
+        ("+0 612345678", "never starts with 0"), ("", "no country code"),
+    ])
+    func refusesWhatIsNotE164(input: String, reason: String) {
+        #expect {
+            _ = try PhoneNumber(input)
+        } throws: { error in
+            (error as? ConfigurationError)?.reason.contains(reason) == true
+        }
+    }
+
+    @Test func masksForLogs() throws {
+        #expect(try PhoneNumber("+33612345678").masked == "+33•••••5678")
+        #expect(PhoneNumber.mask("+4915112345678") == "+49•••••••5678")
+    }
+}
+
+@Suite struct GSM7Tests {
+    @Test func alphabetHasAllItsCodes() {
+        #expect(GSM7.basic.count == 128)
+        #expect(GSM7.septets("@") == [0])
+        #expect(GSM7.septets("à") == [0x7F])
+        #expect(GSM7.septets("€") == [0x1B, 0x65])
+    }
+
+    @Test func roundTripsEveryCharacter() {
+        let all = String(GSM7.basic.filter { $0 != "\u{1B}" }) + "^{}\\[~]|€"
+        let septets = try! #require(GSM7.septets(all))
+        #expect(GSM7.text(septets) == all)
+        #expect(septets.count == 127 + 18)
+    }
+
+    @Test func textsOutsideTheAlphabetNeedUCS2() {
+        #expect(GSM7.septets("ç") == nil)       // only Ç is in the alphabet
+        #expect(GSM7.septets("á") == nil)
+        #expect(SMSText("Crash 🏍").encoding == .ucs2)
+    }
+
+    @Test(arguments: [
+        (String(repeating: "a", count: 160), SMSText.Encoding.gsm7, [160]),
+        (String(repeating: "a", count: 161), .gsm7, [153, 8]),
+        (String(repeating: "€", count: 80), .gsm7, [160]),                     // 80 × 2 septets
+        (String(repeating: "€", count: 81), .gsm7, [152, 10]),                 // an escape pair is never cut
+        (String(repeating: "é", count: 70) + "ç", .ucs2, [67, 4]),
+        (String(repeating: "x", count: 66) + "🏍" + "yyy", .ucs2, [66, 5]),     // the emoji's pair stays whole
+        (String(repeating: "x", count: 68) + "🏍", .ucs2, [70]),                // an emoji is two code units
+    ])
+    func partsAreCountedInSeptetsOrCodeUnits(text: String, encoding: SMSText.Encoding, sizes: [Int]) {
+        let sms = SMSText(text)
+        #expect(sms.encoding == encoding)
+        #expect(sms.parts.map(\.count) == sizes)
+    }
+}
+
+@Suite struct MessageComposerTests {
+    let fix = Fix(time: 1_700_000_000, latitude: 48.858370, longitude: 2.294481, speed: 0, accuracy: 8)
+    let evidence = CrashEvidence(reason: .lyingStill, postureDegrees: 84, stillSeconds: 1.3, peakG: 7.9, deltaV: 2,
+                                 peakRotationDegreesPerSecond: 300, speedBefore: 17.2, fallTime: 10)
+
+    func context(_ language: MessageLanguage, fix: Fix?, age: Double? = 5, name: String = "Alex",
+                 message: String = "I may have crashed. Please call me or come and find me.") -> MessageContext {
+        MessageContext(riderName: name, riderMessage: message, medicalNote: nil, language: language, mapLink: .google,
+                       trigger: .crash, crashTime: "14:32", evidence: evidence, fix: fix, fixAge: age,
+                       speedBefore: 17.2, headingBefore: 40)
+    }
+
+    @Test func englishAlertSaysWhatARescuerNeeds() {
+        let text = MessageComposer.alert(context(.en, fix: fix))
+        #expect(text == """
+            I may have crashed. Please call me or come and find me.
+            https://maps.google.com/?q=48.85837,2.29448 (accuracy 8 m)
+            Crash at 14:32, moving 62 km/h heading NE, bike on its side, impact 7.9 g
+            RideGuard - Alex
+            """)
+    }
+
+    @Test func staleFixSaysHowOldAndNoFixSaysUnknown() {
+        let stale = MessageComposer.alert(context(.en, fix: fix, age: 240))
+        #expect(stale.contains("(accuracy 8 m, position 4 min old)"))
+        let none = MessageComposer.alert(context(.en, fix: nil))
+        #expect(none.contains("Position unknown (no GPS fix)."))
+        #expect(!none.contains("http"))
+    }
+
+    @Test(arguments: MapLinkStyle.allCases)
+    func mapLinksCarryFiveDecimals(style: MapLinkStyle) {
+        let link = style.link(fix)
+        #expect(link.contains("48.85837") && link.contains("2.29448"))
+    }
+
+    /// Every template in every language stays in the GSM 7-bit alphabet, and this many SMS parts:
+    /// alert 2 (rider's message of 55 characters, fix, facts), update 1, all-clear 1.
+    @Test(arguments: MessageLanguage.allCases)
+    func everyLanguageStaysGSM7AndShort(language: MessageLanguage) {
+        for fixCase in [fix, nil] as [Fix?] {
+            for age in [5.0, 600] {
+                let c = context(language, fix: fixCase, age: age)
+                let alert = SMSText(MessageComposer.alert(c))
+                #expect(alert.encoding == .gsm7, "\(language) alert: \(MessageComposer.alert(c))")
+                #expect(alert.parts.count <= 2, "\(language) alert takes \(alert.parts.count) parts")
+                let update = SMSText(MessageComposer.locationUpdate(c))
+                #expect(update.encoding == .gsm7)
+                #expect(update.parts.count == 1, "\(language) update: \(MessageComposer.locationUpdate(c))")
+            }
+            for byRider in [true, false] {
+                let clear = SMSText(MessageComposer.allClear(context(language, fix: fixCase), byRider: byRider))
+                #expect(clear.encoding == .gsm7)
+                #expect(clear.parts.count == 1)
+            }
+        }
+    }
+
+    @Test func longNamesAndMessagesStillGoOut() {
+        let long = String(repeating: "Call the emergency services. ", count: 12)
+        let c = context(.de, fix: fix, name: "Maximilian-Alexander von Hohenzollern-Sigmaringen", message: long)
+        let text = MessageComposer.alert(c)
+        #expect(text.hasPrefix(long.trimmingSpaces()))
+        #expect(text.contains("Maximilian-Alexander von Hohenzollern-Sigmaringen"))
+        #expect(SMSText(text).parts.count == 4)
+        // A name outside the alphabet turns the message into UCS2, which is still sent.
+        let accented = context(.fr, fix: fix, name: "François")
+        #expect(SMSText(MessageComposer.alert(accented)).encoding == .ucs2)
+    }
+
+    @Test func medicalNoteAndManualSOS() {
+        var c = context(.it, fix: fix)
+        c.medicalNote = "diabetic, allergic to penicillin"
+        c.trigger = .manual
+        let text = MessageComposer.alert(c)
+        #expect(text.contains("Medico: diabetic, allergic to penicillin"))
+        #expect(text.contains("SOS alle 14:32"))
+    }
+
+    @Test func riderMessageMustSaySomething() {
+        #expect(throws: ConfigurationError(key: "message", reason: "the alert message must have at least 5 characters")) {
+            try MessageComposer.validateRiderMessage("  hi  ")
+        }
+        #expect(throws: Never.self) { try MessageComposer.validateRiderMessage("Help!") }
+    }
+
+    @Test(arguments: [(0.0, "N"), (44.0, "NE"), (90, "E"), (200, "S"), (337.6, "N"), (-90, "W")])
+    func compassPoints(degrees: Double, point: String) {
+        #expect(Words.for(.en).compass[MessageComposer.compassIndex(degrees)] == point)
+    }
+}
