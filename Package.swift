@@ -11,6 +11,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // Pure decisions: detector, trace format, encoders. No I/O, no clocks, no C libraries.
@@ -25,17 +26,19 @@ let package = Package(
         .target(name: "IIOSensor", dependencies: ["RideGuardCore", "CIIO"]),
         .target(name: "GPIOLines", dependencies: ["RideGuardCore", "CGPIOD"]),
         .target(name: "GPSDClient", dependencies: ["RideGuardCore", "CGPS"]),
+        .target(name: "SerialModem", dependencies: ["RideGuardCore"]),
+        .target(name: "Storage", dependencies: ["RideGuardCore", .product(name: "GRDB", package: "GRDB.swift")]),
 
         // Labelled, physically consistent traces for evaluating the detector (`rideguard synth`).
         .target(name: "ScenarioSynth", dependencies: ["RideGuardCore"]),
 
         // Wiring, file I/O and services.
-        .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "ScenarioSynth", "IIOSensor", "GPIOLines", "GPSDClient"]),
+        .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "ScenarioSynth", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem", "Storage"]),
 
         .executableTarget(
             name: "rideguard",
             dependencies: [
-                "RideGuardAgent", "GPSDClient",
+                "RideGuardAgent", "GPSDClient", "SerialModem", "Storage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,10 +1,10 @@
 import ArgumentParser
 
 @main
-struct RideGuard: ParsableCommand {
+struct RideGuard: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rideguard",
         abstract: "Crash detection for motorbikes: detect a fall, count down, alert the rider's contacts.",
-        subcommands: [Replay.self, Synth.self, Eval.self, Location.self]
+        subcommands: [Replay.self, Synth.self, Eval.self, Location.self, SMS.self, ModemCommand.self]
     )
 }

@@ -53,54 +53,20 @@ enum NMEALog {
     }
 }
 
-/// A real gpsd, started by gpsfake on a free port and fed a log in a loop. Spawned with posix_spawn
-/// and reaped with waitpid: Foundation's Process lost track of another child's exit while this one
-/// kept running.
+/// A real gpsd, started by gpsfake on a free port and fed a log in a loop. Its own process group,
+/// so that stopping it takes gpsd down too (gpsfake alone leaves it running).
 final class GPSFake {
     let port: Int
-    private var pid: pid_t = 0
+    private let process: Spawned
 
     init(log: String, port: Int = Int.random(in: 30_000...39_999)) throws {
         self.port = port
         let file = try Rideguard.temporaryFile("gpsfake-\(UUID().uuidString).nmea", contents: Data(log.utf8))
         // -q quiet, -P our port (2947 may be a system gpsd), -c delay between sentences, looping.
-        let arguments = ["/usr/bin/gpsfake", "-q", "-P", String(port), "-c", "0.1", file.path]
-        let environment = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp"]
-        var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup($0) } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        // Its own process group, so that stopping it takes gpsd down too (gpsfake alone leaves it running).
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
-        posix_spawnattr_setpgroup(&attributes, 0)
-        let result = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
-        guard result == 0 else { throw WaitTimeout(seconds: 0) }
+        process = try Spawned(["/usr/bin/gpsfake", "-q", "-P", String(port), "-c", "0.1", file.path])
     }
 
     func stop() {
-        guard pid > 0 else { return }
-        kill(-pid, SIGTERM)   // the whole group: gpsfake and its gpsd
-        var status: Int32 = 0
-        for _ in 0..<100 {
-            if waitpid(pid, &status, WNOHANG) == pid {
-                kill(-pid, SIGKILL)
-                pid = 0
-                return
-            }
-            usleep(50_000)
-        }
-        kill(-pid, SIGKILL)
-        waitpid(pid, &status, 0)
-        pid = 0
+        process.kill()
     }
-
-    deinit { stop() }
 }

@@ -1,0 +1,74 @@
+import Foundation
+import RideGuardCore
+import SerialModem
+import Storage
+
+/// Sends what the outbox holds through the modem, oldest first, and records every outcome. A
+/// transient failure is retried with exponential backoff and jitter; a permanent one (invalid
+/// number) is given up with its reason. Nothing is deleted.
+public actor OutboxSender {
+    private let outbox: Outbox
+    private let modem: Modem
+    private let clock: any ServiceClock
+    private let log: @Sendable (String) -> Void
+    private let onSent: @Sendable (OutboxMessage, [Int]) async -> Void
+    /// First retry delay, seconds; it doubles up to 5 min.
+    private let retryBase: Double
+
+    public init(outbox: Outbox, modem: Modem, clock: any ServiceClock, retryBase: Double = 5,
+                log: @escaping @Sendable (String) -> Void,
+                onSent: @escaping @Sendable (OutboxMessage, [Int]) async -> Void = { _, _ in }) {
+        self.retryBase = retryBase
+        self.outbox = outbox
+        self.modem = modem
+        self.clock = clock
+        self.log = log
+        self.onSent = onSent
+    }
+
+    /// Seconds before attempt `n + 1` after `n` failures: base, 2×, 4×, … up to 5 min, ±20 %.
+    public static func backoff(afterAttempts attempts: Int, base: Double = 5) -> Double {
+        let delay = min(300, base * pow(2, Double(max(0, attempts - 1))))
+        return delay * Double.random(in: 0.8...1.2)
+    }
+
+    /// Puts messages interrupted by a crash back in the queue. Call once at start.
+    public func resume() throws -> Int {
+        try outbox.resumeInterrupted(now: clock.now())
+    }
+
+    /// Sends every message that is due now. Returns how many are still waiting.
+    @discardableResult
+    public func sendDue() async throws -> Int {
+        while let message = try outbox.claimNext(now: clock.now()), let id = message.id {
+            let who = PhoneNumber.mask(message.recipient)
+            let references: [Int]
+            do {
+                references = try await modem.send(message.body, to: message.recipient)
+            } catch {
+                if error.permanent {
+                    try outbox.markFailed(id, error: error.reason, now: clock.now())
+                    log("gave up on \(message.kind) to \(who): \(error.reason)")
+                } else {
+                    let wait = Self.backoff(afterAttempts: message.attempts, base: retryBase)
+                    try outbox.markRetry(id, error: error.reason, at: clock.now() + wait, now: clock.now())
+                    log("could not send \(message.kind) to \(who) (attempt \(message.attempts)): \(error.reason); retrying in \(Int(wait)) s")
+                }
+                continue
+            }
+            try outbox.markSent(id, references: references, now: clock.now())
+            log("sent \(message.kind) to \(who): reference \(references.map(String.init).joined(separator: ", "))")
+            await onSent(message, references)
+        }
+        return try outbox.countPending()
+    }
+
+    /// Sends until nothing is pending or `deadline` passes; returns how many are left.
+    public func flush(until deadline: Double) async throws -> Int {
+        while true {
+            let left = try await sendDue()
+            if left == 0 || clock.now() >= deadline { return left }
+            try await clock.sleep(until: min(deadline, clock.now() + 1))
+        }
+    }
+}

@@ -1,0 +1,226 @@
+/// Splits a modem's byte stream into lines and the SMS prompt (`> `, which has no line ending).
+/// Noise on the line (bytes that are not text) is reported and dropped, never passed on as a line.
+public struct ATLineReader: Sendable {
+    public enum Item: Equatable, Sendable {
+        case line(String)
+        case prompt
+        /// Bytes that were not a text line (noise, a baud-rate mismatch); how many.
+        case garbage(Int)
+    }
+
+    public static let maximumLine = 1024
+    private var buffer: [UInt8] = []
+
+    public init() {}
+
+    public mutating func feed(_ bytes: some Sequence<UInt8>) -> [Item] {
+        var items: [Item] = []
+        for byte in bytes {
+            if byte == 0x0D || byte == 0x0A {
+                flush(into: &items)
+                continue
+            }
+            buffer.append(byte)
+            if buffer == [0x3E, 0x20] {         // "> " at the start of a line
+                buffer.removeAll(keepingCapacity: true)
+                items.append(.prompt)
+            } else if buffer.count > Self.maximumLine {
+                items.append(.garbage(buffer.count))
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
+        return items
+    }
+
+    private mutating func flush(into items: inout [Item]) {
+        defer { buffer.removeAll(keepingCapacity: true) }
+        guard !buffer.isEmpty else { return }
+        let text = buffer.allSatisfy { ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x09 }
+        guard text, let line = String(validating: buffer, as: UTF8.self) else {
+            items.append(.garbage(buffer.count))
+            return
+        }
+        let trimmed = line.trimmingSpaces()
+        if !trimmed.isEmpty { items.append(.line(String(trimmed))) }
+    }
+}
+
+/// How a command ended.
+public enum ATFinal: Equatable, Sendable {
+    case ok
+    case error
+    case cmeError(Int)
+    case cmsError(Int)
+    /// A vendor's own final word: `COMMAND NOT SUPPORT` (Huawei), `TOO MANY PARAMETERS`, `NO CARRIER`.
+    case other(String)
+
+    init?(line: String) {
+        switch line {
+        case "OK": self = .ok
+        case "ERROR": self = .error
+        case "NO CARRIER", "COMMAND NOT SUPPORT", "TOO MANY PARAMETERS", "ABORT", "NO ANSWER", "BUSY": self = .other(line)
+        default:
+            if let code = ATFinal.code(line, prefix: "+CME ERROR:") { self = .cmeError(code) }
+            else if let code = ATFinal.code(line, prefix: "+CMS ERROR:") { self = .cmsError(code) }
+            else { return nil }
+        }
+    }
+
+    private static func code(_ line: String, prefix: String) -> Int? {
+        guard line.hasPrefix(prefix) else { return nil }
+        let rest = line.dropFirst(prefix.count).trimmingSpaces()
+        return Int(rest) ?? -1     // verbose text errors (CMEE=2) keep the prefix's meaning
+    }
+}
+
+/// One command's exchange: which lines answer it, which are unsolicited (URCs) and arrived in the
+/// middle, and when it is over. Pure; the session feeds it what the line reader produced.
+public struct ATExchange: Sendable {
+    public enum Outcome: Equatable, Sendable {
+        case pending
+        case echo
+        case information(String)
+        case unsolicited(String)
+        case prompt
+        case finished(ATFinal, information: [String])
+    }
+
+    public let command: String
+    /// The prefix this command's answers carry (`+CSQ:` for `AT+CSQ`), when it has one.
+    public let answerPrefix: String?
+    public private(set) var information: [String] = []
+    public private(set) var final: ATFinal?
+
+    public init(command: String) {
+        self.command = command
+        answerPrefix = ATExchange.prefix(of: command)
+    }
+
+    public mutating func consume(_ item: ATLineReader.Item) -> Outcome {
+        switch item {
+        case .garbage: return .pending
+        case .prompt: return .prompt
+        case .line(let line):
+            if line == command || line.hasPrefix(command + "\r") { return .echo }   // echo on (before ATE0)
+            if let result = ATFinal(line: line) {
+                final = result
+                return .finished(result, information: information)
+            }
+            if ATExchange.isUnsolicited(line, answering: answerPrefix) { return .unsolicited(line) }
+            information.append(line)
+            return .information(line)
+        }
+    }
+
+    /// `AT+CSQ` → `+CSQ:`, `AT+CPIN?` → `+CPIN:`, `AT+CMGS=50` → `+CMGS:`; `ATE0`, `ATI` → nil.
+    static func prefix(of command: String) -> String? {
+        guard command.hasPrefix("AT+") || command.hasPrefix("AT^") else { return nil }
+        let name = command.dropFirst(2).prefix { $0 != "=" && $0 != "?" }
+        return name + ":"
+    }
+
+    static let unsolicitedWords: Set<String> = ["RDY", "SMS Ready", "Call Ready", "RING", "PB DONE", "NO CARRIER", "READY"]
+
+    /// A line is unsolicited when it is a known modem announcement, or a `+`/`^` line that is not
+    /// this command's answer (`+CMTI:`, `+CREG:` while sending, `^RSSI:`…).
+    static func isUnsolicited(_ line: String, answering prefix: String?) -> Bool {
+        if unsolicitedWords.contains(line) { return true }
+        guard line.hasPrefix("+") || line.hasPrefix("^") else { return false }
+        if let prefix, line.hasPrefix(prefix) { return false }
+        return true
+    }
+}
+
+/// What a modem reports about itself, parsed from its answers.
+public enum ATParse {
+    /// `+CSQ: 18,99` → dBm (-113 + 2·rssi), nil for 99 (unknown).
+    public static func signal(_ line: String) -> Int? {
+        guard let values = numbers(after: "+CSQ:", in: line), let rssi = values.first, rssi != 99, (0...31).contains(rssi) else { return nil }
+        return -113 + 2 * rssi
+    }
+
+    /// `+CREG: 0,1` / `+CEREG: 2,5,"1F00","79D903",7` / URC `+CREG: 1` → the registration status.
+    public static func registration(_ line: String) -> Int? {
+        for prefix in ["+CREG:", "+CEREG:", "+CGREG:"] where line.hasPrefix(prefix) {
+            let fields = line.dropFirst(prefix.count).split(separator: ",").map { $0.trimmingSpaces() }
+            // Answer to a query: n,stat[,…]; unsolicited: stat[,…]. A query's second field is the status.
+            if fields.count >= 2, let stat = Int(fields[1]), !fields[1].contains("\"") { return stat }
+            if let stat = fields.first.flatMap({ Int($0) }) { return stat }
+        }
+        return nil
+    }
+
+    /// `+CPIN: SIM PIN` → "SIM PIN".
+    public static func simState(_ line: String) -> String? {
+        guard line.hasPrefix("+CPIN:") else { return nil }
+        return String(line.dropFirst(6).trimmingSpaces())
+    }
+
+    /// `+CMGS: 12` or `+CMGS: 12,"22/11/26,10:00:00+04"` → 12.
+    public static func messageReference(_ line: String) -> Int? {
+        numbers(after: "+CMGS:", in: line)?.first
+    }
+
+    /// `+CSCA: "+33609001390",145` → "+33609001390".
+    public static func serviceCentre(_ line: String) -> String? {
+        guard line.hasPrefix("+CSCA:"), let open = line.firstIndex(of: "\""),
+              let close = line[line.index(after: open)...].firstIndex(of: "\"") else { return nil }
+        let number = String(line[line.index(after: open)..<close])
+        return number.isEmpty ? nil : number
+    }
+
+    static func numbers(after prefix: String, in line: String) -> [Int]? {
+        guard line.hasPrefix(prefix) else { return nil }
+        return line.dropFirst(prefix.count).split(separator: ",").compactMap { Int($0.trimmingSpaces()) }
+    }
+}
+
+/// What a +CMS/+CME error means for sending: give up on this message, or try again later.
+public enum SendFailure: Equatable, Sendable {
+    case permanent(String)
+    case transient(String)
+
+    /// 27.005 §3.2.5 and network causes: a wrong number or a barred service does not get better by
+    /// retrying; congestion, no network, a busy SIM or an unknown error may.
+    public static func classify(_ final: ATFinal) -> SendFailure {
+        switch final {
+        case .cmsError(let code):
+            switch code {
+            case 1, 8, 10, 21, 29, 30, 50, 96, 97, 195, 304, 305:
+                return .permanent("+CMS ERROR: \(code) (\(cmsMeaning(code)))")
+            default:
+                return .transient("+CMS ERROR: \(code) (\(cmsMeaning(code)))")
+            }
+        case .cmeError(let code): return .transient("+CME ERROR: \(code)")
+        case .error: return .transient("ERROR")
+        case .other(let word): return .transient(word)
+        case .ok: return .transient("OK without a message reference")
+        }
+    }
+
+    static func cmsMeaning(_ code: Int) -> String {
+        switch code {
+        case 1: "unassigned number"
+        case 8: "operator barring"
+        case 10: "call barred"
+        case 21: "short message transfer rejected"
+        case 27: "destination out of service"
+        case 38: "network out of order"
+        case 41: "temporary failure"
+        case 42: "congestion"
+        case 50: "facility not subscribed"
+        case 195: "invalid destination address"
+        case 300: "ME failure"
+        case 302: "operation not allowed"
+        case 304: "invalid PDU mode parameter"
+        case 310: "SIM not inserted"
+        case 311: "SIM PIN required"
+        case 314: "SIM busy"
+        case 330: "SMSC address unknown"
+        case 331: "no network service"
+        case 332: "network timeout"
+        case 500: "unknown error"
+        default: "see 3GPP TS 27.005"
+        }
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import RideGuardCore
+
+/// Why an AT command did not complete.
+public enum ATError: Error, Equatable, CustomStringConvertible, Sendable {
+    case timeout(command: String, seconds: Double)
+    case failed(command: String, final: ATFinal)
+    case disconnected(String)
+    case busy
+
+    public var description: String {
+        switch self {
+        case .timeout(let command, let seconds): "\(command): no answer within \(DecimalFormat.string(seconds, decimals: 0)) s"
+        case .failed(let command, let final): "\(command): \(final)"
+        case .disconnected(let reason): "modem disconnected: \(reason)"
+        case .busy: "another command is running"
+        }
+    }
+}
+
+/// One conversation with a modem over a serial port: one command at a time, each with its own
+/// timeout; unsolicited lines go to `onUnsolicited` whenever they come.
+public actor ATSession {
+    private let port: SerialPort
+    private var reader = ATLineReader()
+    private var current: (id: Int, exchange: ATExchange, continuation: CheckedContinuation<[String], any Error>)?
+    private var promptWaiter: (id: Int, continuation: CheckedContinuation<Void, any Error>)?
+    private var nextID = 0
+    private var gone: String?
+    private let onUnsolicited: @Sendable (String) -> Void
+    /// Noise seen on the line, in bytes (a wrong baud rate shows here).
+    public private(set) var garbageBytes = 0
+
+    public init(port: SerialPort, onUnsolicited: @escaping @Sendable (String) -> Void) {
+        self.port = port
+        self.onUnsolicited = onUnsolicited
+    }
+
+    /// Starts reading: bytes are fed to the session in order through one stream.
+    public func start() {
+        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
+        port.startReading(onBytes: { continuation.yield($0) }, onGone: { reason in
+            continuation.yield([])
+            continuation.finish()
+            Task { await self.lost(reason) }
+        })
+        Task {
+            for await bytes in stream where !bytes.isEmpty { self.received(bytes) }
+        }
+    }
+
+    public var isConnected: Bool { gone == nil }
+
+    /// Sends `command` and returns its information lines; throws on ERROR, a timeout or a lost port.
+    @discardableResult
+    public func run(_ command: String, timeout: Double = 5) async throws -> [String] {
+        try await send(command, suffix: "\r", timeout: timeout)
+    }
+
+    /// `AT+CMGS=<length>`, waits for the prompt, sends the PDU and Ctrl-Z; returns the reference.
+    public func submit(_ part: SMSPDU.Part, promptTimeout: Double = 10, timeout: Double = 120) async throws -> Int {
+        let command = "AT+CMGS=\(part.tpduLength)"
+        if let gone { throw ATError.disconnected(gone) }
+        guard current == nil else { throw ATError.busy }
+        nextID += 1
+        let id = nextID
+        let lines: [String] = try await withCheckedThrowingContinuation { continuation in
+            current = (id, ATExchange(command: command), continuation)
+            Task {
+                do {
+                    try self.write(command + "\r")
+                    try await self.waitForPrompt(id: id, timeout: promptTimeout)
+                    try self.write(part.hex + "\u{1A}")
+                    self.armTimeout(id: id, command: command, seconds: timeout)
+                } catch {
+                    self.fail(id: id, error)
+                }
+            }
+        }
+        guard let reference = lines.compactMap(ATParse.messageReference).first else {
+            throw ATError.failed(command: command, final: .other("no +CMGS reference"))
+        }
+        return reference
+    }
+
+    private func send(_ command: String, suffix: String, timeout: Double) async throws -> [String] {
+        if let gone { throw ATError.disconnected(gone) }
+        guard current == nil else { throw ATError.busy }
+        nextID += 1
+        let id = nextID
+        return try await withCheckedThrowingContinuation { continuation in
+            current = (id, ATExchange(command: command), continuation)
+            do {
+                try write(command + suffix)
+                armTimeout(id: id, command: command, seconds: timeout)
+            } catch {
+                fail(id: id, error)
+            }
+        }
+    }
+
+    private func write(_ text: String) throws {
+        do { try port.write(Array(text.utf8)) } catch { throw ATError.disconnected(error.description) }
+    }
+
+    private func waitForPrompt(id: Int, timeout: Double) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            promptWaiter = (id, continuation)
+            Task {
+                try? await Task.sleep(for: .seconds(timeout))
+                self.promptTimedOut(id: id, seconds: timeout)
+            }
+        }
+    }
+
+    private func promptTimedOut(id: Int, seconds: Double) {
+        guard let waiter = promptWaiter, waiter.id == id else { return }
+        promptWaiter = nil
+        _ = try? port.write([0x1B])   // ESC: abandon the message on the modem's side
+        waiter.continuation.resume(throwing: ATError.timeout(command: "prompt for the message", seconds: seconds))
+    }
+
+    private func armTimeout(id: Int, command: String, seconds: Double) {
+        Task {
+            try? await Task.sleep(for: .seconds(seconds))
+            self.fail(id: id, ATError.timeout(command: command, seconds: seconds))
+        }
+    }
+
+    private func fail(id: Int, _ error: any Error) {
+        guard let pending = current, pending.id == id else { return }
+        current = nil
+        if let waiter = promptWaiter, waiter.id == id {
+            promptWaiter = nil
+            waiter.continuation.resume(throwing: error)
+        }
+        pending.continuation.resume(throwing: error)
+    }
+
+    private func received(_ bytes: [UInt8]) {
+        for item in reader.feed(bytes) {
+            if case .garbage(let count) = item { garbageBytes += count }
+            guard var pending = current else {
+                if case .line(let line) = item { onUnsolicited(line) }
+                continue
+            }
+            let outcome = pending.exchange.consume(item)
+            current = pending
+            switch outcome {
+            case .unsolicited(let line): onUnsolicited(line)
+            case .prompt:
+                if let waiter = promptWaiter, waiter.id == pending.id {
+                    promptWaiter = nil
+                    waiter.continuation.resume()
+                }
+            case .finished(let final, let information):
+                current = nil
+                if let waiter = promptWaiter, waiter.id == pending.id {
+                    promptWaiter = nil
+                    waiter.continuation.resume(throwing: ATError.failed(command: pending.exchange.command, final: final))
+                    pending.continuation.resume(throwing: ATError.failed(command: pending.exchange.command, final: final))
+                } else if final == .ok {
+                    pending.continuation.resume(returning: information)
+                } else {
+                    pending.continuation.resume(throwing: ATError.failed(command: pending.exchange.command, final: final))
+                }
+            case .pending, .echo, .information:
+                break
+            }
+        }
+    }
+
+    private func lost(_ reason: String) {
+        gone = reason
+        if let pending = current {
+            current = nil
+            if let waiter = promptWaiter {
+                promptWaiter = nil
+                waiter.continuation.resume(throwing: ATError.disconnected(reason))
+            }
+            pending.continuation.resume(throwing: ATError.disconnected(reason))
+        }
+    }
+
+    public func close() {
+        port.close()
+    }
+}

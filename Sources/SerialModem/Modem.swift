@@ -1,0 +1,235 @@
+import Foundation
+import RideGuardCore
+
+public struct ModemConfiguration: Codable, Equatable, Sendable {
+    public var device: String
+    public var baud = 115_200
+    /// Entered once when the SIM asks for it; never retried (three wrong PINs lock the SIM to its PUK).
+    public var pin: String?
+    /// How long a send waits for network registration, seconds.
+    public var registrationTimeout = 60.0
+    /// How long the network may take to accept one part (SIM800 manual: up to 60 s), seconds.
+    public var sendTimeout = 120.0
+
+    public init(device: String, baud: Int = 115_200, pin: String? = nil) {
+        self.device = device
+        self.baud = baud
+        self.pin = pin
+    }
+}
+
+/// What the rest of the agent can know about the modem.
+public struct ModemHealth: Codable, Equatable, Sendable {
+    public var connected = false
+    public var sim: String?
+    public var signalDBm: Int?
+    /// home, roaming, searching, denied, not registered, unknown.
+    public var registration: String?
+    public var serviceCentre: String?
+    public var problem: String?
+
+    public var registered: Bool { registration == "home" || registration == "roaming" }
+
+    public static func registrationName(_ status: Int) -> String {
+        switch status {
+        case 1, 6: "home"
+        case 5, 7: "roaming"
+        case 2: "searching"
+        case 3: "denied"
+        case 0: "not registered"
+        default: "unknown"
+        }
+    }
+}
+
+/// A send that did not go out: give up on the message, or try again later.
+public struct SendError: Error, Equatable, CustomStringConvertible, Sendable {
+    public var permanent: Bool
+    public var reason: String
+    /// Parts the network accepted before the failure (they may be sent again on retry).
+    public var acceptedParts: Int
+
+    public var description: String { (permanent ? "permanent: " : "") + reason }
+}
+
+/// A cellular modem over AT commands: opened on demand, brought up, reopened after it disappears.
+public actor Modem {
+    public let configuration: ModemConfiguration
+    private var session: ATSession?
+    private var pinEntered = false
+    private var nextReference: UInt8 = UInt8.random(in: 0...255)
+    private let log: @Sendable (String) -> Void
+    public private(set) var health = ModemHealth()
+
+    public init(configuration: ModemConfiguration, log: @escaping @Sendable (String) -> Void) {
+        self.configuration = configuration
+        self.log = log
+    }
+
+    /// Connects and brings the modem up if needed, then refreshes and returns its health.
+    public func checkHealth() async -> ModemHealth {
+        do {
+            let session = try await connected()
+            if let line = try? await session.run("AT+CSQ").first { health.signalDBm = ATParse.signal(line) }
+            await refreshRegistration(session)
+            health.problem = nil
+        } catch {
+            health.problem = "\(error)"
+        }
+        return health
+    }
+
+    /// Sends `text` to `number`; returns the references of its parts. Throws `SendError`.
+    public func send(_ text: String, to number: String) async throws(SendError) -> [Int] {
+        let session: ATSession
+        do { session = try await connected() } catch {
+            throw SendError(permanent: error.permanent, reason: error.reason, acceptedParts: 0)
+        }
+        let deadline = Date().addingTimeInterval(configuration.registrationTimeout)
+        while true {
+            await refreshRegistration(session)
+            if health.registered { break }
+            if Date() > deadline || health.registration == "denied" {
+                throw SendError(permanent: false, reason: "not registered on a network (\(health.registration ?? "unknown"))", acceptedParts: 0)
+            }
+            try? await Task.sleep(for: .seconds(2))
+        }
+        nextReference &+= 1
+        let parts = SMSPDU.encode(text, to: number, reference: nextReference)
+        var references: [Int] = []
+        for part in parts {
+            do {
+                references.append(try await session.submit(part, timeout: configuration.sendTimeout))
+            } catch let error as ATError {
+                switch error {
+                case .failed(_, let final):
+                    switch SendFailure.classify(final) {
+                    case .permanent(let reason): throw SendError(permanent: true, reason: reason, acceptedParts: references.count)
+                    case .transient(let reason): throw SendError(permanent: false, reason: reason, acceptedParts: references.count)
+                    }
+                case .disconnected, .timeout, .busy:
+                    drop(session, because: error.description)
+                    throw SendError(permanent: false, reason: error.description, acceptedParts: references.count)
+                }
+            } catch {
+                throw SendError(permanent: false, reason: "\(error)", acceptedParts: references.count)
+            }
+        }
+        return references
+    }
+
+    public func close() async {
+        if let session { await session.close() }
+        session = nil
+        health.connected = false
+    }
+
+    // MARK: - Connection and bring-up
+
+    struct BringUpError: Error, CustomStringConvertible {
+        var permanent: Bool
+        var reason: String
+        var description: String { reason }
+    }
+
+    private func drop(_ session: ATSession, because reason: String) {
+        log("modem: \(reason); reopening on the next attempt")
+        Task { await session.close() }
+        if self.session === session { self.session = nil }
+        health.connected = false
+    }
+
+    private func connected() async throws(BringUpError) -> ATSession {
+        if let session, await session.isConnected { return session }
+        if let session { await session.close() }
+        session = nil
+        health.connected = false
+        let port: SerialPort
+        do {
+            port = try SerialPort(device: configuration.device, baud: configuration.baud)
+        } catch {
+            throw BringUpError(permanent: false, reason: error.description)
+        }
+        let log = self.log
+        let session = ATSession(port: port) { line in log("modem says: \(line)") }
+        await session.start()
+        do {
+            try await bringUp(session)
+        } catch let error as BringUpError {
+            await session.close()
+            throw error
+        } catch {
+            await session.close()
+            throw BringUpError(permanent: false, reason: "bring-up failed: \(error)")
+        }
+        self.session = session
+        health.connected = true
+        return session
+    }
+
+    private func bringUp(_ session: ATSession) async throws {
+        // A modem that is still booting answers nothing for a few seconds.
+        var awake = false
+        for _ in 0..<5 where !awake {
+            awake = (try? await session.run("AT", timeout: 2)) != nil
+        }
+        guard awake else { throw BringUpError(permanent: false, reason: "\(configuration.device): no answer to AT") }
+        try await session.run("ATE0")
+        try? await session.run("AT+CMEE=1")
+        try await unlockSIM(session)
+        try await session.run("AT+CMGF=0")
+        if let line = try? await session.run("AT+CSCA?").first { health.serviceCentre = ATParse.serviceCentre(line) }
+    }
+
+    private func unlockSIM(_ session: ATSession) async throws {
+        var state: String?
+        for attempt in 0..<10 {
+            do {
+                state = try await session.run("AT+CPIN?", timeout: 5).compactMap(ATParse.simState).first
+                if state != nil { break }
+            } catch ATError.failed(_, .cmeError(let code)) where code == 10 {
+                health.sim = "not inserted"
+                throw BringUpError(permanent: false, reason: "no SIM card (+CME ERROR: 10)")
+            } catch {
+                // SIM busy while booting (+CME ERROR: 14): wait and ask again.
+            }
+            if attempt < 9 { try await Task.sleep(for: .seconds(1)) }
+        }
+        health.sim = state
+        switch state {
+        case "READY":
+            return
+        case "SIM PIN":
+            guard let pin = configuration.pin else {
+                throw BringUpError(permanent: true, reason: "the SIM wants its PIN and none is configured")
+            }
+            guard !pinEntered else {
+                throw BringUpError(permanent: true, reason: "the SIM still wants a PIN after the configured one was entered: not retrying (a third wrong PIN locks the SIM)")
+            }
+            pinEntered = true
+            do {
+                try await session.run("AT+CPIN=\"\(pin)\"", timeout: 10)
+            } catch {
+                throw BringUpError(permanent: true, reason: "the SIM refused the configured PIN: not retrying (a third wrong PIN locks the SIM)")
+            }
+            try await Task.sleep(for: .seconds(1))
+            health.sim = "READY"
+        case "SIM PUK", "SIM PIN2", "SIM PUK2", "PH-SIM PIN":
+            throw BringUpError(permanent: true, reason: "the SIM is locked (\(state!)): unlock it in a phone")
+        default:
+            throw BringUpError(permanent: false, reason: "SIM state unknown (\(state ?? "no answer"))")
+        }
+    }
+
+    private func refreshRegistration(_ session: ATSession) async {
+        var best: Int?
+        for command in ["AT+CREG?", "AT+CEREG?"] {
+            guard let lines = try? await session.run(command) else { continue }
+            if let status = lines.compactMap(ATParse.registration).first {
+                // On LTE-only networks the CS registration stays at 0 while EPS says home.
+                if best == nil || [1, 5, 6, 7].contains(status) { best = status }
+            }
+        }
+        health.registration = best.map(ModemHealth.registrationName) ?? "unknown"
+    }
+}

@@ -1,0 +1,160 @@
+import ArgumentParser
+import Foundation
+import RideGuardAgent
+import RideGuardCore
+import SerialModem
+import Storage
+
+/// The serial options shared by the modem commands.
+struct ModemOptions: ParsableArguments {
+    @Option(help: "The modem's AT port, e.g. /dev/rideguard-modem-at or /dev/ttyUSB2.")
+    var device: String
+
+    @Option(help: "Serial speed: \(SerialPort.supportedBauds.map(String.init).joined(separator: ", ")).")
+    var baud = 115_200
+
+    @Option(help: "The SIM's PIN, entered once if the SIM asks for it.")
+    var pin: String?
+
+    @Flag(help: "Show what the modem says.")
+    var verbose = false
+
+    func validate() throws {
+        guard SerialPort.supportedBauds.contains(baud) else {
+            throw ValidationError("--baud \(baud) is not a supported speed (\(SerialPort.supportedBauds.map(String.init).joined(separator: ", ")))")
+        }
+        if let pin, !(4...8).contains(pin.count) || !pin.allSatisfy(\.isNumber) {
+            throw ValidationError("--pin must be 4 to 8 digits")
+        }
+    }
+
+    func modem() -> Modem {
+        var configuration = ModemConfiguration(device: device, baud: baud, pin: pin)
+        configuration.registrationTimeout = 60
+        let verbose = self.verbose
+        return Modem(configuration: configuration) { line in
+            if verbose { Output.error(line) }
+        }
+    }
+}
+
+struct SMS: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sms",
+        abstract: "Send SMS through the modem, via the durable outbox.",
+        subcommands: [Send.self, Flush.self]
+    )
+
+    static let defaultDatabase = "/var/lib/rideguard/rideguard.sqlite"
+
+    struct Send: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Send one message: written to the outbox first, then sent; exits 0 when every part was accepted.")
+
+        @OptionGroup var modem: ModemOptions
+
+        @Option(help: "The recipient, with its country code (+33 6 12 34 56 78).")
+        var to: String
+
+        @Option(help: "The text (GSM 7-bit when it can be, UCS2 otherwise; long texts go in several parts).")
+        var text: String
+
+        @Option(help: "The database holding the outbox.")
+        var database = SMS.defaultDatabase
+
+        @Option(help: "Give up after this many seconds (the message stays in the outbox, pending).")
+        var timeout: Double = 300
+
+        func validate() throws {
+            do { _ = try PhoneNumber(to) } catch { throw ValidationError("--to: \(error.reason)") }
+            guard !text.isEmpty else { throw ValidationError("--text is empty") }
+        }
+
+        func run() async throws {
+            let number = try PhoneNumber(to)
+            let clock = SystemServiceClock()
+            let outbox = try SMS.open(database)
+            let message = try outbox.enqueue(recipient: number.e164, kind: "manual", body: text, now: clock.now())
+            let sender = OutboxSender(outbox: outbox, modem: modem.modem(), clock: clock, log: { Output.error($0) })
+            _ = try await sender.flush(until: clock.now() + timeout)
+            let final = try outbox.message(message.id!)!
+            switch final.status {
+            case .sent:
+                print("sent to \(number.masked): references \(final.references ?? "")")
+            case .failed:
+                Output.error("not sent to \(number.masked): \(final.lastError ?? "unknown reason")")
+                throw ExitCode(1)
+            case .pending, .sending:
+                Output.error("not sent yet after \(Int(timeout)) s: \(final.lastError ?? "no answer"); it stays in the outbox (rideguard sms flush)")
+                throw ExitCode(3)
+            }
+        }
+    }
+
+    struct Flush: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Send everything pending in the outbox, including messages a crash interrupted.")
+
+        @OptionGroup var modem: ModemOptions
+
+        @Option(help: "The database holding the outbox.")
+        var database = SMS.defaultDatabase
+
+        @Option(help: "Give up after this many seconds.")
+        var timeout: Double = 300
+
+        func run() async throws {
+            let clock = SystemServiceClock()
+            let outbox = try SMS.open(database)
+            let sender = OutboxSender(outbox: outbox, modem: modem.modem(), clock: clock, log: { Output.error($0) })
+            let resumed = try await sender.resume()
+            if resumed > 0 { Output.error("\(resumed) message(s) were interrupted mid-send: sending them again") }
+            let left = try await sender.flush(until: clock.now() + timeout)
+            let sent = try outbox.all().filter { $0.status == .sent }.count
+            print("outbox: \(sent) sent, \(left) still pending")
+            if left > 0 { throw ExitCode(3) }
+        }
+    }
+
+    static func open(_ path: String) throws -> Outbox {
+        do {
+            return try RideGuardDatabase(path: path).outbox
+        } catch {
+            Output.error("cannot open the database \(path): \(error)")
+            throw ExitCode(2)
+        }
+    }
+}
+
+struct ModemCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "modem", abstract: "Check the modem.", subcommands: [Status.self])
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Bring the modem up and print its health.")
+
+        @OptionGroup var modem: ModemOptions
+
+        @Flag(help: "Print JSON.")
+        var json = false
+
+        func run() async throws {
+            let modem = self.modem.modem()
+            let health = await modem.checkHealth()
+            await modem.close()
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                print(String(decoding: try encoder.encode(health), as: UTF8.self))
+            } else {
+                print("connected: \(health.connected ? "yes" : "no")")
+                print("SIM: \(health.sim ?? "unknown")")
+                print("signal: \(health.signalDBm.map { "\($0) dBm" } ?? "unknown")")
+                print("network: \(health.registration ?? "unknown")")
+                print("SMS centre: \(health.serviceCentre.map(PhoneNumber.mask) ?? "unknown")")
+                if let problem = health.problem { print("problem: \(problem)") }
+            }
+            if !health.connected || health.problem != nil { throw ExitCode(1) }
+        }
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+import RideGuardAgent
+import RideGuardCore
+import SerialModem
+import Storage
+import Synchronization
+import Testing
+
+/// The real serial, AT, PDU and outbox code against a fake modem on a pseudo-terminal.
+@Suite(.serialized) struct ModemTests {
+    final class Log: Sendable {
+        let lines = Mutex<[String]>([])
+        func callAsFunction(_ line: String) { lines.withLock { $0.append(line) } }
+        var all: String { lines.withLock { $0.joined(separator: "\n") } }
+    }
+
+    func makeSender(_ fake: FakeModem, pin: String? = nil, log: Log = Log()) throws -> (OutboxSender, Outbox, Modem) {
+        let database = try RideGuardDatabase(path: FileManager.default.temporaryDirectory
+            .appendingPathComponent("rideguard-outbox-\(UUID().uuidString).sqlite").path)
+        var configuration = ModemConfiguration(device: fake.link, pin: pin)
+        configuration.registrationTimeout = 20
+        configuration.sendTimeout = 5
+        let modem = Modem(configuration: configuration) { log($0) }
+        let sender = OutboxSender(outbox: database.outbox, modem: modem, clock: SystemServiceClock(), retryBase: 0.5) { log($0) }
+        return (sender, database.outbox, modem)
+    }
+
+    @Test func bootURCsEchoAndASlowRegistration() async throws {
+        var script = FakeModem.Script()
+        script.bootSeconds = 1.5
+        script.searchingQueries = 3
+        let fake = try FakeModem(script: script)
+        let (sender, outbox, modem) = try makeSender(fake)
+        let started = Date()
+        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Crash detected", now: Date().timeIntervalSince1970)
+        let left = try await sender.flush(until: Date().timeIntervalSince1970 + 30)
+        #expect(left == 0)
+        let sent = try #require(try outbox.message(message.id!))
+        #expect(sent.status == .sent)
+        #expect(sent.references == "41")
+        #expect(fake.messages == ["Crash detected"])
+        #expect(fake.received.first?.decoded.number == "+33612345678")
+        #expect(fake.commands.prefix(2).allSatisfy { $0 == "AT" })          // unanswered while booting
+        print("bring-up with a 1.5 s boot and 3 searching answers, then one send: \(DecimalFormat.string(Date().timeIntervalSince(started), decimals: 2)) s")
+        let health = await modem.checkHealth()
+        #expect(health.connected && health.registration == "home" && health.signalDBm == -73 && health.sim == "READY")
+        #expect(health.serviceCentre == "+33609001390")
+        await modem.close()
+    }
+
+    @Test func urcsInsideResponsesBeforeThePromptAndNoiseOnTheLine() async throws {
+        var script = FakeModem.Script()
+        script.urcInsideResponses = true
+        script.urcBeforePrompt = true
+        script.noiseBeforeAnswers = true
+        let fake = try FakeModem(script: script)
+        let (sender, outbox, modem) = try makeSender(fake)
+        try outbox.enqueue(recipient: "+4915112345678", kind: "alert", body: "Hello", now: Date().timeIntervalSince1970)
+        let started = Date()
+        #expect(try await sender.flush(until: Date().timeIntervalSince1970 + 20) == 0)
+        print("bring-up and one send with URCs and line noise: \(DecimalFormat.string(Date().timeIntervalSince(started), decimals: 2)) s")
+        #expect(fake.messages == ["Hello"])
+        await modem.close()
+    }
+
+    @Test func cmsErrorThenSuccessOnRetry() async throws {
+        var script = FakeModem.Script()
+        script.outcomes = [.cmsError(500)]
+        let fake = try FakeModem(script: script)
+        let log = Log()
+        let (sender, outbox, modem) = try makeSender(fake, log: log)
+        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Retry me", now: Date().timeIntervalSince1970)
+        #expect(try await sender.flush(until: Date().timeIntervalSince1970 + 20) == 0)
+        let sent = try #require(try outbox.message(message.id!))
+        #expect(sent.status == .sent && sent.attempts == 2)
+        #expect(log.all.contains("+CMS ERROR: 500 (unknown error)"))
+        #expect(log.all.contains("+33•••••5678"))
+        #expect(!log.all.contains("612345678"))          // never the full number in logs
+        await modem.close()
+    }
+
+    @Test func noNetworkForAWhileThenSuccess() async throws {
+        var script = FakeModem.Script()
+        script.networkDownUntil = Date().addingTimeInterval(3)
+        let fake = try FakeModem(script: script)
+        let (sender, outbox, modem) = try makeSender(fake)
+        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Ravine", now: Date().timeIntervalSince1970)
+        #expect(try await sender.flush(until: Date().timeIntervalSince1970 + 30) == 0)
+        let sent = try #require(try outbox.message(message.id!))
+        #expect(sent.status == .sent && sent.attempts >= 2)
+        await modem.close()
+    }
+
+    @Test func permanentFailureIsNotRetried() async throws {
+        var script = FakeModem.Script()
+        script.outcomes = [.cmsError(1)]
+        let fake = try FakeModem(script: script)
+        let (sender, outbox, modem) = try makeSender(fake)
+        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Wrong number", now: Date().timeIntervalSince1970)
+        #expect(try await sender.flush(until: Date().timeIntervalSince1970 + 10) == 0)
+        let failed = try #require(try outbox.message(message.id!))
+        #expect(failed.status == .failed && failed.attempts == 1)
+        #expect(failed.lastError == "+CMS ERROR: 1 (unassigned number)")
+        await modem.close()
+    }
+
+    @Test func deviceVanishesMidSendAndComesBack() async throws {
+        var script = FakeModem.Script()
+        script.outcomes = [.vanish]
+        let fake = try FakeModem(script: script)
+        let (sender, outbox, modem) = try makeSender(fake)
+        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Still here", now: Date().timeIntervalSince1970)
+        let back = Task {
+            try await Task.sleep(for: .seconds(2))
+            try fake.plugIn()                               // re-enumerated, same name
+        }
+        #expect(try await sender.flush(until: Date().timeIntervalSince1970 + 30) == 0)
+        try await back.value
+        let sent = try #require(try outbox.message(message.id!))
+        #expect(sent.status == .sent && sent.attempts >= 2)
+        #expect(fake.messages == ["Still here", "Still here"])   // at least once: the first copy was taken before it vanished
+        await modem.close()
+    }
+
+    @Test(arguments: [
+        String(repeating: "Crash [help] {now} € ", count: 20),
+        "Chute 🏍💥 " + String(repeating: "au secours ", count: 12),
+    ])
+    func longAndEmojiMessagesArriveWhole(text: String) async throws {
+        let fake = try FakeModem()
+        let (sender, outbox, modem) = try makeSender(fake)
+        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: text, now: Date().timeIntervalSince1970)
+        #expect(try await sender.flush(until: Date().timeIntervalSince1970 + 20) == 0)
+        #expect(fake.messages == [text])
+        let parts = fake.received.count
+        #expect(parts == SMSText(text).parts.count && parts > 1)
+        #expect(try outbox.message(message.id!)?.references?.split(separator: ",").count == parts)
+        await modem.close()
+    }
+
+    @Test func simPINIsEnteredOnceAndAWrongOneNeverRetried() async throws {
+        var script = FakeModem.Script()
+        script.pin = "1234"
+        let good = try FakeModem(script: script)
+        let (sender, outbox, modem) = try makeSender(good, pin: "1234")
+        try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "PIN ok", now: Date().timeIntervalSince1970)
+        #expect(try await sender.flush(until: Date().timeIntervalSince1970 + 20) == 0)
+        #expect(good.pinAttempts == 1)
+        await modem.close()
+
+        let bad = try FakeModem(script: script)
+        let (badSender, badOutbox, badModem) = try makeSender(bad, pin: "9999")
+        let message = try badOutbox.enqueue(recipient: "+33612345678", kind: "alert", body: "PIN wrong", now: Date().timeIntervalSince1970)
+        _ = try await badSender.flush(until: Date().timeIntervalSince1970 + 4)
+        #expect(bad.pinAttempts == 1)                          // never a second wrong PIN
+        let failed = try #require(try badOutbox.message(message.id!))
+        #expect(failed.status == .failed)
+        #expect(failed.lastError?.contains("refused the configured PIN") == true)
+        await badModem.close()
+    }
+
+    @Test func smsSendCommandPrintsTheReferences() throws {
+        let fake = try FakeModem()
+        let database = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-cli-\(UUID().uuidString).sqlite").path
+        let result = try Rideguard.run(["sms", "send", "--device", fake.link, "--to", "+33 6 12 34 56 78",
+                                        "--text", "Test from RideGuard", "--database", database, "--timeout", "30"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("sent to +33•••••5678: references 41"))
+        #expect(fake.messages == ["Test from RideGuard"])
+        let status = try Rideguard.run(["modem", "status", "--device", fake.link, "--json"])
+        #expect(status.status == 0)
+        #expect(status.stdout.contains("\"registration\":\"home\""))
+        let missing = try Rideguard.run(["sms", "send", "--device", "/nonexistent/ttyUSB9", "--to", "+33612345678",
+                                         "--text", "x", "--database", database, "--timeout", "2"])
+        #expect(missing.status == 3)
+        #expect(missing.stderr.contains("/nonexistent/ttyUSB9"))
+    }
+
+    /// The sender process is killed (SIGKILL) after the modem took the message but before it
+    /// answered; on restart the outbox sends it again. It arrives: twice, never zero times.
+    @Test func killedMidSendTheMessageIsStillDelivered() throws {
+        var script = FakeModem.Script()
+        script.outcomes = [.silence]
+        let fake = try FakeModem(script: script)
+        let database = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-kill-\(UUID().uuidString).sqlite").path
+        let sender = try Spawned([Rideguard.binary.path, "sms", "send", "--device", fake.link, "--to", "+33612345678",
+                                  "--text", "Crash detected, help", "--database", database, "--timeout", "60"])
+        try waitFor(20) { fake.received.count == 1 }
+        sender.kill(SIGKILL)
+        let interrupted = try RideGuardDatabase(path: database).outbox.all()
+        #expect(interrupted.map(\.status) == [.sending])
+
+        let restart = try Rideguard.run(["sms", "flush", "--device", fake.link, "--database", database, "--timeout", "30"])
+        #expect(restart.status == 0, "\(restart.stderr)")
+        #expect(restart.stderr.contains("interrupted mid-send"))
+        #expect(try RideGuardDatabase(path: database).outbox.all().map(\.status) == [.sent])
+        #expect(fake.messages == ["Crash detected, help", "Crash detected, help"])
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+
+/// A child process started with posix_spawn in its own process group, stopped by signalling the
+/// group and reaped with waitpid (Foundation's Process lost track of children here while another
+/// one kept running).
+final class Spawned {
+    private(set) var pid: pid_t = 0
+    private var status: Int32 = 0
+
+    init(_ arguments: [String], environment: [String] = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp"],
+         stdout: String = "/dev/null", stderr: String = "/dev/null") throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup($0) } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        let result = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
+        guard result == 0 else { throw SpawnError(program: arguments[0], code: result) }
+    }
+
+    /// Waits up to `seconds` for the child to exit; returns its exit code, or nil if still running.
+    func wait(_ seconds: Double) -> Int32? {
+        guard pid > 0 else { return exitCode }
+        let deadline = Date().addingTimeInterval(seconds)
+        repeat {
+            if waitpid(pid, &status, WNOHANG) == pid {
+                pid = 0
+                return exitCode
+            }
+            usleep(20_000)
+        } while Date() < deadline
+        return nil
+    }
+
+    var exitCode: Int32 { (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -(status & 0x7F) }
+
+    /// Signals the whole group and reaps the child.
+    func kill(_ signal: Int32 = SIGTERM) {
+        guard pid > 0 else { return }
+        Glibc.kill(-pid, signal)
+        if wait(5) == nil {
+            Glibc.kill(-pid, SIGKILL)
+            waitpid(pid, &status, 0)
+            pid = 0
+        }
+    }
+
+    deinit { kill() }
+}
+
+struct SpawnError: Error, CustomStringConvertible {
+    var program: String
+    var code: Int32
+    var description: String { "cannot start \(program): \(String(cString: strerror(code)))" }
+}
