@@ -38,7 +38,7 @@ let package = Package(
         .executableTarget(
             name: "rideguard",
             dependencies: [
-                "RideGuardAgent", "GPSDClient", "SerialModem", "Storage",
+                "RideGuardAgent", "GPSDClient", "SerialModem", "Storage", "IIOSensor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -15,6 +15,7 @@ public struct IIOError: Error, CustomStringConvertible, Sendable {
 }
 
 /// An open libiio context (`local:`, `ip:host[:port]`, …): the devices of one machine.
+/// Used by one thread at a time (the sampler's), which owns it.
 public final class IIOContext {
     let pointer: OpaquePointer
     public let uri: String

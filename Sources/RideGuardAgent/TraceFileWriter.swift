@@ -7,7 +7,8 @@ import RideGuardCore
 
 /// A trace file being written: rows are buffered and written out at least every `flushInterval`
 /// of trace time, so a power cut loses at most that much.
-public final class TraceFileWriter {
+/// Used by one thread at a time (its owner serializes appends).
+public final class TraceFileWriter: @unchecked Sendable {
     public let path: String
     private let fd: Int32
     private let writer: TraceWriter

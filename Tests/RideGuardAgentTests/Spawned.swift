@@ -27,12 +27,18 @@ final class Spawned {
         guard result == 0 else { throw SpawnError(program: arguments[0], code: result) }
     }
 
+    /// CPU time the child used (user + system), once it has exited.
+    private(set) var cpuSeconds = 0.0
+
     /// Waits up to `seconds` for the child to exit; returns its exit code, or nil if still running.
     func wait(_ seconds: Double) -> Int32? {
         guard pid > 0 else { return exitCode }
         let deadline = Date().addingTimeInterval(seconds)
         repeat {
-            if waitpid(pid, &status, WNOHANG) == pid {
+            var usage = rusage()
+            if wait4(pid, &status, WNOHANG, &usage) == pid {
+                cpuSeconds = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+                    + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
                 pid = 0
                 return exitCode
             }

@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import IIOSensor
+import RideGuardAgent
+import RideGuardCore
+import Synchronization
+
+struct Record: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Record the IMU to a trace file (CSV v1) for replay and field testing.",
+        discussion: "The file is flushed every second, so a power cut loses at most a second. Ctrl-C stops cleanly."
+    )
+
+    @Option(help: "The trace file to write.")
+    var out: String
+
+    @Option(help: "libiio context: local: on the Pi, ip:HOST[:PORT] for a remote iiod.")
+    var uri = "local:"
+
+    @Option(help: "IIO device name (default: the first known IMU found).")
+    var device: String?
+
+    @Option(help: "Sampling rate, Hz.")
+    var rate: Double = 200
+
+    @Option(help: "Stop after this many seconds (default: until Ctrl-C).")
+    var duration: Double?
+
+    func validate() throws {
+        guard rate >= 10 && rate <= 4000 else { throw ValidationError("--rate must be 10...4000 Hz") }
+        if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
+    }
+
+    func run() throws {
+        struct Progress: Sendable {
+            var samples = 0
+            var dropped = 0
+            var first = Double.nan
+            var last = Double.nan
+            var writer: TraceFileWriter?
+            var problem: String?
+            var gyro = false
+        }
+        let progress = Mutex(Progress())
+        let out = self.out, rate = self.rate
+        let sampler = IIOSampler(configuration: SamplerConfiguration(uri: uri, device: device, rateHz: rate), onSample: { sample in
+            progress.withLock { p in
+                guard let writer = p.writer else { return }
+                do { try writer.append(sample) } catch { p.problem = "\(error)" }
+                p.samples += 1
+                if p.first.isNaN { p.first = sample.t }
+                p.last = sample.t
+            }
+        }, onEvent: { event in
+            progress.withLock { p in
+                switch event {
+                case .opened(let name, let gyro, let timestamps, let actual, let scale):
+                    Output.error("recording \(name) at \(Int(actual)) Hz (\(gyro ? "accelerometer and gyro" : "accelerometer only"), \(timestamps ? "IIO timestamps" : "host clock"), \(DecimalFormat.string(scale * 32768 / standardGravity, decimals: 0)) g range)")
+                    if p.writer == nil {
+                        do {
+                            p.writer = try TraceFileWriter(path: out, hasGyro: gyro, hasSpeed: false, metadata: [
+                                ("rate_hz", String(Int(actual))), ("device", name),
+                                ("source", "rideguard record"), ("recorded", ISO8601DateFormatter().string(from: Date())),
+                            ])
+                            p.gyro = gyro
+                        } catch { p.problem = "\(error)" }
+                    }
+                case .stalled(let seconds): Output.error("the sensor stalled: no sample for \(DecimalFormat.string(seconds, decimals: 1)) s")
+                case .dropped(let n): p.dropped += n
+                case .failed(let reason, let retry): Output.error("\(reason); retrying in \(DecimalFormat.string(retry, decimals: 1)) s")
+                }
+            }
+        })
+        signal(SIGINT, SIG_IGN)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT)
+        let stop = Atomic<Bool>(false)
+        interrupt.setEventHandler { stop.store(true, ordering: .releasing) }
+        interrupt.resume()
+        let start = Date()
+        let terminal = isatty(STDOUT_FILENO) != 0
+        while !stop.load(ordering: .acquiring) {
+            usleep(200_000)
+            if let duration, Date().timeIntervalSince(start) >= duration { break }
+            let p = progress.withLock { $0 }
+            if let problem = p.problem {
+                sampler.stop()
+                Output.error(problem)
+                throw ExitCode(1)
+            }
+            if terminal {
+                let seconds = p.last - p.first
+                let measured = seconds > 0 ? Double(p.samples - 1) / seconds : 0
+                print("\r\(p.samples) samples, \(DecimalFormat.string(measured, decimals: 1)) Hz, \(p.dropped) dropped   ", terminator: "")
+                fflush(nil)
+            }
+        }
+        sampler.stop()
+        usleep(300_000)
+        let p = progress.withLock { p -> Progress in
+            try? p.writer?.flush()
+            return p
+        }
+        if terminal { print("") }
+        guard p.samples > 0 else {
+            Output.error("no samples recorded from \(uri)")
+            throw ExitCode(1)
+        }
+        print("\(out): \(p.samples) samples over \(DecimalFormat.string(p.last - p.first, decimals: 1)) s, \(p.dropped) dropped")
+    }
+}

@@ -1,0 +1,281 @@
+import Foundation
+import Synchronization
+
+/// A small iiod for libiio's network backend (text protocol of libiio 0.24, docs/hardware-notes.md
+/// §2.2) serving an inv_mpu6050-like device: big-endian s16 accel/temp/gyro, little-endian s64
+/// timestamp. Samples are produced in real time at the sampling frequency the client writes.
+final class FakeIIOD: @unchecked Sendable {
+    struct Channel {
+        var id: String
+        var bytes: Int
+        var format: String
+        var attributes: [String]
+    }
+
+    static let channels = [
+        Channel(id: "accel_x", bytes: 2, format: "be:S16/16&gt;&gt;0", attributes: ["raw", "scale", "scale_available"]),
+        Channel(id: "accel_y", bytes: 2, format: "be:S16/16&gt;&gt;0", attributes: ["raw", "scale", "scale_available"]),
+        Channel(id: "accel_z", bytes: 2, format: "be:S16/16&gt;&gt;0", attributes: ["raw", "scale", "scale_available"]),
+        Channel(id: "temp", bytes: 2, format: "be:S16/16&gt;&gt;0", attributes: ["raw", "offset", "scale"]),
+        Channel(id: "anglvel_x", bytes: 2, format: "be:S16/16&gt;&gt;0", attributes: ["raw", "scale"]),
+        Channel(id: "anglvel_y", bytes: 2, format: "be:S16/16&gt;&gt;0", attributes: ["raw", "scale"]),
+        Channel(id: "anglvel_z", bytes: 2, format: "be:S16/16&gt;&gt;0", attributes: ["raw", "scale"]),
+        Channel(id: "timestamp", bytes: 8, format: "le:S64/64&gt;&gt;0", attributes: []),
+    ]
+
+    /// Raw values of sample `k`: accel, temp, gyro, and the timestamp in ns.
+    static func raw(_ k: Int, rate: Double) -> [Int64] {
+        [Int64(100 + k % 50), -200, 2048, 1000, Int64(k % 100 - 50), 7, -7,
+         1_000_000_000 + Int64((Double(k) * 1e9 / rate).rounded())]
+    }
+
+    struct State {
+        var accelScale = 0.000598
+        var gyroScale = 0.001064724
+        var rate = 50.0
+        var stalled = false
+        var listening: Int32 = -1
+        var clients: [Int32] = []
+        var openedMasks: [String] = []
+        var samplesServed = 0
+        var commands: [String] = []
+    }
+
+    let port: Int
+    let state = Mutex(State())
+
+    init(port: Int = Int.random(in: 40_000...49_999)) throws {
+        self.port = port
+        try start()
+    }
+
+    func start() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 8) == 0 else { throw SpawnError(program: "fake iiod on port \(port)", code: errno) }
+        state.withLock { $0.listening = fd }
+        Thread { [self] in
+            while true {
+                let client = accept(fd, nil, nil)
+                if client < 0 { return }
+                state.withLock { $0.clients.append(client) }
+                Thread { [self] in serve(client) }.start()
+            }
+        }.start()
+    }
+
+    /// The server goes away: listening socket and every connection closed.
+    func stop() {
+        let (listening, clients) = state.withLock { s -> (Int32, [Int32]) in
+            defer { s.listening = -1; s.clients = [] }
+            return (s.listening, s.clients)
+        }
+        shutdown(listening, Int32(SHUT_RDWR))
+        close(listening)
+        for client in clients {
+            shutdown(client, Int32(SHUT_RDWR))
+            close(client)
+        }
+    }
+
+    deinit { stop() }
+
+    static var xml: String {
+        var x = "<?xml version=\"1.0\" encoding=\"utf-8\"?><!DOCTYPE context ["
+            + "<!ELEMENT context (device | context-attribute)*><!ELEMENT context-attribute EMPTY>"
+            + "<!ELEMENT device (channel | attribute | debug-attribute | buffer-attribute)*>"
+            + "<!ELEMENT channel (scan-element?, attribute*)><!ELEMENT attribute EMPTY><!ELEMENT scan-element EMPTY>"
+            + "<!ELEMENT debug-attribute EMPTY><!ELEMENT buffer-attribute EMPTY>"
+            + "<!ATTLIST context name CDATA #REQUIRED version-major CDATA #REQUIRED version-minor CDATA #REQUIRED version-git CDATA #REQUIRED description CDATA #IMPLIED>"
+            + "<!ATTLIST context-attribute name CDATA #REQUIRED value CDATA #REQUIRED>"
+            + "<!ATTLIST device id CDATA #REQUIRED name CDATA #IMPLIED label CDATA #IMPLIED>"
+            + "<!ATTLIST channel id CDATA #REQUIRED type (input|output) #REQUIRED name CDATA #IMPLIED>"
+            + "<!ATTLIST scan-element index CDATA #REQUIRED format CDATA #REQUIRED scale CDATA #IMPLIED>"
+            + "<!ATTLIST attribute name CDATA #REQUIRED filename CDATA #IMPLIED>"
+            + "<!ATTLIST debug-attribute name CDATA #REQUIRED><!ATTLIST buffer-attribute name CDATA #REQUIRED>]>"
+            + "<context name=\"network\" version-major=\"0\" version-minor=\"24\" version-git=\"fake000\" description=\"fake iiod\" >"
+            + "<device id=\"iio:device0\" name=\"mpu6050\" >"
+        for (index, ch) in channels.enumerated() {
+            x += "<channel id=\"\(ch.id)\" type=\"input\" ><scan-element index=\"\(index)\" format=\"\(ch.format)\" />"
+            for attribute in ch.attributes { x += "<attribute name=\"\(attribute)\" filename=\"in_\(ch.id)_\(attribute)\" />" }
+            x += "</channel>"
+        }
+        x += "<attribute name=\"sampling_frequency\" /><attribute name=\"sampling_frequency_available\" />"
+            + "<buffer-attribute name=\"length\" /><buffer-attribute name=\"enable\" /></device></context>"
+        return x
+    }
+
+    private func serve(_ fd: Int32) {
+        var pending: [UInt8] = []
+        var mask: [Bool] = Array(repeating: false, count: Self.channels.count)
+        var opened = Date()
+        var sent = 0
+        func send(_ text: String) { sendBytes(Array(text.utf8)) }
+        func sendBytes(_ bytes: [UInt8]) {
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+                if n <= 0 { return }
+                offset += n
+            }
+        }
+        func readLine() -> String? {
+            while true {
+                if let newline = pending.firstIndex(of: 0x0A) {
+                    let line = String(decoding: pending[..<newline], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                    pending.removeSubrange(...newline)
+                    return line
+                }
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                let n = read(fd, &chunk, chunk.count)
+                if n <= 0 { return nil }
+                pending += chunk[0..<n]
+            }
+        }
+        func readBytes(_ count: Int) -> [UInt8]? {
+            while pending.count < count {
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                let n = read(fd, &chunk, chunk.count)
+                if n <= 0 { return nil }
+                pending += chunk[0..<n]
+            }
+            defer { pending.removeFirst(count) }
+            return Array(pending.prefix(count))
+        }
+        while let line = readLine() {
+            state.withLock { $0.commands.append(line) }
+            let words = line.split(separator: " ").map(String.init)
+            guard let keyword = words.first?.uppercased() else { continue }
+            switch keyword {
+            case "VERSION": send("0.24.fake000\n")
+            case "PRINT":
+                let xml = Self.xml
+                send("\(xml.utf8.count)\n\(xml)\n")
+            case "ZPRINT": send("-22\n")
+            case "TIMEOUT", "SETTRIG", "SET", "CLOSE": send("0\n")
+            case "GETTRIG": send("0\n")
+            case "OPEN":
+                let hex = words.count > 3 ? words[3] : "0"
+                let bits = UInt64(hex, radix: 16) ?? 0
+                mask = (0..<Self.channels.count).map { bits & (1 << UInt64($0)) != 0 }
+                opened = Date()
+                sent = 0
+                state.withLock { $0.openedMasks.append(hex) }
+                send("0\n")
+            case "READ":
+                send(attributeValue(words))
+            case "WRITE":
+                guard let count = words.last.flatMap({ Int($0) }), let bytes = readBytes(count) else { return }
+                let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: "\0\n "))
+                store(words, value: text)
+                send("\(count)\n")
+            case "READBUF":
+                guard words.count >= 3, let requested = Int(words[2]) else { send("-22\n"); continue }
+                let enabled = Self.channels.indices.filter { mask[$0] }
+                let size = Self.sampleSize(enabled)
+                let count = max(1, requested / max(size, 1))
+                let rate = state.withLock { $0.rate }
+                // Wait until those samples exist, or forever while stalled.
+                while true {
+                    let stalled = state.withLock { $0.stalled }
+                    let due = opened.addingTimeInterval(Double(sent + count) / rate)
+                    if !stalled && Date() >= due { break }
+                    usleep(2000)
+                    if state.withLock({ $0.listening }) < 0 { return }
+                }
+                var data: [UInt8] = []
+                for k in sent..<(sent + count) { data += Self.sample(k, enabled: enabled, rate: rate) }
+                sent += count
+                state.withLock { $0.samplesServed += count }
+                let words32 = (Self.channels.count + 31) / 32
+                var maskText = ""
+                for w in stride(from: words32 - 1, through: 0, by: -1) {
+                    var value: UInt32 = 0
+                    for (i, on) in mask.enumerated() where on && i / 32 == w { value |= 1 << UInt32(i % 32) }
+                    maskText += String(format: "%08x", value)
+                }
+                send("\(data.count)\n\(maskText)\n")
+                sendBytes(data)
+            case "EXIT", "QUIT":
+                close(fd)
+                return
+            default:
+                send("-22\n")
+            }
+        }
+    }
+
+    static func sampleSize(_ enabled: [Int]) -> Int {
+        var offset = 0, largest = 1
+        for i in enabled {
+            let size = channels[i].bytes
+            offset = (offset + size - 1) / size * size + size
+            largest = max(largest, size)
+        }
+        return (offset + largest - 1) / largest * largest
+    }
+
+    static func sample(_ k: Int, enabled: [Int], rate: Double) -> [UInt8] {
+        let values = raw(k, rate: rate)
+        var out: [UInt8] = []
+        for i in enabled {
+            let size = channels[i].bytes
+            while out.count % size != 0 { out.append(0) }
+            if size == 2 {
+                let v = UInt16(bitPattern: Int16(values[i]))
+                out += [UInt8(v >> 8), UInt8(v & 0xFF)]                 // big-endian
+            } else {
+                let v = UInt64(bitPattern: values[i])
+                out += (0..<8).map { UInt8((v >> (8 * UInt64($0))) & 0xFF) }   // little-endian
+            }
+        }
+        while out.count % sampleSize(enabled) != 0 { out.append(0) }
+        return out
+    }
+
+    private func attributeValue(_ words: [String]) -> String {
+        // READ <dev> INPUT <channel> <attr>  or  READ <dev> <attr>
+        let value: String? = state.withLock { s in
+            if words.count >= 5 {
+                let channel = words[3], attribute = words[4]
+                switch (channel.hasPrefix("accel"), channel.hasPrefix("anglvel"), attribute) {
+                case (true, _, "scale"): return String(s.accelScale)
+                case (true, _, "scale_available"): return "0.000598 0.001196 0.002392 0.004785"
+                case (_, true, "scale"): return String(s.gyroScale)
+                case (_, _, "raw"): return "0"
+                case (_, _, "offset"): return "12420"
+                default: return channel == "temp" && attribute == "scale" ? "2.941176" : nil
+                }
+            }
+            if words.count >= 3 {
+                switch words[2] {
+                case "sampling_frequency": return String(Int(s.rate))
+                case "sampling_frequency_available": return "10 20 50 100 200 500 1000"
+                default: return nil
+                }
+            }
+            return nil
+        }
+        guard let value else { return "-2\n" }
+        return "\(value.utf8.count)\n\(value)\n"
+    }
+
+    private func store(_ words: [String], value: String) {
+        state.withLock { s in
+            if words.count >= 6, words[3].hasPrefix("accel"), words[4] == "scale", let scale = Double(value) {
+                s.accelScale = scale
+            } else if words.count >= 4, words[2] == "sampling_frequency", let rate = Double(value) {
+                s.rate = min(1000, max(10, rate))
+            }
+        }
+    }
+}
+

@@ -1,0 +1,146 @@
+import Foundation
+import IIOSensor
+import RideGuardAgent
+import RideGuardCore
+import Synchronization
+import Testing
+
+/// libiio's network backend against the fake iiod on loopback.
+@Suite(.serialized) struct IIOSamplerTests {
+    final class Collected: Sendable {
+        let samples = Mutex<[IMUSample]>([])
+        let events = Mutex<[SamplerEvent]>([])
+        var count: Int { samples.withLock { $0.count } }
+        func has(_ match: (SamplerEvent) -> Bool) -> Bool { events.withLock { $0.contains(where: match) } }
+    }
+
+    func start(_ server: FakeIIOD, rate: Double = 200, stall: Double = 0.5) -> (IIOSampler, Collected) {
+        let collected = Collected()
+        var configuration = SamplerConfiguration(uri: "ip:127.0.0.1:\(server.port)", rateHz: rate)
+        configuration.stallSeconds = stall
+        let sampler = IIOSampler(configuration: configuration,
+                                 onSample: { s in collected.samples.withLock { $0.append(s) } },
+                                 onEvent: { e in collected.events.withLock { $0.append(e) } })
+        return (sampler, collected)
+    }
+
+    func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            if Date() > deadline { return false }
+            usleep(20_000)
+        }
+        return true
+    }
+
+    @Test func valuesArriveScaledWithTheIIOTimestamps() throws {
+        let server = try FakeIIOD()
+        defer { server.stop() }
+        let (sampler, got) = start(server)
+        defer { sampler.stop() }
+        #expect(waitFor(10) { got.count >= 60 })
+        let opened = got.events.withLock { $0.first }
+        #expect(opened == .opened(device: "mpu6050", gyro: true, timestamps: true, rateHz: 200, accelScale: 0.004785))
+        #expect(server.state.withLock { $0.accelScale } == 0.004785)        // widest range: ±16 g
+        #expect(server.state.withLock { $0.openedMasks.first } == "000000f7")  // accel, gyro, timestamp; not temp
+        let samples = got.samples.withLock { Array($0.prefix(60)) }
+        for (k, s) in samples.enumerated() {
+            let raw = FakeIIOD.raw(k, rate: 200)
+            #expect(abs(s.t - Double(raw[7]) / 1e9) < 1e-9)
+            #expect(abs(s.accel.x - Double(raw[0]) * 0.004785) < 1e-9)
+            #expect(abs(s.accel.y - -200 * 0.004785) < 1e-9)
+            #expect(abs(s.accel.z - 2048 * 0.004785) < 1e-9)                 // 9.80 m/s²
+            #expect(abs(s.gyro!.x - Double(raw[4]) * 0.001064724) < 1e-9)
+            #expect(abs(s.gyro!.z - -7 * 0.001064724) < 1e-9)
+        }
+        #expect(!got.has { if case .dropped = $0 { true } else { false } })
+    }
+
+    @Test func aStalledServerIsReportedInTime() throws {
+        let server = try FakeIIOD()
+        defer { server.stop() }
+        let (sampler, got) = start(server, stall: 0.5)
+        defer { sampler.stop() }
+        #expect(waitFor(10) { got.count >= 20 })
+        let stalledAt = Date()
+        server.state.withLock { $0.stalled = true }
+        #expect(waitFor(3) { got.has { if case .stalled = $0 { true } else { false } } })
+        let delay = Date().timeIntervalSince(stalledAt)
+        #expect(delay < 1.5, "stall reported after \(delay) s")
+        print("stall reported \(DecimalFormat.string(delay, decimals: 2)) s after the server stopped sending (threshold 0.5 s)")
+        // And when the server sends again, samples resume.
+        let before = got.count
+        server.state.withLock { $0.stalled = false }
+        #expect(waitFor(15) { got.count > before + 20 })
+    }
+
+    @Test func aServerRestartIsSurvived() throws {
+        let server = try FakeIIOD()
+        let (sampler, got) = start(server)
+        defer { sampler.stop() }
+        #expect(waitFor(10) { got.count >= 20 })
+        server.stop()
+        #expect(waitFor(10) { got.has { if case .failed = $0 { true } else { false } } })
+        let before = got.count
+        try server.start()
+        defer { server.stop() }
+        #expect(waitFor(20) { got.count > before + 40 })
+        let opens = got.events.withLock { $0.filter { if case .opened = $0 { true } else { false } }.count }
+        #expect(opens >= 2)
+    }
+
+    @Test func stopUnblocksARefill() throws {
+        let server = try FakeIIOD()
+        defer { server.stop() }
+        let (sampler, got) = start(server, stall: 5)
+        #expect(waitFor(10) { got.count >= 10 })
+        server.state.withLock { $0.stalled = true }
+        usleep(200_000)
+        sampler.stop()
+        let countAfterStop = got.count
+        usleep(500_000)
+        #expect(got.count == countAfterStop)
+    }
+
+    /// `rideguard record` against the fake iiod writes a trace that `rideguard replay` reads back
+    /// with the same values, to the trace format's precision.
+    @Test func recordThenReplay() throws {
+        let server = try FakeIIOD()
+        defer { server.stop() }
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-record-\(UUID().uuidString).csv").path
+        let result = try Rideguard.run(["record", "--out", out, "--uri", "ip:127.0.0.1:\(server.port)", "--rate", "200", "--duration", "2"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("recording mpu6050 at 200 Hz (accelerometer and gyro, IIO timestamps, 16 g range)"))
+        let replay = try Rideguard.run(["replay", out, "--json"])
+        #expect(replay.status == 0, "\(replay.stderr)")
+        var parser = TraceParser(source: out)
+        var samples: [IMUSample] = []
+        let data = try Data(contentsOf: URL(fileURLWithPath: out))
+        try data.withUnsafeBytes { try parser.feed($0) { samples.append($0) } }
+        try parser.finish { samples.append($0) }
+        #expect(parser.header?.rateHz == 200)
+        #expect(samples.count >= 300)
+        for (k, s) in samples.prefix(300).enumerated() {
+            let raw = FakeIIOD.raw(k, rate: 200)
+            #expect(abs(s.t - Double(raw[7]) / 1e9) <= 0.5e-6)
+            #expect(abs(s.accel.x - Double(raw[0]) * 0.004785) <= 0.5e-4)
+            #expect(abs(s.accel.z - 2048 * 0.004785) <= 0.5e-4)
+            #expect(abs(s.gyro!.x - Double(raw[4]) * 0.001064724) <= 0.5e-5)
+        }
+    }
+
+    /// Not a pass/fail test: how much CPU the recorder (sampling thread and writer) uses.
+    @Test(arguments: [200.0, 1000.0])
+    func recorderCPUTime(rate: Double) throws {
+        let server = try FakeIIOD()
+        defer { server.stop() }
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-cpu-\(UUID().uuidString).csv").path
+        let recorder = try Spawned([Rideguard.binary.path, "record", "--out", out, "--uri", "ip:127.0.0.1:\(server.port)",
+                                    "--rate", String(Int(rate)), "--duration", "5"])
+        let code = recorder.wait(30)
+        #expect(code == 0)
+        let share = recorder.cpuSeconds / 5 * 100
+        print("rideguard record at \(Int(rate)) Hz against the fake iiod: \(DecimalFormat.string(recorder.cpuSeconds, decimals: 3)) s CPU in 5 s (\(DecimalFormat.string(share, decimals: 2)) % of one core, start-up included)")
+        #expect(server.state.withLock { $0.samplesServed } >= Int(rate) * 4)
+    }
+}
