@@ -39,6 +39,8 @@ public enum SamplerEvent: Sendable, Equatable {
     case dropped(Int)
     /// Closed after an error; retrying after `retryIn` seconds.
     case failed(reason: String, retryIn: Double)
+    /// Over the last few seconds the sensor ran more than 20 % away from its nominal rate, Hz.
+    case rateOff(measured: Double, nominal: Double)
 }
 
 /// Reads the IMU through libiio on a dedicated thread: opens the context, finds the device,
@@ -176,6 +178,7 @@ public final class IIOSampler: Sendable {
 
         let period = 1 / actualRate
         var lastT = -Double.infinity
+        var windowStart = Double.nan, windowCount = 0, rateReported = false
         while shared.running.load(ordering: .acquiring) {
             let n = iio_buffer_refill(buffer)
             if n < 0 {
@@ -204,6 +207,17 @@ public final class IIOSampler: Sendable {
                     if missing >= 1 { onEvent(.dropped(missing)) }
                 }
                 lastT = t
+                // The rate over 5 s windows of sample time.
+                if windowStart.isNaN { windowStart = t }
+                windowCount += 1
+                if t - windowStart >= 5 {
+                    let measured = Double(windowCount - 1) / (t - windowStart)
+                    let off = abs(measured / actualRate - 1) > 0.2
+                    if off && !rateReported { onEvent(.rateOff(measured: measured, nominal: actualRate)) }
+                    rateReported = off
+                    windowStart = t
+                    windowCount = 1
+                }
                 let a = Vector3(value(accel[0], buffer, i, step), value(accel[1], buffer, i, step), value(accel[2], buffer, i, step))
                 let w = hasGyro ? Vector3(value(rates[0], buffer, i, step), value(rates[1], buffer, i, step), value(rates[2], buffer, i, step)) : nil
                 onSample(IMUSample(t: t, accel: a, gyro: w))

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GPSDClient
 import IIOSensor
 import RideGuardAgent
 import RideGuardCore
@@ -26,8 +27,12 @@ struct Record: ParsableCommand {
     @Option(help: "Stop after this many seconds (default: until Ctrl-C).")
     var duration: Double?
 
+    @Option(help: "Also record GPS speed from gpsd at HOST:PORT (the speed_mps column).")
+    var gpsd: String?
+
     func validate() throws {
         guard rate >= 10 && rate <= 4000 else { throw ValidationError("--rate must be 10...4000 Hz") }
+        if let gpsd, Location.split(gpsd) == nil { throw ValidationError("--gpsd must be HOST:PORT") }
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
     }
 
@@ -42,10 +47,20 @@ struct Record: ParsableCommand {
             var gyro = false
         }
         let progress = Mutex(Progress())
-        let out = self.out, rate = self.rate
+        let out = self.out, rate = self.rate, withSpeed = gpsd != nil
+        // The latest GPS speed, fresh for 3 s, goes into each sample's speed column.
+        let speed = Mutex<(value: Double, at: Double)?>(nil)
+        let watcher = gpsd.flatMap(Location.split).map { address in
+            GPSDWatcher(host: address.host, port: address.port) { event in
+                if case .fix(let fix) = event, let mps = fix.speed { speed.withLock { $0 = (mps, monotonicNow()) } }
+            }
+        }
+        defer { watcher?.stop() }
         let sampler = IIOSampler(configuration: SamplerConfiguration(uri: uri, device: device, rateHz: rate), onSample: { sample in
             progress.withLock { p in
                 guard let writer = p.writer else { return }
+                var sample = sample
+                if let latest = speed.withLock({ $0 }), monotonicNow() - latest.at < 3 { sample.speed = latest.value }
                 do { try writer.append(sample) } catch { p.problem = "\(error)" }
                 p.samples += 1
                 if p.first.isNaN { p.first = sample.t }
@@ -58,7 +73,7 @@ struct Record: ParsableCommand {
                     Output.error("recording \(name) at \(Int(actual)) Hz (\(gyro ? "accelerometer and gyro" : "accelerometer only"), \(timestamps ? "IIO timestamps" : "host clock"), \(DecimalFormat.string(scale * 32768 / standardGravity, decimals: 0)) g range)")
                     if p.writer == nil {
                         do {
-                            p.writer = try TraceFileWriter(path: out, hasGyro: gyro, hasSpeed: false, metadata: [
+                            p.writer = try TraceFileWriter(path: out, hasGyro: gyro, hasSpeed: withSpeed, metadata: [
                                 ("rate_hz", String(Int(actual))), ("device", name),
                                 ("source", "rideguard record"), ("recorded", ISO8601DateFormatter().string(from: Date())),
                             ])
@@ -68,6 +83,8 @@ struct Record: ParsableCommand {
                 case .stalled(let seconds): Output.error("the sensor stalled: no sample for \(DecimalFormat.string(seconds, decimals: 1)) s")
                 case .dropped(let n): p.dropped += n
                 case .failed(let reason, let retry): Output.error("\(reason); retrying in \(DecimalFormat.string(retry, decimals: 1)) s")
+                case .rateOff(let measured, let nominal):
+                    Output.error("the sensor runs at \(DecimalFormat.string(measured, decimals: 1)) Hz instead of \(Int(nominal)) Hz")
                 }
             }
         })
@@ -107,4 +124,10 @@ struct Record: ParsableCommand {
         }
         print("\(out): \(p.samples) samples over \(DecimalFormat.string(p.last - p.first, decimals: 1)) s, \(p.dropped) dropped")
     }
+}
+
+private func monotonicNow() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }

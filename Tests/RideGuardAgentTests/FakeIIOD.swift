@@ -34,6 +34,8 @@ final class FakeIIOD: @unchecked Sendable {
         var gyroScale = 0.001064724
         var rate = 50.0
         var stalled = false
+        /// Timestamps advance as if the sensor ran at rate × this (a drifting or misconfigured sensor).
+        var timestampRateFactor = 1.0
         var listening: Int32 = -1
         var clients: [Int32] = []
         var openedMasks: [String] = []
@@ -182,7 +184,7 @@ final class FakeIIOD: @unchecked Sendable {
                 let enabled = Self.channels.indices.filter { mask[$0] }
                 let size = Self.sampleSize(enabled)
                 let count = max(1, requested / max(size, 1))
-                let rate = state.withLock { $0.rate }
+                let (rate, factor) = state.withLock { ($0.rate, $0.timestampRateFactor) }
                 // Wait until those samples exist, or forever while stalled.
                 while true {
                     let stalled = state.withLock { $0.stalled }
@@ -192,7 +194,7 @@ final class FakeIIOD: @unchecked Sendable {
                     if state.withLock({ $0.listening }) < 0 { return }
                 }
                 var data: [UInt8] = []
-                for k in sent..<(sent + count) { data += Self.sample(k, enabled: enabled, rate: rate) }
+                for k in sent..<(sent + count) { data += Self.sample(k, enabled: enabled, rate: rate * factor) }
                 sent += count
                 state.withLock { $0.samplesServed += count }
                 let words32 = (Self.channels.count + 31) / 32

@@ -102,6 +102,38 @@ import Testing
         #expect(got.count == countAfterStop)
     }
 
+    @Test func aRateFarFromNominalIsReported() throws {
+        let server = try FakeIIOD()
+        defer { server.stop() }
+        server.state.withLock { $0.timestampRateFactor = 0.7 }
+        let (sampler, got) = start(server)
+        defer { sampler.stop() }
+        #expect(waitFor(15) { got.has { if case .rateOff = $0 { true } else { false } } })
+        let event = got.events.withLock { $0.first { if case .rateOff = $0 { true } else { false } } }
+        if case .rateOff(let measured, let nominal)? = event {
+            #expect(abs(measured - 140) < 2 && nominal == 200)
+        }
+    }
+
+    @Test func recordingCarriesTheGPSSpeed() throws {
+        let server = try FakeIIOD()
+        defer { server.stop() }
+        let gps = try GPSFake(log: NMEALog.movingRider(latitude: 45.0, longitude: 5.0, speed: 12, course: 10, seconds: 60))
+        defer { gps.stop() }
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-speed-\(UUID().uuidString).csv").path
+        let result = try Rideguard.run(["record", "--out", out, "--uri", "ip:127.0.0.1:\(server.port)", "--rate", "100",
+                                        "--duration", "6", "--gpsd", "127.0.0.1:\(gps.port)"])
+        #expect(result.status == 0, "\(result.stderr)")
+        var parser = TraceParser(source: out)
+        var speeds: [Double] = []
+        let data = try Data(contentsOf: URL(fileURLWithPath: out))
+        try data.withUnsafeBytes { try parser.feed($0) { if let v = $0.speed { speeds.append(v) } } }
+        try parser.finish { if let v = $0.speed { speeds.append(v) } }
+        #expect(parser.header?.hasSpeed == true)
+        #expect(speeds.count > 50)
+        #expect(speeds.allSatisfy { abs($0 - 12) < 0.5 })
+    }
+
     /// `rideguard record` against the fake iiod writes a trace that `rideguard replay` reads back
     /// with the same values, to the trace format's precision.
     @Test func recordThenReplay() throws {
