@@ -5,8 +5,9 @@ set -euo pipefail
 
 packages=(pkg-config libgpiod-dev libiio-dev libgps-dev)
 if [ "${1:-}" = "--test" ]; then
-    # The tests run a real gpsd fed by gpsfake (which needs Debian's python3 and its gps module).
-    packages+=(gpsd gpsd-clients python3-gps)
+    # The tests run a real gpsd fed by gpsfake (which needs Debian's python3 and its gps module),
+    # and open the HTML reports in headless Chromium.
+    packages+=(gpsd gpsd-clients python3-gps chromium)
 fi
 
 missing=()

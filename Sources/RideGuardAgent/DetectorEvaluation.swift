@@ -158,6 +158,32 @@ public struct DetectorEvaluation: Sendable {
     }
 }
 
+extension DetectorEvaluation {
+    /// The evaluation as a self-contained page: the table, then a row per trace.
+    public var html: String {
+        var page = ReportHTML.head(title: "RideGuard evaluation")
+        let (perScenario, total) = rows
+        page += "<h1>RideGuard evaluation <span class=muted>\(results.count) traces</span></h1>\n"
+        let passed = passes(Bar())
+        page += "<div class=\"verdict \(passed ? "ok" : "crash")\">\(passed ? "Passed" : "Failed"): \(total.detected)/\(total.crashes) crashes detected, \(total.falseAlarms) false alarms in \(DecimalFormat.string(total.ridingHours, decimals: 2)) h of riding</div>\n"
+        page += "<table><tr><th>scenario</th><th>traces</th><th>crashes</th><th>detected</th><th>false alarms</th><th>FA/hour</th><th>riding h</th><th>latency median</th><th>latency max</th></tr>"
+        func latency(_ v: Double?) -> String { v.map { DecimalFormat.string($0, decimals: 2) + " s" } ?? "–" }
+        for row in perScenario + [total] {
+            page += "<tr><td>\(row.name)</td><td>\(row.traces)</td><td>\(row.crashes)</td><td>\(row.detected)</td><td>\(row.falseAlarms)</td><td>\(DecimalFormat.string(row.falseAlarmsPerHour, decimals: 3))</td><td>\(DecimalFormat.string(row.ridingHours, decimals: 2))</td><td>\(latency(row.medianLatency))</td><td>\(latency(row.maximumLatency))</td></tr>"
+        }
+        page += "</table>\n<h2>Every trace</h2><table><tr><th>trace</th><th>scenario</th><th>crash from</th><th>rest at</th><th>detections</th><th>latency after rest</th><th>verdict</th></tr>"
+        for result in results {
+            let label = result.label
+            let verdict = result.missed ? "MISSED" : (result.falseAlarms > 0 ? "FALSE ALARM" : "ok")
+            page += "<tr><td>\(ReportHTML.escape(label.file.isEmpty ? "seed \(label.seed)" : label.file))</td><td>\(label.scenario.rawValue)</td>"
+                + "<td>\(label.crashStart.map { DecimalFormat.string($0, decimals: 2) } ?? "–")</td><td>\(label.rest.map { DecimalFormat.string($0, decimals: 2) } ?? "–")</td>"
+                + "<td>\(result.detections.map { DecimalFormat.string($0, decimals: 2) }.joined(separator: ", "))</td><td>\(latency(result.latency))</td>"
+                + "<td class=\"\(verdict == "ok" ? "" : "crash")\">\(verdict)</td></tr>"
+        }
+        return page + "</table></body></html>\n"
+    }
+}
+
 extension Manifest {
     /// Reads a manifest written by `rideguard synth`.
     public static func load(path: String) throws -> Manifest {

@@ -38,6 +38,9 @@ struct Eval: ParsableCommand {
     @Flag(help: "Print the result as JSON.")
     var json = false
 
+    @Option(help: "Also write the evaluation as an HTML page to this file.")
+    var report: String?
+
     @OptionGroup var detector: DetectorOptions
 
     func validate() throws {
@@ -88,6 +91,10 @@ struct Eval: ParsableCommand {
         bar.medianLatency = medianLatency
         bar.maximumLatency = maxLatency
         print(json ? evaluation.json : evaluation.table)
+        if let report {
+            try Array(evaluation.html.utf8).withUnsafeBytes { try writeFile(report, $0) }
+            if !json { print("report written to \(report)") }
+        }
         if !evaluation.passes(bar) {
             if !json { print("FAILED the bar: every crash detected, no false alarm, latency median ≤ \(medianLatency) s, max ≤ \(maxLatency) s") }
             throw ExitCode(1)

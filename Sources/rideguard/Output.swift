@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import RideGuardCore
 
 /// Writes whole lines to standard output or standard error without Foundation.
 enum Output {
@@ -19,5 +20,21 @@ enum Output {
 
     static func flush() {
         fflush(nil)
+    }
+}
+
+/// Writes a whole file, or throws a TraceError naming it.
+func writeFile(_ path: String, _ bytes: UnsafeRawBufferPointer) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw TraceError(source: path, line: nil, reason: "cannot create: \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    var offset = 0
+    while offset < bytes.count {
+        let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+        if n < 0 {
+            if errno == EINTR { continue }
+            throw TraceError(source: path, line: nil, reason: "write failed: \(String(cString: strerror(errno)))")
+        }
+        offset += n
     }
 }

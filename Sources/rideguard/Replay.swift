@@ -21,6 +21,9 @@ struct Replay: ParsableCommand {
     @Option(help: "Also print the detector's state every this many seconds of trace time (phase, posture, stillness).")
     var stateEvery: Double?
 
+    @Option(help: "Write a self-contained HTML report (charts, detector state, events) to this file.")
+    var report: String?
+
     @OptionGroup var detector: DetectorOptions
 
     func validate() throws {
@@ -29,6 +32,20 @@ struct Replay: ParsableCommand {
     }
 
     func run() throws {
+        if let report {
+            do {
+                let built = try TraceReport.build(path: trace, configuration: try detector.configuration())
+                let html = ReportHTML.render(built, configuration: try detector.configuration())
+                try Array(html.utf8).withUnsafeBytes { bytes in
+                    try writeFile(report, bytes)
+                }
+                print("\(report): \(html.utf8.count / 1024) KB, \(built.summary.humanLine)")
+                return
+            } catch let error as TraceError {
+                Output.error(error.description)
+                throw ExitCode(2)
+            }
+        }
         let replay = TraceReplay(configuration: try detector.configuration())
         do {
             let summary = try replay.run(path: trace, onStart: { header, first in
