@@ -12,6 +12,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // Pure decisions: detector, trace format, encoders. No I/O, no clocks, no C libraries.
@@ -33,7 +34,8 @@ let package = Package(
         .target(name: "ScenarioSynth", dependencies: ["RideGuardCore"]),
 
         // Wiring, file I/O and services.
-        .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "ScenarioSynth", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem", "Storage"]),
+        .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "ScenarioSynth", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem", "Storage",
+                                                    .product(name: "Yams", package: "Yams")]),
 
         .executableTarget(
             name: "rideguard",

@@ -1,0 +1,52 @@
+extension ConfigurationFile {
+    /// A complete, commented configuration with every default: `rideguard config example`.
+    public static let example = """
+        # RideGuard configuration (YAML). Every key is optional; these are the defaults.
+        # Check it with: rideguard config check --config /etc/rideguard/config.yaml
+
+        imu:
+          simulated: false          # true: play `trace` instead of reading the sensor
+          uri: "local:"             # local: on the Pi; ip:HOST[:PORT] for a remote iiod
+          # device: mpu6050         # default: the first known IMU found (see boards/imus.md)
+          rate_hz: 200
+          # trace: /usr/share/rideguard/example-lowside.csv   # simulated only
+          speed: 1.0                # simulated only: play the trace this many times faster
+
+        gpio:
+          simulated: false          # true: log the buzzer, take presses from `rideguard ctl press`
+          buzzer: GPIO18            # a line name, or chip:offset such as pinctrl-rp1:18
+          button: GPIO17            # to ground, with the line's pull-up
+          button_active_low: true
+
+        gps:
+          simulated: false
+          gpsd: "127.0.0.1:2947"
+          # fixed_position: [48.85837, 2.29448]   # simulated only
+
+        modem:
+          simulated: false          # true: print the SMS instead of sending them
+          device: /dev/rideguard-modem-at         # the stable name the udev rules give the AT port
+          baud: 115200
+          # pin: "1234"             # entered once if the SIM asks; never retried
+
+        workflow:
+          countdown_s: 60           # crash → alert, 10...300
+          cancel_hold_s: 1          # hold this long during the countdown: "I'm fine"
+          long_hold_s: 3            # manual SOS while protecting; cancel after the alert went out
+          manual_countdown_s: 10
+          update_interval_s: 300    # location updates while tracking
+          tracking_s: 1800
+          network_failure_s: 900    # no alert out for this long: network unusable (retries go on)
+
+        messages:
+          language: en              # en, fr, de, es, it
+          map_link: google          # google, openstreetmap, geo
+
+        detector:                   # any detector setting by name (see README, Field testing)
+          lyingAngleDegrees: 62
+
+        database: /var/lib/rideguard/rideguard.sqlite
+        control_socket: /run/rideguard/control.sock
+
+        """
+}

@@ -1,0 +1,234 @@
+import Foundation
+import RideGuardCore
+import Yams
+
+/// Problems found in a configuration file: each names the file, the line and the key.
+public struct ConfigurationFileError: Error, CustomStringConvertible, Sendable {
+    public struct Problem: Equatable, Sendable {
+        public var line: Int?
+        public var key: String
+        public var reason: String
+
+        public init(line: Int?, key: String, reason: String) {
+            self.line = line
+            self.key = key
+            self.reason = reason
+        }
+    }
+
+    public var source: String
+    public var problems: [Problem]
+
+    public var description: String {
+        problems.map { "\(source)\($0.line.map { ":\($0)" } ?? ""): \($0.key): \($0.reason)" }.joined(separator: "\n")
+    }
+}
+
+/// Reads the YAML configuration (default /etc/rideguard/config.yaml). Every key is optional and
+/// has a default; a wrong value or an unknown key is an error that names its line.
+public enum ConfigurationFile {
+    public static let defaultPath = "/etc/rideguard/config.yaml"
+
+    public static func load(path: String) throws(ConfigurationFileError) -> AgentConfiguration {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigurationFileError(source: path, problems: [.init(line: nil, key: "file", reason: "cannot read: \((error as NSError).localizedDescription)")])
+        }
+        return try parse(text, source: path)
+    }
+
+    public static func parse(_ text: String, source: String) throws(ConfigurationFileError) -> AgentConfiguration {
+        var configuration = AgentConfiguration()
+        var problems: [ConfigurationFileError.Problem] = []
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch {
+            let line = (error as? YamlError).flatMap(errorLine)
+            throw ConfigurationFileError(source: source, problems: [.init(line: line, key: "file", reason: "not valid YAML: \(error)")])
+        }
+        guard let root else { return configuration }   // an empty file: every default
+        guard let sections = root.mapping else {
+            throw ConfigurationFileError(source: source, problems: [.init(line: line(root), key: "file", reason: "expected sections such as imu:, gpio:, modem:")])
+        }
+        for (keyNode, value) in sections {
+            let section = keyNode.string ?? ""
+            if let apply = topLevel[section] {
+                do { try apply(&configuration, value) } catch { problems.append(.init(line: line(value), key: section, reason: error.reason)) }
+                continue
+            }
+            guard let keys = schema[section] else {
+                problems.append(.init(line: line(keyNode), key: section, reason: "unknown section" + suggestion(section, Array(schema.keys) + Array(topLevel.keys))))
+                continue
+            }
+            guard let mapping = value.mapping else {
+                if value.null == nil { problems.append(.init(line: line(value), key: section, reason: "expected keys under it")) }
+                continue
+            }
+            for (entryKey, entryValue) in mapping {
+                let key = entryKey.string ?? ""
+                if section == "detector" {
+                    do {
+                        try configuration.detector.set(key, to: entryValue.string ?? "")
+                    } catch {
+                        problems.append(.init(line: line(entryKey), key: "detector.\(key)", reason: error.reason))
+                    }
+                    continue
+                }
+                guard let apply = keys[key] else {
+                    problems.append(.init(line: line(entryKey), key: "\(section).\(key)", reason: "unknown key" + suggestion(key, Array(keys.keys))))
+                    continue
+                }
+                do { try apply(&configuration, entryValue) } catch {
+                    problems.append(.init(line: line(entryValue), key: "\(section).\(key)", reason: error.reason))
+                }
+            }
+        }
+        // Ranges and combinations, with the line of the key where there is one.
+        for problem in configuration.validationErrors() {
+            let parts = problem.key.split(separator: ".").map(String.init)
+            problems.append(.init(line: lineOf(parts, in: root), key: problem.key, reason: problem.reason))
+        }
+        guard problems.isEmpty else { throw ConfigurationFileError(source: source, problems: problems) }
+        return configuration
+    }
+
+    // MARK: - Schema
+
+    struct ValueError: Error {
+        var reason: String
+    }
+
+    typealias Apply = @Sendable (inout AgentConfiguration, Node) throws(ValueError) -> Void
+
+    static let topLevel: [String: Apply] = [
+        "database": { c, n throws(ValueError) in c.database = try string(n) },
+        "control_socket": { c, n throws(ValueError) in c.controlSocket = try string(n) },
+    ]
+
+    static let schema: [String: [String: Apply]] = [
+        "imu": [
+            "simulated": { c, n throws(ValueError) in c.imu.simulated = try bool(n) },
+            "uri": { c, n throws(ValueError) in c.imu.uri = try string(n) },
+            "device": { c, n throws(ValueError) in c.imu.device = try string(n) },
+            "rate_hz": { c, n throws(ValueError) in c.imu.rateHz = try double(n) },
+            "trace": { c, n throws(ValueError) in c.imu.trace = try string(n) },
+            "speed": { c, n throws(ValueError) in c.imu.speed = try double(n) },
+        ],
+        "gpio": [
+            "simulated": { c, n throws(ValueError) in c.gpio.simulated = try bool(n) },
+            "buzzer": { c, n throws(ValueError) in c.gpio.buzzer = try string(n) },
+            "button": { c, n throws(ValueError) in c.gpio.button = try string(n) },
+            "button_active_low": { c, n throws(ValueError) in c.gpio.buttonActiveLow = try bool(n) },
+        ],
+        "gps": [
+            "simulated": { c, n throws(ValueError) in c.gps.simulated = try bool(n) },
+            "gpsd": { c, n throws(ValueError) in c.gps.gpsd = try string(n) },
+            "fixed_position": { c, n throws(ValueError) in
+                guard let items = n.sequence, items.count == 2, let lat = items[0].float, let lon = items[1].float else {
+                    throw ValueError(reason: "expected [latitude, longitude]")
+                }
+                c.gps.fixedPosition = [lat, lon]
+            },
+        ],
+        "modem": [
+            "simulated": { c, n throws(ValueError) in c.modem.simulated = try bool(n) },
+            "device": { c, n throws(ValueError) in c.modem.device = try string(n) },
+            "baud": { c, n throws(ValueError) in c.modem.baud = Int(try double(n)) },
+            "pin": { c, n throws(ValueError) in c.modem.pin = try string(n) },
+        ],
+        "workflow": [
+            "countdown_s": { c, n throws(ValueError) in c.workflow.countdownSeconds = try double(n) },
+            "cancel_hold_s": { c, n throws(ValueError) in c.workflow.cancelHoldSeconds = try double(n) },
+            "long_hold_s": { c, n throws(ValueError) in c.workflow.longHoldSeconds = try double(n) },
+            "manual_countdown_s": { c, n throws(ValueError) in c.workflow.manualCountdownSeconds = try double(n) },
+            "update_interval_s": { c, n throws(ValueError) in c.workflow.locationUpdateIntervalSeconds = try double(n) },
+            "tracking_s": { c, n throws(ValueError) in c.workflow.trackingDurationSeconds = try double(n) },
+            "network_failure_s": { c, n throws(ValueError) in c.workflow.networkFailureSeconds = try double(n) },
+        ],
+        "messages": [
+            "language": { c, n throws(ValueError) in
+                let text = try string(n)
+                guard let language = MessageLanguage(rawValue: text) else {
+                    throw ValueError(reason: "'\(text)' is not one of \(MessageLanguage.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                c.messages.language = language
+            },
+            "map_link": { c, n throws(ValueError) in
+                let text = try string(n)
+                guard let style = MapLinkStyle(rawValue: text) else {
+                    throw ValueError(reason: "'\(text)' is not one of \(MapLinkStyle.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                c.messages.mapLink = style
+            },
+        ],
+        "detector": [:],
+    ]
+
+    static func string(_ n: Node) throws(ValueError) -> String {
+        guard let text = n.scalar?.string, !text.isEmpty else { throw ValueError(reason: "expected text") }
+        return text
+    }
+
+    static func double(_ n: Node) throws(ValueError) -> Double {
+        guard let text = n.scalar?.string, let value = Double(text), value.isFinite else {
+            throw ValueError(reason: "'\(n.scalar?.string ?? "…")' is not a number")
+        }
+        return value
+    }
+
+    static func bool(_ n: Node) throws(ValueError) -> Bool {
+        guard let value = n.bool else { throw ValueError(reason: "'\(n.scalar?.string ?? "…")' is not true or false") }
+        return value
+    }
+
+    static func line(_ n: Node) -> Int? { n.mark.map { $0.line } }
+
+    static func errorLine(_ error: YamlError) -> Int? {
+        if case .scanner(_, _, let mark, _) = error { return mark.line }
+        if case .parser(_, _, let mark, _) = error { return mark.line }
+        return nil
+    }
+
+    static func lineOf(_ path: [String], in root: Node) -> Int? {
+        var node = root
+        var found: Int?
+        for part in path {
+            guard let mapping = node.mapping, let pair = mapping.first(where: { $0.key.string == part }) else { break }
+            found = line(pair.key)
+            node = pair.value
+        }
+        return found
+    }
+
+    static func suggestion(_ word: String, _ candidates: [String]) -> String {
+        let best = candidates.min { distance(word, $0) < distance(word, $1) }
+        guard let best, distance(word, best) <= 3 else { return "" }
+        return " (did you mean \(best)?)"
+    }
+
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var row = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var previous = row[0]
+            row[0] = i
+            for j in 1...max(b.count, 1) where !b.isEmpty {
+                let current = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = current
+            }
+        }
+        return row[b.count]
+    }
+}
+
+private extension Error {
+    var reason: String {
+        if let e = self as? ConfigurationFile.ValueError { return e.reason }
+        if let e = self as? ConfigurationError { return e.reason }
+        return "\(self)"
+    }
+}

@@ -1,0 +1,85 @@
+/// Everything `rideguard run` is configured with, with a default for every value. Loaded and
+/// validated once at start (see RideGuardAgent's ConfigurationFile); parts are passed down by value.
+public struct AgentConfiguration: Equatable, Sendable {
+    public struct IMU: Equatable, Sendable {
+        /// Replay `trace` instead of reading the sensor.
+        public var simulated = false
+        public var uri = "local:"
+        public var device: String?
+        public var rateHz = 200.0
+        public var trace: String?
+        /// Simulated: play the trace this many times faster than real time.
+        public var speed = 1.0
+    }
+
+    public struct GPIO: Equatable, Sendable {
+        public var simulated = false
+        /// A line name (`GPIO18`) or `chip:offset` (`pinctrl-rp1:18`).
+        public var buzzer = "GPIO18"
+        public var button = "GPIO17"
+        public var buttonActiveLow = true
+    }
+
+    public struct GPS: Equatable, Sendable {
+        public var simulated = false
+        public var gpsd = "127.0.0.1:2947"
+        /// Simulated: where the bike is.
+        public var fixedPosition: [Double]?
+    }
+
+    public struct Modem: Equatable, Sendable {
+        /// Print what would be sent instead of sending.
+        public var simulated = false
+        public var device = "/dev/rideguard-modem-at"
+        public var baud = 115_200
+        public var pin: String?
+    }
+
+    public struct Messages: Equatable, Sendable {
+        public var language = MessageLanguage.en
+        public var mapLink = MapLinkStyle.google
+    }
+
+    public var imu = IMU()
+    public var gpio = GPIO()
+    public var gps = GPS()
+    public var modem = Modem()
+    public var detector = DetectorConfiguration()
+    public var workflow = WorkflowConfiguration()
+    public var messages = Messages()
+    public var database = "/var/lib/rideguard/rideguard.sqlite"
+    public var controlSocket = "/run/rideguard/control.sock"
+
+    public init() {}
+
+    /// Problems across the whole configuration, each naming its key.
+    public func validationErrors() -> [ConfigurationError] {
+        var errors: [ConfigurationError] = []
+        func check(_ ok: Bool, _ key: String, _ reason: String) {
+            if !ok { errors.append(ConfigurationError(key: key, reason: reason)) }
+        }
+        check(imu.rateHz >= 10 && imu.rateHz <= 4000, "imu.rate_hz", "must be 10...4000 Hz")
+        check(!imu.simulated || imu.trace != nil, "imu.trace", "a simulated IMU needs a trace file to play")
+        check(imu.speed > 0 && imu.speed <= 1000, "imu.speed", "must be above 0 and at most 1000")
+        check(imu.uri == "local:" || imu.uri.hasPrefix("ip:") || imu.uri.hasPrefix("usb:") || imu.uri.hasPrefix("serial:"),
+              "imu.uri", "must be local:, ip:HOST[:PORT], usb:… or serial:…")
+        check(!gpio.buzzer.isEmpty, "gpio.buzzer", "needs a line name (GPIO18) or chip:offset")
+        check(!gpio.button.isEmpty, "gpio.button", "needs a line name (GPIO17) or chip:offset")
+        check(gps.gpsd.split(separator: ":").count == 2, "gps.gpsd", "must be HOST:PORT")
+        if let position = gps.fixedPosition {
+            check(position.count == 2 && abs(position[0]) <= 90 && abs(position[1]) <= 180,
+                  "gps.fixed_position", "must be [latitude, longitude]")
+        }
+        check(modem.simulated || modem.device.hasPrefix("/"), "modem.device", "must be a device path such as /dev/ttyUSB2")
+        check([9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 921_600].contains(modem.baud), "modem.baud", "is not a supported speed")
+        if let pin = modem.pin { check((4...8).contains(pin.count) && pin.allSatisfy(\.isNumber), "modem.pin", "must be 4 to 8 digits") }
+        for problem in detector.validationErrors() {
+            errors.append(ConfigurationError(key: "detector." + (problem.split(separator: " ").first.map(String.init) ?? ""), reason: problem))
+        }
+        for problem in workflow.validationErrors() {
+            errors.append(ConfigurationError(key: "workflow", reason: problem))
+        }
+        check(database.hasPrefix("/") || database.hasPrefix("."), "database", "must be a file path")
+        return errors
+    }
+}

@@ -1,0 +1,39 @@
+import ArgumentParser
+import RideGuardAgent
+import RideGuardCore
+
+struct Config: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check the configuration file, or print an example.", subcommands: [Check.self, Example.self])
+
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Validate the configuration: every problem with its line and key.")
+
+        @Option(help: "The configuration file.")
+        var config = ConfigurationFile.defaultPath
+
+        func run() throws {
+            do {
+                let c = try ConfigurationFile.load(path: config)
+                print("\(config): ok")
+                print("imu: \(c.imu.simulated ? "simulated (\(c.imu.trace ?? ""))" : "\(c.imu.uri) \(c.imu.device ?? "auto") at \(Int(c.imu.rateHz)) Hz")")
+                print("gpio: \(c.gpio.simulated ? "simulated" : "buzzer \(c.gpio.buzzer), button \(c.gpio.button)")")
+                print("gps: \(c.gps.simulated ? "simulated" : "gpsd at \(c.gps.gpsd)")")
+                print("modem: \(c.modem.simulated ? "simulated" : "\(c.modem.device) at \(c.modem.baud) baud")")
+                print("countdown: \(Int(c.workflow.countdownSeconds)) s; messages: \(c.messages.language.rawValue), \(c.messages.mapLink.rawValue) links")
+                print("database: \(c.database)")
+            } catch {
+                Output.error(error.description)
+                throw ExitCode(1)
+            }
+        }
+    }
+
+    struct Example: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print a complete, commented configuration with every default.")
+
+        func run() {
+            print(ConfigurationFile.example, terminator: "")
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import RideGuardAgent
+import RideGuardCore
+import Testing
+
+@Suite struct ConfigurationFileTests {
+    func problems(_ yaml: String) -> [ConfigurationFileError.Problem] {
+        do {
+            _ = try ConfigurationFile.parse(yaml, source: "config.yaml")
+            return []
+        } catch {
+            return error.problems
+        }
+    }
+
+    @Test func theExampleIsTheDefaults() throws {
+        let parsed = try ConfigurationFile.parse(ConfigurationFile.example, source: "example")
+        #expect(parsed == AgentConfiguration())
+        #expect(try ConfigurationFile.parse("", source: "empty") == AgentConfiguration())
+    }
+
+    @Test func valuesAreRead() throws {
+        let c = try ConfigurationFile.parse("""
+            imu:
+              simulated: true
+              trace: /tmp/ride.csv
+              speed: 4
+            gps:
+              simulated: true
+              fixed_position: [45.1, 5.7]
+            modem:
+              simulated: true
+              pin: "0000"
+            workflow:
+              countdown_s: 30
+            messages:
+              language: fr
+              map_link: openstreetmap
+            detector:
+              restConfirmationSeconds: 2
+            """, source: "x")
+        #expect(c.imu.simulated && c.imu.trace == "/tmp/ride.csv" && c.imu.speed == 4)
+        #expect(c.gps.fixedPosition == [45.1, 5.7])
+        #expect(c.modem.pin == "0000")
+        #expect(c.workflow.countdownSeconds == 30)
+        #expect(c.messages.language == .fr && c.messages.mapLink == .openstreetmap)
+        #expect(c.detector.restConfirmationSeconds == 2)
+    }
+
+    @Test func everyProblemNamesItsLineAndKey() {
+        let found = problems("""
+            imu:
+              rate_hz: fast
+            gpio:
+              buzer: GPIO18
+            workflow:
+              countdown_s: 5
+            messages:
+              language: klingon
+            detector:
+              lyingAngle: 60
+            modme:
+              device: /dev/ttyUSB2
+            """)
+        #expect(found.contains(.init(line: 2, key: "imu.rate_hz", reason: "'fast' is not a number")))
+        #expect(found.contains(.init(line: 4, key: "gpio.buzer", reason: "unknown key (did you mean buzzer?)")))
+        #expect(found.contains(.init(line: 5, key: "workflow", reason: "countdownSeconds must be 10...300")))
+        #expect(found.contains(.init(line: 8, key: "messages.language", reason: "'klingon' is not one of en, fr, de, es, it")))
+        #expect(found.contains { $0.line == 10 && $0.key == "detector.lyingAngle" && $0.reason.contains("unknown detector setting") })
+        #expect(found.contains(.init(line: 11, key: "modme", reason: "unknown section (did you mean modem?)")))
+    }
+
+    @Test func simulatedIMUNeedsATrace() {
+        #expect(problems("imu:\n  simulated: true\n").contains(.init(line: 1, key: "imu.trace", reason: "a simulated IMU needs a trace file to play")))
+    }
+
+    @Test func brokenYAMLIsOneClearError() {
+        let found = problems("imu:\n  rate_hz: [200\n")
+        #expect(found.count == 1)
+        #expect(found.first?.reason.hasPrefix("not valid YAML") == true)
+    }
+
+    @Test func configCheckCommand() throws {
+        let good = try Rideguard.temporaryFile("good.yaml", contents: Data("modem:\n  baud: 9600\n".utf8))
+        let ok = try Rideguard.run(["config", "check", "--config", good.path])
+        #expect(ok.status == 0)
+        #expect(ok.stdout.contains("modem: /dev/rideguard-modem-at at 9600 baud"))
+        let bad = try Rideguard.temporaryFile("bad.yaml", contents: Data("modem:\n  baud: 1234\n".utf8))
+        let failed = try Rideguard.run(["config", "check", "--config", bad.path])
+        #expect(failed.status == 1)
+        #expect(failed.stderr.contains("bad.yaml:2: modem.baud: is not a supported speed"))
+        let example = try Rideguard.run(["config", "example"])
+        #expect(example.stdout == ConfigurationFile.example)
+        let missing = try Rideguard.run(["config", "check", "--config", "/nonexistent.yaml"])
+        #expect(missing.status == 1 && missing.stderr.contains("/nonexistent.yaml: file: cannot read"))
+    }
+}
