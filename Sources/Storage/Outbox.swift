@@ -69,6 +69,7 @@ public final class RideGuardDatabase: Sendable {
                 t.column("next_attempt_at", .double).notNull()
             }
         }
+        registerRecords(&migrator)
         return migrator
     }
 

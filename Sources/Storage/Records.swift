@@ -1,0 +1,162 @@
+import Foundation
+import GRDB
+import RideGuardCore
+
+/// An emergency contact: a name and an E.164 number.
+public struct Contact: Codable, Equatable, Sendable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "contacts"
+    public var id: Int64?
+    public var name: String
+    public var number: String
+    public var createdAt: Double
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, number
+        case createdAt = "created_at"
+    }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+/// One line of the journal: what happened, when (seconds since the epoch), of which kind.
+public struct JournalRecord: Codable, Equatable, Sendable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "journal"
+    public var id: Int64?
+    public var time: Double
+    /// alerts, detections, system, messages
+    public var kind: String
+    public var text: String
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+/// What the rider set up: their name, a medical note, and the alert message.
+public struct RiderProfile: Equatable, Sendable {
+    public var name: String?
+    public var medicalNote: String?
+    public var message: String?
+}
+
+/// Why a contact, profile or message change was refused.
+public struct RecordError: Error, Equatable, CustomStringConvertible, Sendable {
+    public var reason: String
+    public var description: String { reason }
+}
+
+extension RideGuardDatabase {
+    static func registerRecords(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v2 contacts, profile, journal") { db in
+            try db.create(table: "contacts") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("name", .text).notNull()
+                t.column("number", .text).notNull().unique()
+                t.column("created_at", .double).notNull()
+            }
+            try db.create(table: "settings") { t in
+                t.primaryKey("key", .text)
+                t.column("value", .text).notNull()
+            }
+            try db.create(table: "journal") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("time", .double).notNull().indexed()
+                t.column("kind", .text).notNull()
+                t.column("text", .text).notNull()
+            }
+        }
+    }
+
+    // MARK: Contacts
+
+    /// Adds a contact; the number is cleaned to E.164 (a wrong one is refused with the reason).
+    @discardableResult
+    public func addContact(name: String, number: String, now: Double) throws -> Contact {
+        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { throw RecordError(reason: "a contact needs a name") }
+        let e164: String
+        do { e164 = try PhoneNumber(number).e164 } catch { throw RecordError(reason: error.reason) }
+        return try queue.write { db in
+            if try Contact.filter(Column("number") == e164).fetchCount(db) > 0 {
+                throw RecordError(reason: "\(PhoneNumber.mask(e164)) is already a contact")
+            }
+            var contact = Contact(id: nil, name: trimmed, number: e164, createdAt: now)
+            try contact.insert(db)
+            return contact
+        }
+    }
+
+    /// Removes the contact with this name or number; returns it, or throws when there is none.
+    @discardableResult
+    public func removeContact(_ nameOrNumber: String) throws -> Contact {
+        let number = try? PhoneNumber(nameOrNumber).e164
+        return try queue.write { db in
+            let matches = try Contact.filter(Column("name") == nameOrNumber || Column("number") == (number ?? "")).fetchAll(db)
+            guard let contact = matches.first else { throw RecordError(reason: "no contact named or numbered '\(nameOrNumber)'") }
+            guard matches.count == 1 else { throw RecordError(reason: "\(matches.count) contacts match '\(nameOrNumber)': remove by number") }
+            _ = try contact.delete(db)
+            return contact
+        }
+    }
+
+    public func contacts() throws -> [Contact] {
+        try queue.read { db in try Contact.order(Column("id")).fetchAll(db) }
+    }
+
+    // MARK: Profile and message
+
+    public func profile() throws -> RiderProfile {
+        try queue.read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT key, value FROM settings")
+            var values: [String: String] = [:]
+            for row in rows { values[row["key"]] = row["value"] }
+            return RiderProfile(name: values["rider_name"], medicalNote: values["medical_note"], message: values["message"])
+        }
+    }
+
+    public func setRiderName(_ name: String) throws {
+        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { throw RecordError(reason: "the rider's name is empty") }
+        try setSetting("rider_name", trimmed)
+    }
+
+    /// An empty note removes it.
+    public func setMedicalNote(_ note: String) throws {
+        let trimmed = note.trimmingCharacters(in: .whitespaces)
+        if trimmed.isEmpty {
+            try queue.write { db in try db.execute(sql: "DELETE FROM settings WHERE key = 'medical_note'") }
+        } else {
+            try setSetting("medical_note", trimmed)
+        }
+    }
+
+    /// The alert message: at least 5 characters after trimming.
+    public func setMessage(_ message: String) throws {
+        do { try MessageComposer.validateRiderMessage(message) } catch { throw RecordError(reason: error.reason) }
+        try setSetting("message", message.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    private func setSetting(_ key: String, _ value: String) throws {
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                           arguments: [key, value])
+        }
+    }
+
+    // MARK: Journal
+
+    public func journal(_ entry: JournalEntry, at time: Double) throws {
+        try queue.write { db in
+            var record = JournalRecord(id: nil, time: time, kind: entry.kind, text: entry.text)
+            try record.insert(db)
+        }
+    }
+
+    /// Newest first, optionally of one kind and since a time.
+    public func journal(kind: String? = nil, since: Double? = nil, limit: Int = 200) throws -> [JournalRecord] {
+        try queue.read { db in
+            var request = JournalRecord.order(Column("time").desc, Column("id").desc)
+            if let kind { request = request.filter(Column("kind") == kind) }
+            if let since { request = request.filter(Column("time") >= since) }
+            return try request.limit(limit).fetchAll(db)
+        }
+    }
+}

@@ -1,0 +1,190 @@
+import ArgumentParser
+import Foundation
+import RideGuardCore
+import Storage
+
+/// `--database`, shared by the commands that work on the agent's database (running or not).
+struct DatabaseOption: ParsableArguments {
+    @Option(help: "The RideGuard database.")
+    var database = "/var/lib/rideguard/rideguard.sqlite"
+
+    func open() throws -> RideGuardDatabase {
+        do {
+            return try RideGuardDatabase(path: database)
+        } catch {
+            Output.error("cannot open the database \(database): \(error)")
+            throw ExitCode(2)
+        }
+    }
+}
+
+/// Runs a change and turns a refusal into one clear line and exit code 1.
+func refusing<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let error as RecordError {
+        Output.error(error.reason)
+        throw ExitCode(1)
+    }
+}
+
+struct Contacts: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The emergency contacts who get the alert.", subcommands: [List.self, Add.self, Remove.self], defaultSubcommand: List.self)
+
+    struct List: ParsableCommand {
+        @OptionGroup var db: DatabaseOption
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() throws {
+            let contacts = try db.open().contacts()
+            if json {
+                print("[" + contacts.map { c in
+                    var line = JSONLine()
+                    line.add("name", c.name)
+                    line.add("number", c.number)
+                    return line.text
+                }.joined(separator: ",") + "]")
+            } else if contacts.isEmpty {
+                print("no contact yet: add one with rideguard contacts add NAME NUMBER (RideGuard will not arm without one)")
+            } else {
+                for c in contacts { print("\(c.name)  \(c.number)") }
+            }
+        }
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a contact: a name and a number with its country code.")
+        @Argument(help: "The contact's name.") var name: String
+        @Argument(help: "The number, e.g. \"+33 6 12 34 56 78\" or 0033612345678.") var number: String
+        @OptionGroup var db: DatabaseOption
+
+        func run() throws {
+            let database = try db.open()
+            let contact = try refusing { try database.addContact(name: name, number: number, now: Date().timeIntervalSince1970) }
+            try? database.journal(JournalEntry("system", "contact added: \(contact.name) \(PhoneNumber.mask(contact.number))"), at: Date().timeIntervalSince1970)
+            print("added \(contact.name) \(contact.number)")
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a contact by name or number.")
+        @Argument(help: "The contact's name or number.") var nameOrNumber: String
+        @OptionGroup var db: DatabaseOption
+
+        func run() throws {
+            let database = try db.open()
+            let contact = try refusing { try database.removeContact(nameOrNumber) }
+            try? database.journal(JournalEntry("system", "contact removed: \(contact.name) \(PhoneNumber.mask(contact.number))"), at: Date().timeIntervalSince1970)
+            print("removed \(contact.name) \(contact.number)")
+        }
+    }
+}
+
+struct Message: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The rider's own words, first in every alert.", subcommands: [Show.self, Set.self], defaultSubcommand: Show.self)
+
+    struct Show: ParsableCommand {
+        @OptionGroup var db: DatabaseOption
+        func run() throws {
+            if let message = try db.open().profile().message { print(message) } else {
+                print("no message yet: set one with rideguard message set \"...\" (RideGuard will not arm without one)")
+            }
+        }
+    }
+
+    struct Set: ParsableCommand {
+        @Argument(help: "At least 5 characters, e.g. \"I may have crashed. Please call me.\"") var text: String
+        @OptionGroup var db: DatabaseOption
+        func run() throws {
+            let database = try db.open()
+            try refusing { try database.setMessage(text) }
+            let parts = SMSText(text).parts.count
+            print("message set (\(text.count) characters\(parts > 1 ? ", \(parts) SMS parts on its own" : ""))")
+        }
+    }
+}
+
+struct Profile: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The rider's name and an optional medical note included in alerts.", subcommands: [Show.self, Set.self], defaultSubcommand: Show.self)
+
+    struct Show: ParsableCommand {
+        @OptionGroup var db: DatabaseOption
+        func run() throws {
+            let profile = try db.open().profile()
+            print("name: \(profile.name ?? "not set")")
+            print("medical note: \(profile.medicalNote ?? "none")")
+        }
+    }
+
+    struct Set: ParsableCommand {
+        @Option(help: "The rider's name, as the alert signs it.") var name: String?
+        @Option(help: "A medical note for rescuers (blood group, allergies); empty removes it.") var medical: String?
+        @OptionGroup var db: DatabaseOption
+
+        func validate() throws {
+            if name == nil && medical == nil { throw ValidationError("give --name and/or --medical") }
+        }
+
+        func run() throws {
+            let database = try db.open()
+            try refusing {
+                if let name { try database.setRiderName(name) }
+                if let medical { try database.setMedicalNote(medical) }
+            }
+            print("profile updated")
+        }
+    }
+}
+
+struct Events: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "The journal, newest first.")
+
+    @Option(help: "Only alerts, detections, system or messages.") var kind: String?
+    @Option(help: "Only the last 30m, 12h, 7d…, or since an ISO date (2026-11-22T08:00:00Z).") var since: String?
+    @Flag(help: "Print JSON Lines.") var json = false
+    @OptionGroup var db: DatabaseOption
+
+    func validate() throws {
+        if let kind, !["alerts", "detections", "system", "messages"].contains(kind) {
+            throw ValidationError("--kind must be alerts, detections, system or messages")
+        }
+        if let since, Self.time(since, now: Date()) == nil {
+            throw ValidationError("--since must be like 30m, 12h, 7d, or an ISO date such as 2026-11-22T08:00:00Z")
+        }
+    }
+
+    static func time(_ text: String, now: Date) -> Double? {
+        if let unit = text.last, let amount = Double(text.dropLast()), amount >= 0 {
+            let seconds: Double? = switch unit {
+            case "s": amount
+            case "m": amount * 60
+            case "h": amount * 3600
+            case "d": amount * 86400
+            default: nil
+            }
+            if let seconds { return now.timeIntervalSince1970 - seconds }
+        }
+        return ISO8601DateFormatter().date(from: text)?.timeIntervalSince1970
+    }
+
+    func run() throws {
+        let records = try db.open().journal(kind: kind, since: since.flatMap { Self.time($0, now: Date()) })
+        let formatter = ISO8601DateFormatter()
+        for record in records {
+            let when = formatter.string(from: Date(timeIntervalSince1970: record.time))
+            if json {
+                var line = JSONLine()
+                line.add("time", when)
+                line.add("kind", record.kind)
+                line.add("text", record.text)
+                print(line.text)
+            } else {
+                print("\(when)  \(record.kind)  \(record.text)")
+            }
+        }
+        if records.isEmpty && !json { print("no events") }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Storage
+import Testing
+
+/// Contacts, message, profile and journal on a database on disk, through the command line.
+@Suite struct RecordsCommandTests {
+    func database() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-records-\(UUID().uuidString).sqlite").path
+    }
+
+    @Test func contactsAreAddedCleanedListedAndRemoved() throws {
+        let db = database()
+        let empty = try Rideguard.run(["contacts", "list", "--database", db])
+        #expect(empty.stdout.contains("no contact yet"))
+        #expect(try Rideguard.run(["contacts", "add", "Sam", "0033 6 12.34.56.78", "--database", db]).stdout == "added Sam +33612345678\n")
+        #expect(try Rideguard.run(["contacts", "add", "Jo", "+49 151 1234 5678", "--database", db]).status == 0)
+        let duplicate = try Rideguard.run(["contacts", "add", "Sam again", "+33612345678", "--database", db])
+        #expect(duplicate.status == 1 && duplicate.stderr.contains("+33•••••5678 is already a contact"))
+        let national = try Rideguard.run(["contacts", "add", "Pat", "06 12 34 56 78", "--database", db])
+        #expect(national.status == 1 && national.stderr.contains("has no country code"))
+        let json = try Rideguard.run(["contacts", "list", "--json", "--database", db])
+        #expect(json.stdout == #"[{"name":"Sam","number":"+33612345678"},{"name":"Jo","number":"+4915112345678"}]"# + "\n")
+        #expect(try Rideguard.run(["contacts", "remove", "+33 6 12 34 56 78", "--database", db]).stdout == "removed Sam +33612345678\n")
+        let missing = try Rideguard.run(["contacts", "remove", "Nobody", "--database", db])
+        #expect(missing.status == 1 && missing.stderr.contains("no contact named or numbered 'Nobody'"))
+        #expect(try RideGuardDatabase(path: db).contacts().map(\.name) == ["Jo"])
+    }
+
+    @Test func messageAndProfile() throws {
+        let db = database()
+        #expect(try Rideguard.run(["message", "--database", db]).stdout.contains("no message yet"))
+        let short = try Rideguard.run(["message", "set", " hi ", "--database", db])
+        #expect(short.status == 1 && short.stderr.contains("at least 5 characters"))
+        #expect(try Rideguard.run(["message", "set", "I may have crashed. Please call me.", "--database", db]).status == 0)
+        #expect(try Rideguard.run(["message", "show", "--database", db]).stdout == "I may have crashed. Please call me.\n")
+        #expect(try Rideguard.run(["profile", "set", "--name", "Alex", "--medical", "diabetic", "--database", db]).status == 0)
+        #expect(try Rideguard.run(["profile", "--database", db]).stdout == "name: Alex\nmedical note: diabetic\n")
+        #expect(try Rideguard.run(["profile", "set", "--medical", "", "--database", db]).status == 0)
+        #expect(try RideGuardDatabase(path: db).profile().medicalNote == nil)
+        #expect(try Rideguard.run(["profile", "set", "--database", db]).status == 64)
+    }
+
+    @Test func journalNewestFirstByKindAndTime() throws {
+        let db = database()
+        let database = try RideGuardDatabase(path: db)
+        let now = Date().timeIntervalSince1970
+        try database.journal(.init("detections", "crash detected"), at: now - 7200)
+        try database.journal(.init("alerts", "countdown started"), at: now - 60)
+        try database.journal(.init("alerts", "rider is fine"), at: now - 30)
+        let all = try Rideguard.run(["events", "--database", db])
+        let order = all.stdout.split(separator: "\n")
+        #expect(order.count == 3)
+        #expect(order[0].hasSuffix("alerts  rider is fine") && order[1].hasSuffix("alerts  countdown started")
+                && order[2].hasSuffix("detections  crash detected"))
+        let recent = try Rideguard.run(["events", "--kind", "alerts", "--since", "1h", "--json", "--database", db])
+        let lines = recent.stdout.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.first?.contains("\"text\":\"rider is fine\"") == true)
+        let bad = try Rideguard.run(["events", "--since", "yesterday", "--database", db])
+        #expect(bad.status == 64 && bad.stderr.contains("--since must be like 30m"))
+    }
+}
