@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The demo: builds RideGuard and replays a bundled crash trace through the detector.
+# The demo: builds RideGuard and runs the real agent on simulated hardware with a recorded crash:
+# the ride, the detection, the countdown with the buzzer, the SMS the simulated modem sends, the
+# follow-up. Under a minute. Add --cancel to say "I'm fine" during the countdown.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 swift build -c release --product rideguard
-.build/release/rideguard replay Tests/Fixtures/example-lowside.csv
+.build/release/rideguard demo "$@"

@@ -47,13 +47,18 @@ public actor BuzzerPlayer {
     /// Every pattern played, in order, for status and tests.
     public private(set) var history: [BuzzerPattern] = []
 
-    public init(output: any BuzzerOutput, clock: any ServiceClock) {
+    private let announce: @Sendable (BuzzerPattern) -> Void
+
+    /// `announce` hears each new pattern (the simulated buzzer's log).
+    public init(output: any BuzzerOutput, clock: any ServiceClock, announce: @escaping @Sendable (BuzzerPattern) -> Void = { _ in }) {
         self.output = output
         self.clock = clock
+        self.announce = announce
     }
 
     public func play(_ pattern: BuzzerPattern) {
         playing?.cancel()
+        if pattern != self.pattern || (!pattern.repeats && pattern != .off) { announce(pattern) }
         self.pattern = pattern
         history.append(pattern)
         output.set(false)

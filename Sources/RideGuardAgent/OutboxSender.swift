@@ -8,14 +8,14 @@ import Storage
 /// number) is given up with its reason. Nothing is deleted.
 public actor OutboxSender {
     private let outbox: Outbox
-    private let modem: Modem
+    private let modem: any SMSTransport
     private let clock: any ServiceClock
     private let log: @Sendable (String) -> Void
     private let onSent: @Sendable (OutboxMessage, [Int]) async -> Void
     /// First retry delay, seconds; it doubles up to 5 min.
     private let retryBase: Double
 
-    public init(outbox: Outbox, modem: Modem, clock: any ServiceClock, retryBase: Double = 5,
+    public init(outbox: Outbox, modem: any SMSTransport, clock: any ServiceClock, retryBase: Double = 5,
                 log: @escaping @Sendable (String) -> Void,
                 onSent: @escaping @Sendable (OutboxMessage, [Int]) async -> Void = { _, _ in }) {
         self.retryBase = retryBase

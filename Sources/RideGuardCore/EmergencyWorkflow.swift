@@ -182,7 +182,9 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
             actions.append(.startTimer(timer, deadline: deadline))
         }
         if state == .emergencySent { actions.append(.startTracking) }
-        actions.append(.journal(JournalEntry("system", "resumed in state \(state.rawValue) after a restart")))
+        if state != .disarmed && state != .armed {
+            actions.append(.journal(JournalEntry("system", "resumed in state \(state.rawValue) after a restart")))
+        }
         return actions
     }
 

@@ -52,8 +52,14 @@ public struct SendError: Error, Equatable, CustomStringConvertible, Sendable {
     public var description: String { (permanent ? "permanent: " : "") + reason }
 }
 
+/// Something that sends an SMS and returns the references of its parts: the modem, or its
+/// simulated twin.
+public protocol SMSTransport: Sendable {
+    func send(_ text: String, to number: String) async throws(SendError) -> [Int]
+}
+
 /// A cellular modem over AT commands: opened on demand, brought up, reopened after it disappears.
-public actor Modem {
+public actor Modem: SMSTransport {
     public let configuration: ModemConfiguration
     private var session: ATSession?
     private var pinEntered = false

@@ -35,6 +35,12 @@ public struct RiderProfile: Equatable, Sendable {
     public var name: String?
     public var medicalNote: String?
     public var message: String?
+
+    public init(name: String? = nil, medicalNote: String? = nil, message: String? = nil) {
+        self.name = name
+        self.medicalNote = medicalNote
+        self.message = message
+    }
 }
 
 /// Why a contact, profile or message change was refused.

@@ -1,0 +1,306 @@
+import Foundation
+import GPIOLines
+import GPSDClient
+import IIOSensor
+import RideGuardCore
+import SerialModem
+import Storage
+import Synchronization
+
+/// `rideguard run`: the sampler feeds the detector on its own thread; crashes, button gestures,
+/// timers and delivery reports go to the emergency workflow; alerts go through the durable outbox
+/// to the modem. Every part is real or simulated by configuration, and a failing part is reported,
+/// journaled and retried while detection goes on.
+public final class Agent: Sendable {
+    public let configuration: AgentConfiguration
+    let database: RideGuardDatabase
+    let clock: any ServiceClock
+    let say: @Sendable (String) -> Void
+    let service: EmergencyService
+    let player: BuzzerPlayer
+    let location = Mutex(LocationStore())
+    let lastCrash = Mutex<(evidence: CrashEvidence, time: Double)?>(nil)
+    let stopping = Atomic<Bool>(false)
+
+    /// `say` gets the lines a person watching the terminal (or journald) reads.
+    public init(configuration: AgentConfiguration, clock: any ServiceClock = SystemServiceClock(),
+                say: @escaping @Sendable (String) -> Void) throws {
+        self.configuration = configuration
+        self.clock = clock
+        self.say = say
+        database = try RideGuardDatabase(path: configuration.database)
+        let output: any BuzzerOutput
+        if configuration.gpio.simulated {
+            output = SimulatedBuzzer()
+        } else {
+            do {
+                let line = try GPIOLine.output(Agent.address(configuration.gpio.buzzer))
+                output = GPIOBuzzer(line: line) { error in say("buzzer: \(error)") }
+            } catch {
+                say("buzzer unavailable (\(error)): alarms will be silent")
+                output = SimulatedBuzzer()
+            }
+        }
+        player = BuzzerPlayer(output: output, clock: clock) { pattern in
+            if configuration.gpio.simulated { say("buzzer: \(pattern.meaning)") }
+        }
+        let folder = (configuration.database as NSString).deletingLastPathComponent
+        let store = WorkflowStore(path: (folder as NSString).appendingPathComponent("workflow.json"))
+        let database = self.database
+        let holder = Mutex<Agent?>(nil)
+        service = EmergencyService(
+            configuration: configuration.workflow, store: store, clock: clock, buzzer: player,
+            outputs: EmergencyService.Outputs(
+                queueMessages: { kind, recipients in await holder.withLock { $0 }?.queue(kind, to: recipients) },
+                cancelQueuedAlerts: { _ = try? database.outbox.cancelPending(kind: MessageKind.alert.rawValue, now: clock.now()) },
+                journal: { entry in
+                    try? database.journal(entry, at: clock.now())
+                    say("\(entry.kind): \(entry.text)")
+                },
+                tracking: { on in say(on ? "tracking the rider's position" : "tracking stopped") }))
+        holder.withLock { $0 = self }
+    }
+
+    static func address(_ text: String) -> GPIOLineAddress {
+        let parts = text.split(separator: ":")
+        if parts.count == 2, let offset = UInt32(parts[1]) { return .chip(String(parts[0]), offset: offset) }
+        return .named(text)
+    }
+
+    // MARK: - Running
+
+    /// Runs until `stop()`; resumes an emergency saved before a restart.
+    public func run() async {
+        await service.resume()
+        let sender = startSender()
+        let stopSensors = startSensors()
+        let stopButton = startButton()
+        let stopLocation = startLocation()
+        await arm()
+        while !stopping.load(ordering: .acquiring) {
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        stopSensors()
+        stopButton()
+        stopLocation()
+        sender.cancel()
+        await service.shutdown()
+        say("stopped")
+    }
+
+    /// Graceful shutdown (SIGTERM, SIGINT): the saved state stays for the next start.
+    public func stop() {
+        stopping.store(true, ordering: .releasing)
+    }
+
+    public var state: WorkflowState { get async { await service.state } }
+
+    /// Arms when there is someone to alert and something to tell them; otherwise says why not.
+    public func arm() async {
+        var problems: [String] = []
+        if ((try? database.contacts()) ?? []).isEmpty { problems.append("no emergency contact (rideguard contacts add NAME NUMBER)") }
+        if (try? database.profile().message) == nil { problems.append("no alert message (rideguard message set \"...\")") }
+        await service.handle(.arm(at: clock.now(), problems: problems))
+    }
+
+    /// The simulated button (and `rideguard ctl press`): pressed now, released after `hold` seconds.
+    public func press(hold: Double) async {
+        await service.buttonEdge(pressed: true, at: clock.now())
+        try? await clock.sleep(until: clock.now() + hold)
+        await service.buttonEdge(pressed: false, at: clock.now())
+    }
+
+    // MARK: - Parts
+
+    private func startSensors() -> () -> Void {
+        let detector = Mutex(CrashDetector(configuration: configuration.detector))
+        let ring = Mutex(SampleRing(seconds: 60, rateHz: max(configuration.imu.rateHz, 1000)))
+        let pendingSave = Mutex<Double?>(nil)
+        let nextProgress = Mutex(-Double.infinity)
+        let simulated = configuration.imu.simulated
+        let onSample: @Sendable (IMUSample) -> Void = { [self] sample in
+            var events: [DetectorEvent] = []
+            let state = detector.withLock { d -> CrashDetector.State in
+                d.process(sample) { events.append($0) }
+                return d.state
+            }
+            if simulated, sample.t >= nextProgress.withLock({ $0 }) {
+                nextProgress.withLock { $0 = sample.t + 5 }
+                say("ride t=\(DecimalFormat.string(sample.t, decimals: 0)) s: \(state.phase.rawValue), \(DecimalFormat.string(state.smoothedG, decimals: 2)) g, posture \(DecimalFormat.string(state.postureDegrees, decimals: 0))°")
+            }
+            ring.withLock { $0.append(sample) }
+            if let crashAt = pendingSave.withLock({ $0 }), sample.t >= crashAt + 30 {
+                pendingSave.withLock { $0 = nil }
+                saveTrace(ring.withLock { $0.window(from: crashAt - 30, to: crashAt + 30) }, crashAt: crashAt)
+            }
+            for event in events {
+                if case .crashDetected(let t, _) = event { pendingSave.withLock { $0 = t } }
+                Task { await self.detected(event) }
+            }
+        }
+        if configuration.imu.simulated {
+            let player = TracePlayer(path: configuration.imu.trace ?? "", speed: configuration.imu.speed, onSample: onSample) { [self] problem in
+                say(problem.map { "simulated IMU: \($0)" } ?? "simulated IMU: end of the trace")
+            }
+            say("IMU: playing \(configuration.imu.trace ?? "") ×\(DecimalFormat.string(configuration.imu.speed, decimals: 1))")
+            return { player.stop() }
+        }
+        var sampler = SamplerConfiguration(uri: configuration.imu.uri, device: configuration.imu.device, rateHz: configuration.imu.rateHz)
+        sampler.stallSeconds = 0.5
+        let iio = IIOSampler(configuration: sampler, onSample: onSample) { [self] event in
+            switch event {
+            case .opened(let device, let gyro, _, let rate, _):
+                say("IMU: \(device) at \(Int(rate)) Hz\(gyro ? " with gyro" : "")")
+            case .stalled(let seconds):
+                Task { await service.handle(.sensorFault(at: clock.now(), summary: "the IMU stalled: no sample for \(DecimalFormat.string(seconds, decimals: 1)) s")) }
+            case .failed(let reason, let retry):
+                say("IMU: \(reason); retrying in \(DecimalFormat.string(retry, decimals: 1)) s")
+            case .dropped, .rateOff:
+                break
+            }
+        }
+        return { iio.stop() }
+    }
+
+    private func detected(_ event: DetectorEvent) async {
+        switch event {
+        case .crashDetected(_, let evidence):
+            lastCrash.withLock { $0 = (evidence, clock.now()) }
+            await service.handle(.crashDetected(at: clock.now(), summary: evidence.summary))
+        case .sensorFault(_, let fault):
+            if case .timeWentBackwards = fault { return }
+            await service.handle(.sensorFault(at: clock.now(), summary: fault.summary))
+        case .impact(_, let peak, _, _):
+            try? database.journal(JournalEntry("detections", "impact \(DecimalFormat.string(peak, decimals: 1)) g"), at: clock.now())
+            say("impact \(DecimalFormat.string(peak, decimals: 1)) g")
+        case .uprightLearned, .rearmed:
+            break
+        }
+    }
+
+    private func saveTrace(_ samples: [IMUSample], crashAt: Double) {
+        let folder = ((configuration.database as NSString).deletingLastPathComponent as NSString).appendingPathComponent("traces")
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "-")
+        let path = (folder as NSString).appendingPathComponent("crash-\(stamp).csv")
+        do {
+            let writer = try TraceFileWriter(path: path, hasGyro: samples.first?.gyro != nil, hasSpeed: false,
+                                             metadata: [("source", "rideguard run: 30 s before and after the crash at \(crashAt) s")])
+            for sample in samples { try writer.append(sample) }
+            try writer.flush()
+            try? database.journal(JournalEntry("detections", "saved the trace around the crash: \(path)"), at: clock.now())
+        } catch {
+            say("could not save the trace around the crash: \(error)")
+        }
+    }
+
+    private func startButton() -> () -> Void {
+        guard !configuration.gpio.simulated else { return {} }
+        do {
+            let line = try GPIOLine.input(Agent.address(configuration.gpio.button), activeLow: configuration.gpio.buttonActiveLow)
+            let watcher = ButtonWatcher(line: line, onEdge: { [self] edge in
+                // Kernel timestamps are monotonic; the workflow's time is the wall clock.
+                var ts = timespec()
+                clock_gettime(CLOCK_MONOTONIC, &ts)
+                let age = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9 - edge.monotonicSeconds
+                let at = clock.now() - max(0, age)
+                Task { await service.buttonEdge(pressed: edge.pressed, at: at) }
+            }, onError: { [self] error in say("button: \(error)") })
+            return { watcher.stop() }
+        } catch {
+            say("button unavailable: \(error)")
+            return {}
+        }
+    }
+
+    private func startSender() -> Task<Void, Never> {
+        let transport: any SMSTransport
+        if configuration.modem.simulated {
+            transport = SimulatedTransport(show: say)
+        } else {
+            var modem = ModemConfiguration(device: configuration.modem.device, baud: configuration.modem.baud, pin: configuration.modem.pin)
+            modem.registrationTimeout = 60
+            transport = Modem(configuration: modem) { [say] line in say(line) }
+        }
+        let outbox = database.outbox
+        let sender = OutboxSender(outbox: outbox, modem: transport, clock: clock, log: say) { [self] message, _ in
+            guard message.kind == MessageKind.alert.rawValue else { return }
+            await service.handle(.alertDelivered(contact: message.recipient, at: clock.now()))
+            let pendingAlerts = ((try? outbox.all()) ?? []).contains {
+                $0.kind == MessageKind.alert.rawValue && ($0.status == .pending || $0.status == .sending)
+            }
+            if !pendingAlerts { await service.handle(.allAlertsDelivered(at: clock.now())) }
+        }
+        return Task { [clock] in
+            _ = try? await sender.resume()
+            while !Task.isCancelled {
+                _ = try? await sender.sendDue()
+                try? await clock.sleep(until: clock.now() + 0.5)
+            }
+        }
+    }
+
+    /// Writes the messages the workflow asks for into the outbox, one per recipient.
+    func queue(_ kind: MessageKind, to recipients: Recipients) async {
+        let contacts = (try? database.contacts()) ?? []
+        let numbers: [String] = switch recipients {
+        case .everyContact: contacts.map(\.number)
+        case .only(let list): list
+        }
+        let profile = (try? database.profile()) ?? RiderProfile()
+        let fix = location.withLock { $0.lastFix }
+        let crash = lastCrash.withLock { $0 }
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm"
+        let motion = crash.flatMap { c in location.withLock { $0.motion(before: c.time) } }
+        let context = MessageContext(
+            riderName: profile.name ?? "the rider", riderMessage: profile.message ?? "RideGuard: I may have crashed.",
+            medicalNote: profile.medicalNote, language: configuration.messages.language, mapLink: configuration.messages.mapLink,
+            trigger: crash == nil ? .manual : .crash, crashTime: crash.map { formatter.string(from: Date(timeIntervalSince1970: $0.time)) },
+            evidence: crash?.evidence, fix: fix, fixAge: fix.map { clock.now() - $0.time },
+            speedBefore: motion?.speed ?? crash?.evidence.speedBefore, headingBefore: motion?.heading)
+        let text: String = switch kind {
+        case .alert: MessageComposer.alert(context)
+        case .locationUpdate: MessageComposer.locationUpdate(context)
+        case .allClear: MessageComposer.allClear(context)
+        }
+        for number in numbers {
+            _ = try? database.outbox.enqueue(recipient: number, kind: kind.rawValue, body: text, now: clock.now())
+        }
+        try? database.journal(JournalEntry("messages", "\(kind.rawValue) queued for \(numbers.count) contact(s)"), at: clock.now())
+    }
+
+    /// Fixes from gpsd, or a simulated position refreshed every second; the first fix is reported
+    /// to the workflow (an alert sent without a position is followed by one).
+    private func startLocation() -> () -> Void {
+        guard configuration.gps.simulated else {
+            let parts = configuration.gps.gpsd.split(separator: ":").map(String.init)
+            let seenFix = Atomic<Bool>(false)
+            let watcher = GPSDWatcher(host: parts[0], port: parts.count > 1 ? parts[1] : "2947") { [self] event in
+                switch event {
+                case .fix(let fix):
+                    location.withLock { $0.update(fix) }
+                    if !seenFix.exchange(true, ordering: .acquiringAndReleasing) {
+                        Task { await service.handle(.locationFix(at: clock.now())) }
+                    }
+                case .connected: say("gpsd: connected")
+                case .disconnected(let reason, let retry): say("gpsd: \(reason); retrying in \(DecimalFormat.string(retry, decimals: 1)) s")
+                }
+            }
+            return { watcher.stop() }
+        }
+        guard let position = configuration.gps.fixedPosition, position.count == 2 else { return {} }
+        Task { [self] in
+            var first = true
+            while !stopping.load(ordering: .acquiring) {
+                location.withLock { $0.update(Fix(time: clock.now(), latitude: position[0], longitude: position[1], speed: 0, accuracy: 5)) }
+                if first {
+                    first = false
+                    await service.handle(.locationFix(at: clock.now()))
+                }
+                try? await clock.sleep(until: clock.now() + 1)
+            }
+        }
+        return {}
+    }
+}

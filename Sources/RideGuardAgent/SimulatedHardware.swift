@@ -1,0 +1,52 @@
+import Foundation
+import RideGuardCore
+import SerialModem
+import Synchronization
+
+/// The modem's twin: says what it would send, and accepts it.
+public final class SimulatedTransport: SMSTransport {
+    let show: @Sendable (String) -> Void
+    let reference = Atomic<Int>(0)
+
+    public init(show: @escaping @Sendable (String) -> Void) {
+        self.show = show
+    }
+
+    public func send(_ text: String, to number: String) async throws(SendError) -> [Int] {
+        show("SMS to \(PhoneNumber.mask(number)) (simulated modem):\n" + text.split(separator: "\n").map { "    │ " + $0 }.joined(separator: "\n"))
+        return SMSText(text).parts.map { _ in reference.add(1, ordering: .relaxed).newValue }
+    }
+}
+
+/// The IMU's twin: plays a trace file at real time × `speed` on a dedicated thread.
+final class TracePlayer: Sendable {
+    private final class Flags: Sendable { let running = Atomic<Bool>(true) }
+    private let flags = Flags()
+
+    init(path: String, speed: Double, onSample: @escaping @Sendable (IMUSample) -> Void,
+         onEnd: @escaping @Sendable (String?) -> Void) {
+        let flags = self.flags
+        let thread = Thread {
+            let start = Date()
+            var first: Double?
+            do {
+                try TraceFile.stream(path: path) { sample in
+                    guard flags.running.load(ordering: .acquiring) else { throw CancellationError() }
+                    if first == nil { first = sample.t }
+                    let due = (sample.t - first!) / speed - Date().timeIntervalSince(start)
+                    if due > 0.002 { usleep(useconds_t(due * 1e6)) }
+                    onSample(sample)
+                }
+                onEnd(nil)
+            } catch is CancellationError {
+                onEnd(nil)
+            } catch {
+                onEnd("\(error)")
+            }
+        }
+        thread.name = "rideguard-trace-player"
+        thread.start()
+    }
+
+    func stop() { flags.running.store(false, ordering: .releasing) }
+}

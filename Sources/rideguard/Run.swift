@@ -1,0 +1,122 @@
+import ArgumentParser
+import Foundation
+import RideGuardAgent
+import RideGuardCore
+import Storage
+
+/// Lines for the terminal or journald, with the time since start.
+final class Console: Sendable {
+    let start = Date()
+    func say(_ line: String) {
+        let elapsed = DecimalFormat.string(Date().timeIntervalSince(start), decimals: 1)
+        let prefix = "[" + String(repeating: " ", count: max(0, 6 - elapsed.count)) + elapsed + " s] "
+        print(prefix + line.replacingOccurrences(of: "\n", with: "\n" + String(repeating: " ", count: prefix.count)))
+        fflush(nil)
+    }
+}
+
+/// Runs an agent until SIGTERM or SIGINT.
+func runUntilSignalled(_ agent: Agent) async {
+    signal(SIGTERM, SIG_IGN)
+    signal(SIGINT, SIG_IGN)
+    let sources = [SIGTERM, SIGINT].map { number in
+        let source = DispatchSource.makeSignalSource(signal: number)
+        source.setEventHandler { agent.stop() }
+        source.resume()
+        return source
+    }
+    await agent.run()
+    _ = sources
+}
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Protect the rider: the agent, from boot to shutdown (SIGTERM or Ctrl-C stops it gracefully).")
+
+    @Option(help: "The configuration file.")
+    var config = ConfigurationFile.defaultPath
+
+    func run() async throws {
+        let configuration: AgentConfiguration
+        do { configuration = try ConfigurationFile.load(path: config) } catch {
+            Output.error(error.description)
+            throw ExitCode(1)
+        }
+        let console = Console()
+        let agent: Agent
+        do { agent = try Agent(configuration: configuration, say: console.say) } catch {
+            Output.error("cannot open the database \(configuration.database): \(error)")
+            throw ExitCode(2)
+        }
+        await runUntilSignalled(agent)
+    }
+}
+
+struct Demo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The agent on simulated hardware: a recorded crash, the countdown, the SMS, the follow-up. Under a minute.")
+
+    @Flag(help: "Press \"I'm fine\" during the countdown: nothing is sent.")
+    var cancel = false
+
+    @Option(help: "The crash trace to play.")
+    var trace = "Tests/Fixtures/example-lowside.csv"
+
+    @Option(help: "Play the trace this many times faster than real time.")
+    var speed = 2.0
+
+    func validate() throws {
+        guard FileManager.default.fileExists(atPath: trace) else {
+            throw ValidationError("no trace at \(trace): run the demo from the repository, or give --trace")
+        }
+    }
+
+    func run() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-demo-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var configuration = AgentConfiguration()
+        configuration.database = folder.appendingPathComponent("rideguard.sqlite").path
+        configuration.imu.simulated = true
+        configuration.imu.trace = trace
+        configuration.imu.speed = speed
+        configuration.gpio.simulated = true
+        configuration.gps.simulated = true
+        configuration.gps.fixedPosition = [45.76420, 4.83566]
+        configuration.modem.simulated = true
+        configuration.workflow.countdownSeconds = 10
+        // Shorter than a configuration file allows, so that the follow-up fits in the demo.
+        configuration.workflow.locationUpdateIntervalSeconds = 5
+        configuration.workflow.trackingDurationSeconds = 11
+        let database = try RideGuardDatabase(path: configuration.database)
+        try database.addContact(name: "Sam", number: "+33 6 12 34 56 78", now: Date().timeIntervalSince1970)
+        try database.setRiderName("Alex")
+        try database.setMessage("This is Alex's RideGuard: I may have crashed. Please call me, and if I don't answer, call 112.")
+
+        let console = Console()
+        console.say("demo: contact Sam (+33•••••5678), countdown 10 s, trace \(trace) at ×\(DecimalFormat.string(speed, decimals: 1))\(cancel ? ", the rider will say \"I'm fine\"" : "")")
+        let agent = try Agent(configuration: configuration, say: console.say)
+        let running = Task { await agent.run() }
+        let deadline = Date().addingTimeInterval(90)
+        var pressed = false
+        var countdownSeen: Date?
+        while Date() < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+            let state = await agent.state
+            if state == .alertCountdown && countdownSeen == nil { countdownSeen = Date() }
+            if cancel, !pressed, let seen = countdownSeen, Date().timeIntervalSince(seen) > 3 {
+                pressed = true
+                console.say("the rider holds the button for 1.5 s")
+                await agent.press(hold: 1.5)
+            }
+            if state == .emergencyEnded { break }
+            if cancel && pressed && state == .armed {
+                try await Task.sleep(for: .seconds(1))
+                break
+            }
+        }
+        agent.stop()
+        await running.value
+        let sent = try database.outbox.all().filter { $0.status == .sent }
+        console.say("demo over: \(sent.count) SMS sent (\(sent.map(\.kind).joined(separator: ", ")))")
+    }
+}
