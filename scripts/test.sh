@@ -4,4 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
 swift build --build-tests
-swift test --skip-build
+# One test at a time: many tests run real peers (gpsd, a fake modem, a fake iiod, the agent) and wait
+# for them, and on a 2-core machine parallel tests starved the async work (AT timeouts) they check.
+swift test --skip-build --no-parallel

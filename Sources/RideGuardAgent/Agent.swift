@@ -21,6 +21,18 @@ public final class Agent: Sendable {
     let location = Mutex(LocationStore())
     let lastCrash = Mutex<(evidence: CrashEvidence, time: Double)?>(nil)
     let stopping = Atomic<Bool>(false)
+    /// What `rideguard status` shows about the sensor.
+    struct SensorStatus: Sendable {
+        var samples = 0
+        var lastSampleWall = Double.nan
+        var windowStart = Double.nan
+        var windowSamples = 0
+        var rateHz = 0.0
+        var lastFault: String?
+        var lastWatchdogPing = -Double.infinity
+    }
+    let sensor = Mutex(SensorStatus())
+    let modemHealth = Mutex<Modem?>(nil)
 
     /// `say` gets the lines a person watching the terminal (or journald) reads.
     public init(configuration: AgentConfiguration, clock: any ServiceClock = SystemServiceClock(),
@@ -76,10 +88,20 @@ public final class Agent: Sendable {
         let stopSensors = startSensors()
         let stopButton = startButton()
         let stopLocation = startLocation()
+        let control: ControlSocket?
+        do {
+            control = try ControlSocket(path: configuration.controlSocket) { [self] request in answer(request) }
+        } catch {
+            say("\(error) (status and ctl press unavailable)")
+            control = nil
+        }
         await arm()
+        if await service.state == .armed { SystemdNotify.send("READY=1\nSTATUS=protecting the rider") }
         while !stopping.load(ordering: .acquiring) {
             try? await Task.sleep(for: .milliseconds(100))
         }
+        SystemdNotify.send("STOPPING=1")
+        control?.close()
         stopSensors()
         stopButton()
         stopLocation()
@@ -129,6 +151,22 @@ public final class Agent: Sendable {
                 say("ride t=\(DecimalFormat.string(sample.t, decimals: 0)) s: \(state.phase.rawValue), \(DecimalFormat.string(state.smoothedG, decimals: 2)) g, posture \(DecimalFormat.string(state.postureDegrees, decimals: 0))°")
             }
             ring.withLock { $0.append(sample) }
+            let now = clock.now()
+            let ping = sensor.withLock { s -> Bool in
+                s.samples += 1
+                s.lastSampleWall = now
+                if s.windowStart.isNaN || now - s.windowStart >= 5 {
+                    if !s.windowStart.isNaN { s.rateHz = Double(s.windowSamples) / (now - s.windowStart) }
+                    s.windowStart = now
+                    s.windowSamples = 0
+                }
+                s.windowSamples += 1
+                guard now - s.lastWatchdogPing >= 1 else { return false }
+                s.lastWatchdogPing = now
+                return true
+            }
+            // The watchdog is fed from the sampler's path: a hung sampler gets the service restarted.
+            if ping { SystemdNotify.send("WATCHDOG=1") }
             if let crashAt = pendingSave.withLock({ $0 }), sample.t >= crashAt + 30 {
                 pendingSave.withLock { $0 = nil }
                 saveTrace(ring.withLock { $0.window(from: crashAt - 30, to: crashAt + 30) }, crashAt: crashAt)
@@ -152,6 +190,7 @@ public final class Agent: Sendable {
             case .opened(let device, let gyro, _, let rate, _):
                 say("IMU: \(device) at \(Int(rate)) Hz\(gyro ? " with gyro" : "")")
             case .stalled(let seconds):
+                sensor.withLock { $0.lastFault = "stalled" }
                 Task { await service.handle(.sensorFault(at: clock.now(), summary: "the IMU stalled: no sample for \(DecimalFormat.string(seconds, decimals: 1)) s")) }
             case .failed(let reason, let retry):
                 say("IMU: \(reason); retrying in \(DecimalFormat.string(retry, decimals: 1)) s")
@@ -169,6 +208,7 @@ public final class Agent: Sendable {
             await service.handle(.crashDetected(at: clock.now(), summary: evidence.summary))
         case .sensorFault(_, let fault):
             if case .timeWentBackwards = fault { return }
+            sensor.withLock { $0.lastFault = fault.summary }
             await service.handle(.sensorFault(at: clock.now(), summary: fault.summary))
         case .impact(_, let peak, _, _):
             try? database.journal(JournalEntry("detections", "impact \(DecimalFormat.string(peak, decimals: 1)) g"), at: clock.now())
@@ -220,7 +260,9 @@ public final class Agent: Sendable {
         } else {
             var modem = ModemConfiguration(device: configuration.modem.device, baud: configuration.modem.baud, pin: configuration.modem.pin)
             modem.registrationTimeout = 60
-            transport = Modem(configuration: modem) { [say] line in say(line) }
+            let real = Modem(configuration: modem) { [say] line in say(line) }
+            modemHealth.withLock { $0 = real }
+            transport = real
         }
         let outbox = database.outbox
         let sender = OutboxSender(outbox: outbox, modem: transport, clock: clock, log: say) { [self] message, _ in
@@ -238,6 +280,74 @@ public final class Agent: Sendable {
                 try? await clock.sleep(until: clock.now() + 0.5)
             }
         }
+    }
+
+    /// Answers one control-socket request (on the socket's thread).
+    func answer(_ request: [String: Any]) -> String {
+        let box = Mutex<String>("")
+        let done = DispatchSemaphore(value: 0)
+        let text = String(decoding: (try? JSONSerialization.data(withJSONObject: request)) ?? Data(), as: UTF8.self)
+        Task { [self] in
+            let parsed = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+            let reply = await respond(parsed)
+            box.withLock { $0 = reply }
+            done.signal()
+        }
+        done.wait()
+        return box.withLock { $0 }
+    }
+
+    private func respond(_ request: [String: Any]) async -> String {
+        var line = JSONLine()
+        switch request["cmd"] as? String {
+        case "press":
+            let hold = (request["hold"] as? Double) ?? 0.3
+            guard configuration.gpio.simulated else {
+                line.add("error", "the button is a real GPIO line: press it")
+                return line.text
+            }
+            Task { await press(hold: min(max(hold, 0.05), 30)) }
+            line.add("ok", true)
+            line.add("hold_s", hold, decimals: 2)
+        case "status":
+            let snapshot = await service.snapshot
+            let now = clock.now()
+            line.add("state", snapshot.state.rawValue)
+            if let remaining = snapshot.countdownRemaining(at: now) { line.add("countdown_s", remaining, decimals: 1) }
+            line.add("buzzer", snapshot.buzzer.rawValue)
+            let s = sensor.withLock { $0 }
+            var sensorLine = JSONLine()
+            sensorLine.add("simulated", configuration.imu.simulated)
+            sensorLine.add("samples", s.samples)
+            sensorLine.add("rate_hz", s.rateHz, decimals: 1)
+            sensorLine.add("last_sample_age_s", now - s.lastSampleWall, decimals: 2)
+            if let fault = s.lastFault { sensorLine.add("last_fault", fault) }
+            line.addRaw("sensor", sensorLine.text)
+            if let fix = location.withLock({ $0.lastFix }) {
+                var fixLine = JSONLine()
+                fixLine.add("lat", fix.latitude, decimals: 6)
+                fixLine.add("lon", fix.longitude, decimals: 6)
+                fixLine.add("age_s", now - fix.time, decimals: 1)
+                line.addRaw("fix", fixLine.text)
+            } else {
+                line.addRaw("fix", "null")
+            }
+            if let modem = modemHealth.withLock({ $0 }) {
+                let health = await modem.health
+                var modemLine = JSONLine()
+                modemLine.add("connected", health.connected)
+                modemLine.add("registration", health.registration ?? "unknown")
+                if let signal = health.signalDBm { modemLine.add("signal_dbm", signal) }
+                line.addRaw("modem", modemLine.text)
+            } else {
+                line.add("modem", "simulated")
+            }
+            line.add("pending_messages", (try? database.outbox.countPending()) ?? -1)
+            line.add("contacts", ((try? database.contacts()) ?? []).count)
+        default:
+            line.add("error", "unknown command: use status or press")
+        }
+        return line.text
     }
 
     /// Writes the messages the workflow asks for into the outbox, one per recipient.

@@ -33,8 +33,10 @@ final class TracePlayer: Sendable {
                 try TraceFile.stream(path: path) { sample in
                     guard flags.running.load(ordering: .acquiring) else { throw CancellationError() }
                     if first == nil { first = sample.t }
+                    // Sleep only when 20 ms ahead: batches of samples, like the real sampler's refills,
+                    // instead of a wake-up per sample.
                     let due = (sample.t - first!) / speed - Date().timeIntervalSince(start)
-                    if due > 0.002 { usleep(useconds_t(due * 1e6)) }
+                    if due > 0.02 { usleep(useconds_t(due * 1e6)) }
                     onSample(sample)
                 }
                 onEnd(nil)

@@ -44,6 +44,7 @@ import Testing
             workflow:
               countdown_s: 10
             database: \(database)
+            control_socket: \(folder.appendingPathComponent("control.sock").path)
             """
         try Data(yaml.utf8).write(to: config)
         for (name, number) in [("Sam", "+33612345678"), ("Jo", "+4915112345678")] {
@@ -95,5 +96,94 @@ import Testing
         #expect(alerts.count == 2 && alerts.allSatisfy { $0.status == .sent })
         let secondLog = (try? String(contentsOfFile: folder.appendingPathComponent("second.log").path, encoding: .utf8)) ?? ""
         #expect(secondLog.contains("resumed in state emergencySending after a restart"))
+    }
+
+    func status(_ folder: URL) throws -> [String: Any] {
+        let result = try Rideguard.run(["status", "--json", "--socket", folder.appendingPathComponent("control.sock").path])
+        return (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any] ?? [:]
+    }
+
+    func waitForState(_ folder: URL, _ state: String, seconds: Double = 60) throws {
+        try waitFor(seconds) { ((try? status(folder))?["state"] as? String) == state }
+    }
+
+    @Test func imFineThroughTheControlSocketSendsNothing() throws {
+        let modem = try FakeModem()
+        let gps = try GPSFake(log: NMEALog.movingRider(latitude: 45.1, longitude: 5.7, speed: 0, course: 0, seconds: 120))
+        defer { gps.stop() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-ctl-\(UUID().uuidString)")
+        let (config, _) = try agent(modem: modem, gps: gps, folder: folder)
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", config.path])
+        defer { process.kill(SIGTERM) }
+        try waitForState(folder, "armed", seconds: 20)
+        let armed = try status(folder)
+        #expect(armed["contacts"] as? Int == 2)
+        #expect(((armed["sensor"] as? [String: Any])?["samples"] as? Int ?? 0) > 0)
+        try waitForState(folder, "alertCountdown")
+        let press = try Rideguard.run(["ctl", "press", "--hold", "1.5", "--socket", folder.appendingPathComponent("control.sock").path])
+        #expect(press.status == 0, "\(press.stderr)")
+        try waitForState(folder, "armed", seconds: 10)
+        usleep(12_000_000)                                     // past the end of the countdown
+        #expect(modem.received.isEmpty)
+        let human = try Rideguard.run(["status", "--socket", folder.appendingPathComponent("control.sock").path])
+        #expect(human.stdout.contains("state: armed") && human.stdout.contains("outbox: 0 pending; contacts: 2"))
+    }
+
+    @Test func longHoldAfterTheAlertSendsTheAllClearToEveryoneAlerted() throws {
+        let modem = try FakeModem()
+        let gps = try GPSFake(log: NMEALog.movingRider(latitude: 45.1, longitude: 5.7, speed: 0, course: 0, seconds: 120))
+        defer { gps.stop() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-clear-\(UUID().uuidString)")
+        let (config, _) = try agent(modem: modem, gps: gps, folder: folder)
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", config.path])
+        defer { process.kill(SIGTERM) }
+        try waitForState(folder, "emergencySent")
+        #expect(try Rideguard.run(["ctl", "press", "--hold", "3.5", "--socket", folder.appendingPathComponent("control.sock").path]).status == 0)
+        try waitFor(30) { modem.messages.count >= 4 }
+        let clears = modem.received.filter { $0.decoded.text.contains("the rider cancelled the alert") }
+        #expect(Set(clears.map(\.decoded.number)) == ["+33612345678", "+4915112345678"])
+        try waitForState(folder, "emergencyEnded", seconds: 10)
+    }
+
+    @Test func aNormalRideSendsNothingAndSystemdHearsFromUs() throws {
+        let modem = try FakeModem()
+        let gps = try GPSFake(log: NMEALog.movingRider(latitude: 45.1, longitude: 5.7, speed: 10, course: 0, seconds: 120))
+        defer { gps.stop() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-ride-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let ride = folder.appendingPathComponent("ride.csv")
+        #expect(try Rideguard.run(["synth", "--out", folder.path, "--seed", "12", "--scenario", "normal_ride", "--count", "1",
+                                   "--riding-scale", "0.1", "--rate", "100"]).status == 0)
+        try FileManager.default.moveItem(at: folder.appendingPathComponent("0001-normal_ride.csv"), to: ride)
+        var (config, _) = try agent(modem: modem, gps: gps, folder: folder, trace: "example-lowside.csv")
+        let yaml = try String(contentsOf: config, encoding: .utf8)
+            .replacingOccurrences(of: Rideguard.fixtures.appendingPathComponent("example-lowside.csv").path, with: ride.path)
+            .replacingOccurrences(of: "speed: 4", with: "speed: 8")
+        config = folder.appendingPathComponent("ride.yaml")
+        try Data(yaml.utf8).write(to: config)
+        // systemd's notification socket, as Type=notify gives it.
+        let notifyPath = folder.appendingPathComponent("notify.sock").path
+        let notify = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in Array(notifyPath.utf8).enumerated() { raw[i] = b } }
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(notify, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        defer { close(notify) }
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(notify, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", config.path],
+                                  environment: ["PATH=/usr/bin:/bin", "HOME=/tmp", "NOTIFY_SOCKET=\(notifyPath)"])
+        var heard: [String] = []
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline && !(heard.contains { $0.contains("READY=1") } && heard.contains { $0.contains("WATCHDOG=1") }) {
+            var buffer = [UInt8](repeating: 0, count: 512)
+            let n = recv(notify, &buffer, buffer.count, 0)
+            if n > 0 { heard.append(String(decoding: buffer[0..<n], as: UTF8.self)) }
+        }
+        #expect(heard.contains { $0.contains("READY=1") })
+        #expect(heard.contains { $0.contains("WATCHDOG=1") })
+        usleep(15_000_000)                                     // the rest of the ride at ×8
+        process.kill(SIGTERM)
+        #expect(modem.received.isEmpty)
     }
 }

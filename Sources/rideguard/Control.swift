@@ -1,0 +1,75 @@
+import ArgumentParser
+import Foundation
+import RideGuardAgent
+import RideGuardCore
+
+/// `--socket`, shared by the commands that talk to a running agent.
+struct SocketOption: ParsableArguments {
+    @Option(help: "The agent's control socket.")
+    var socket = AgentConfiguration().controlSocket
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "What the running agent is doing: state, sensor, fix, modem, outbox.")
+
+    @OptionGroup var control: SocketOption
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        let answer: String
+        do { answer = try ControlClient.request(#"{"cmd":"status"}"#, path: control.socket) } catch {
+            Output.error("\(error)")
+            throw ExitCode(2)
+        }
+        if json {
+            print(answer)
+            return
+        }
+        guard let status = (try? JSONSerialization.jsonObject(with: Data(answer.utf8))) as? [String: Any] else {
+            print(answer)
+            return
+        }
+        print("state: \(status["state"] ?? "?")" + ((status["countdown_s"] as? Double).map { " (\(Int($0)) s left)" } ?? ""))
+        if let sensor = status["sensor"] as? [String: Any] {
+            print("sensor: \(sensor["rate_hz"] ?? 0) Hz, last sample \(sensor["last_sample_age_s"] ?? "?") s ago" + ((sensor["last_fault"] as? String).map { ", last fault: \($0)" } ?? ""))
+        }
+        if let fix = status["fix"] as? [String: Any] {
+            print("position: \(fix["lat"] ?? ""), \(fix["lon"] ?? ""), \(fix["age_s"] ?? "?") s old")
+        } else {
+            print("position: no fix yet")
+        }
+        if let modem = status["modem"] as? [String: Any] {
+            print("modem: \((modem["connected"] as? Bool) == true ? "connected" : "not connected"), network \(modem["registration"] ?? "unknown")" + ((modem["signal_dbm"] as? Int).map { ", \($0) dBm" } ?? ""))
+        } else {
+            print("modem: \(status["modem"] ?? "?")")
+        }
+        print("outbox: \(status["pending_messages"] ?? 0) pending; contacts: \(status["contacts"] ?? 0)")
+    }
+}
+
+struct Ctl: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Drive a running agent (simulated hardware).", subcommands: [Press.self])
+
+    struct Press: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Press the simulated button: --hold 1.5 says \"I'm fine\" during a countdown.")
+        @Option(help: "How long to hold it, seconds.") var hold: Double = 0.3
+        @OptionGroup var control: SocketOption
+
+        func validate() throws {
+            guard hold > 0 && hold <= 30 else { throw ValidationError("--hold must be above 0 and at most 30 s") }
+        }
+
+        func run() throws {
+            let answer: String
+            do { answer = try ControlClient.request(#"{"cmd":"press","hold":\#(hold)}"#, path: control.socket) } catch {
+                Output.error("\(error)")
+                throw ExitCode(2)
+            }
+            if answer.contains("\"error\"") {
+                Output.error(answer)
+                throw ExitCode(1)
+            }
+            print("pressed for \(DecimalFormat.string(hold, decimals: 1)) s")
+        }
+    }
+}
