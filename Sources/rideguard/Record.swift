@@ -88,14 +88,10 @@ struct Record: ParsableCommand {
                 }
             }
         })
-        signal(SIGINT, SIG_IGN)
-        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT)
-        let stop = Atomic<Bool>(false)
-        interrupt.setEventHandler { stop.store(true, ordering: .releasing) }
-        interrupt.resume()
+        installTerminationHandlers()
         let start = Date()
         let terminal = isatty(STDOUT_FILENO) != 0
-        while !stop.load(ordering: .acquiring) {
+        while !terminationRequested.load(ordering: .relaxed) {
             usleep(200_000)
             if let duration, Date().timeIntervalSince(start) >= duration { break }
             let p = progress.withLock { $0 }

@@ -3,6 +3,7 @@ import Foundation
 import RideGuardAgent
 import RideGuardCore
 import Storage
+import Synchronization
 
 /// Lines for the terminal or journald, with the time since start.
 final class Console: Sendable {
@@ -15,18 +16,29 @@ final class Console: Sendable {
     }
 }
 
-/// Runs an agent until SIGTERM or SIGINT.
+/// Set by SIGTERM or SIGINT. A plain handler storing an atomic is async-signal-safe; a dispatch
+/// signal source never fired here on Linux, and systemd stops the service with SIGTERM.
+let terminationRequested = Atomic<Bool>(false)
+
+func installTerminationHandlers() {
+    signal(SIGTERM) { _ in terminationRequested.store(true, ordering: .relaxed) }
+    signal(SIGINT) { _ in terminationRequested.store(true, ordering: .relaxed) }
+}
+
+/// Runs an agent until SIGTERM or SIGINT, then stops it gracefully.
 func runUntilSignalled(_ agent: Agent) async {
-    signal(SIGTERM, SIG_IGN)
-    signal(SIGINT, SIG_IGN)
-    let sources = [SIGTERM, SIGINT].map { number in
-        let source = DispatchSource.makeSignalSource(signal: number)
-        source.setEventHandler { agent.stop() }
-        source.resume()
-        return source
+    installTerminationHandlers()
+    let watcher = Task {
+        while !Task.isCancelled {
+            if terminationRequested.load(ordering: .relaxed) {
+                agent.stop()
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
     }
     await agent.run()
-    _ = sources
+    watcher.cancel()
 }
 
 struct Run: AsyncParsableCommand {

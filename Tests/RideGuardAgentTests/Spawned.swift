@@ -49,6 +49,13 @@ final class Spawned {
 
     var exitCode: Int32 { (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -(status & 0x7F) }
 
+    /// SIGTERM to the child alone, as systemd stops a service; its exit code, or nil if it did not exit.
+    func terminate(within seconds: Double = 10) -> Int32? {
+        guard pid > 0 else { return exitCode }
+        Glibc.kill(pid, SIGTERM)
+        return wait(seconds)
+    }
+
     /// Signals the whole group and reaps the child.
     func kill(_ signal: Int32 = SIGTERM) {
         guard pid > 0 else { return }
