@@ -56,8 +56,7 @@ public final class Agent: Sendable {
         player = BuzzerPlayer(output: output, clock: clock) { pattern in
             if configuration.gpio.simulated { say("buzzer: \(pattern.meaning)") }
         }
-        let folder = (configuration.database as NSString).deletingLastPathComponent
-        let store = WorkflowStore(path: (folder as NSString).appendingPathComponent("workflow.json"))
+        let store = WorkflowStore(database: database)
         let database = self.database
         let holder = Mutex<Agent?>(nil)
         service = EmergencyService(
@@ -176,12 +175,21 @@ public final class Agent: Sendable {
                 Task { await self.detected(event) }
             }
         }
+        // A stream that ends (or an agent that stops) before 30 s after a crash saves what it has.
+        let saveWhatThereIs: @Sendable () -> Void = { [self] in
+            guard let crashAt = pendingSave.withLock({ value -> Double? in defer { value = nil }; return value }) else { return }
+            saveTrace(ring.withLock { $0.window(from: crashAt - 30, to: crashAt + 30) }, crashAt: crashAt)
+        }
         if configuration.imu.simulated {
             let player = TracePlayer(path: configuration.imu.trace ?? "", speed: configuration.imu.speed, onSample: onSample) { [self] problem in
                 say(problem.map { "simulated IMU: \($0)" } ?? "simulated IMU: end of the trace")
+                saveWhatThereIs()
             }
             say("IMU: playing \(configuration.imu.trace ?? "") ×\(DecimalFormat.string(configuration.imu.speed, decimals: 1))")
-            return { player.stop() }
+            return {
+                player.stop()
+                saveWhatThereIs()
+            }
         }
         var sampler = SamplerConfiguration(uri: configuration.imu.uri, device: configuration.imu.device, rateHz: configuration.imu.rateHz)
         sampler.stallSeconds = 0.5
@@ -198,7 +206,10 @@ public final class Agent: Sendable {
                 break
             }
         }
-        return { iio.stop() }
+        return {
+            iio.stop()
+            saveWhatThereIs()
+        }
     }
 
     private func detected(_ event: DetectorEvent) async {

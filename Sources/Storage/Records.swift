@@ -140,7 +140,7 @@ extension RideGuardDatabase {
         try setSetting("message", message.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
-    private func setSetting(_ key: String, _ value: String) throws {
+    func setSetting(_ key: String, _ value: String) throws {
         try queue.write { db in
             try db.execute(sql: "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                            arguments: [key, value])
@@ -163,6 +163,28 @@ extension RideGuardDatabase {
             if let kind { request = request.filter(Column("kind") == kind) }
             if let since { request = request.filter(Column("time") >= since) }
             return try request.limit(limit).fetchAll(db)
+        }
+    }
+}
+
+extension RideGuardDatabase {
+    // MARK: The emergency in progress
+
+    /// The saved emergency workflow (JSON), if any.
+    public func emergencySnapshot() throws -> String? {
+        try queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'emergency'") }
+    }
+
+    /// Replaces the saved emergency workflow in one transaction (a power cut keeps the old or the new).
+    public func saveEmergencySnapshot(_ json: String) throws {
+        try setSetting("emergency", json)
+    }
+
+    /// Keeps an unreadable snapshot aside for inspection and clears it.
+    public func setAsideEmergencySnapshot() throws {
+        try queue.write { db in
+            try db.execute(sql: "DELETE FROM settings WHERE key = 'emergency.bad'")
+            try db.execute(sql: "UPDATE settings SET key = 'emergency.bad' WHERE key = 'emergency'")
         }
     }
 }

@@ -73,6 +73,13 @@ import Testing
         #expect(!output.contains("612345678"))
         let events = try RideGuardDatabase(path: database).journal(kind: "alerts").map(\.text)
         #expect(events.contains("countdown over: alerting every contact"))
+        // The trace around the crash was saved next to the database, and replays to the same verdict.
+        let traces = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("traces").path)
+        let saved = try #require(traces.first { $0.hasPrefix("crash-") && $0.hasSuffix(".csv") })
+        let replay = try Rideguard.run(["replay", folder.appendingPathComponent("traces/\(saved)").path, "--json"])
+        #expect(replay.status == 0)
+        #expect(replay.stdout.contains("\"event\":\"crash_detected\""))
+        #expect(try RideGuardDatabase(path: database).journal(kind: "detections").contains { $0.text.hasPrefix("saved the trace around the crash") })
     }
 
     @Test func killedWhileSendingEveryContactStillGetsTheAlert() throws {

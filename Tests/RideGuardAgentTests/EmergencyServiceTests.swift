@@ -1,6 +1,7 @@
 import Foundation
 import RideGuardAgent
 import RideGuardCore
+import Storage
 import Synchronization
 import Testing
 
@@ -19,9 +20,8 @@ final class Recorder: Sendable {
 }
 
 func temporaryStore() -> WorkflowStore {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-workflow-\(UUID().uuidString)")
-    try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    return WorkflowStore(path: folder.appendingPathComponent("workflow.json").path)
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-workflow-\(UUID().uuidString).sqlite").path
+    return WorkflowStore(database: try! RideGuardDatabase(path: path))
 }
 
 @Suite(.serialized) struct EmergencyServiceTests {
@@ -98,12 +98,12 @@ func temporaryStore() -> WorkflowStore {
 
     @Test func aDamagedStateFileIsReportedAndSetAside() async throws {
         let store = temporaryStore()
-        try Data("{not json".utf8).write(to: URL(fileURLWithPath: store.path))
+        try store.database.saveEmergencySnapshot("{not json")
         let clock = ManualClock(), recorder = Recorder()
         let (service, _) = makeService(store: store, clock: clock, recorder: recorder)
         #expect(await service.state == .disarmed)
         #expect(recorder.journal.withLock { $0.contains { $0.text.contains("could not read the saved emergency state") } })
-        #expect(FileManager.default.fileExists(atPath: store.path + ".bad"))
+        #expect(try store.database.emergencySnapshot() == nil)          // set aside as emergency.bad
         await service.handle(.arm(at: clock.now(), problems: []))
         #expect(try store.load()?.state == .armed)        // and it saves again
     }
