@@ -96,7 +96,7 @@ func temporaryStore() -> WorkflowStore {
         await second.shutdown()
     }
 
-    @Test func aDamagedStateFileIsReportedAndSetAside() async throws {
+    @Test func aDamagedSavedEmergencyIsReportedAndSetAside() async throws {
         let store = temporaryStore()
         try store.database.saveEmergencySnapshot("{not json")
         let clock = ManualClock(), recorder = Recorder()
