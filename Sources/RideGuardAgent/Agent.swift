@@ -94,10 +94,17 @@ public final class Agent: Sendable {
             say("\(error) (status and ctl press unavailable)")
             control = nil
         }
-        await arm()
-        if await service.state == .armed { SystemdNotify.send("READY=1\nSTATUS=protecting the rider") }
+        var problems = armingProblems()
+        await arm(problems: problems)
+        var nextCheck = clock.now() + 10
         while !stopping.load(ordering: .acquiring) {
             try? await Task.sleep(for: .milliseconds(100))
+            // Not protecting for want of a contact or a message: arm as soon as the installer adds them.
+            if !problems.isEmpty, clock.now() >= nextCheck {
+                nextCheck = clock.now() + 10
+                problems = armingProblems()
+                if problems.isEmpty { await arm(problems: problems) }
+            }
         }
         SystemdNotify.send("STOPPING=1")
         control?.close()
@@ -116,12 +123,27 @@ public final class Agent: Sendable {
 
     public var state: WorkflowState { get async { await service.state } }
 
-    /// Arms when there is someone to alert and something to tell them; otherwise says why not.
-    public func arm() async {
+    /// What stops the agent from protecting the rider: nobody to alert, or nothing to tell them.
+    func armingProblems() -> [String] {
         var problems: [String] = []
         if ((try? database.contacts()) ?? []).isEmpty { problems.append("no emergency contact (rideguard contacts add NAME NUMBER)") }
         if (try? database.profile().message) == nil { problems.append("no alert message (rideguard message set \"...\")") }
+        return problems
+    }
+
+    /// Arms when there are no problems, otherwise says why not (journal, buzzer fault pattern,
+    /// systemd status). systemd hears READY=1 only once the agent protects the rider, or carries on
+    /// with an emergency resumed after a restart.
+    func arm(problems: [String]) async {
         await service.handle(.arm(at: clock.now(), problems: problems))
+        let state = await service.state
+        if state == .armed {
+            SystemdNotify.send("READY=1\nSTATUS=protecting the rider")
+        } else if state != .disarmed {
+            SystemdNotify.send("READY=1\nSTATUS=emergency in progress (\(state.rawValue))")
+        } else if !problems.isEmpty {
+            SystemdNotify.send("STATUS=not protecting: " + problems.joined(separator: "; "))
+        }
     }
 
     /// The simulated button (and `rideguard ctl press`): pressed now, released after `hold` seconds.

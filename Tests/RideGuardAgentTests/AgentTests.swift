@@ -26,7 +26,8 @@ import Testing
 
     /// An agent with its configuration: the simulated IMU plays the crash, gpsd (gpsfake) gives the
     /// position, the real modem code talks to the fake modem on a pty, contacts are in the database.
-    func agent(modem: FakeModem, gps: GPSFake, folder: URL, trace: String = "example-lowside.csv") throws -> (config: URL, database: String) {
+    func agent(modem: FakeModem, gps: GPSFake, folder: URL, trace: String = "example-lowside.csv",
+               contacts: Bool = true) throws -> (config: URL, database: String) {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let database = folder.appendingPathComponent("rideguard.sqlite").path
         let config = folder.appendingPathComponent("config.yaml")
@@ -47,12 +48,68 @@ import Testing
             control_socket: \(folder.appendingPathComponent("control.sock").path)
             """
         try Data(yaml.utf8).write(to: config)
+        if contacts { try addContacts(database) }
+        #expect(try Rideguard.run(["config", "check", "--config", config.path]).status == 0)
+        return (config, database)
+    }
+
+    func addContacts(_ database: String) throws {
         for (name, number) in [("Sam", "+33612345678"), ("Jo", "+4915112345678")] {
             #expect(try Rideguard.run(["contacts", "add", name, number, "--database", database]).status == 0)
         }
         #expect(try Rideguard.run(["message", "set", "Crash! Call me.", "--database", database]).status == 0)
-        #expect(try Rideguard.run(["config", "check", "--config", config.path]).status == 0)
-        return (config, database)
+    }
+
+    /// systemd's notification socket, as Type=notify gives it: what the agent tells systemd.
+    final class NotifySocket {
+        let path: String
+        let fd: Int32
+        private(set) var heard: [String] = []
+
+        init(in folder: URL) {
+            path = folder.appendingPathComponent("notify.sock").path
+            fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in Array(path.utf8).enumerated() { raw[i] = b } }
+            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+            var timeout = timeval(tv_sec: 1, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        }
+
+        deinit { close(fd) }
+
+        /// Listens until every one of `needles` was heard, or `seconds` pass.
+        func listen(for needles: [String], seconds: Double) {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline && !needles.allSatisfy({ needle in heard.contains { $0.contains(needle) } }) {
+                var buffer = [UInt8](repeating: 0, count: 512)
+                let n = recv(fd, &buffer, buffer.count, 0)
+                if n > 0 { heard.append(String(decoding: buffer[0..<n], as: UTF8.self)) }
+            }
+        }
+    }
+
+    @Test func withoutAContactItSaysWhyAndArmsOnceOneIsAdded() throws {
+        let modem = try FakeModem()
+        let gps = try GPSFake(log: NMEALog.movingRider(latitude: 45.1, longitude: 5.7, speed: 0, course: 0, seconds: 120))
+        defer { gps.stop() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-arm-\(UUID().uuidString)")
+        let (config, database) = try agent(modem: modem, gps: gps, folder: folder, contacts: false)
+        let notify = NotifySocket(in: folder)
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", config.path],
+                                  environment: ["PATH=/usr/bin:/bin", "HOME=/tmp", "NOTIFY_SOCKET=\(notify.path)"])
+        defer { process.kill(SIGTERM) }
+        try waitForState(folder, "disarmed", seconds: 20)
+        notify.listen(for: ["STATUS=not protecting: no emergency contact"], seconds: 10)
+        #expect(notify.heard.contains { $0.contains("STATUS=not protecting: no emergency contact") })
+        #expect(!notify.heard.contains { $0.contains("READY=1") }, "READY before the agent protects anyone")
+        let journal = try Rideguard.run(["events", "--kind", "system", "--database", database])
+        #expect(journal.stdout.contains("not protecting: no emergency contact"))
+        try addContacts(database)
+        notify.listen(for: ["READY=1"], seconds: 20)
+        #expect(notify.heard.contains { $0.contains("READY=1\nSTATUS=protecting the rider") })
+        try waitForState(folder, "armed", seconds: 5)
     }
 
     @Test func crashAlertsEveryContactWithTheMapLink() throws {
@@ -168,27 +225,12 @@ import Testing
             .replacingOccurrences(of: "speed: 4", with: "speed: 8")
         config = folder.appendingPathComponent("ride.yaml")
         try Data(yaml.utf8).write(to: config)
-        // systemd's notification socket, as Type=notify gives it.
-        let notifyPath = folder.appendingPathComponent("notify.sock").path
-        let notify = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in Array(notifyPath.utf8).enumerated() { raw[i] = b } }
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(notify, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        defer { close(notify) }
-        var timeout = timeval(tv_sec: 1, tv_usec: 0)
-        setsockopt(notify, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let notify = NotifySocket(in: folder)
         let process = try Spawned([Rideguard.binary.path, "run", "--config", config.path],
-                                  environment: ["PATH=/usr/bin:/bin", "HOME=/tmp", "NOTIFY_SOCKET=\(notifyPath)"])
-        var heard: [String] = []
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline && !(heard.contains { $0.contains("READY=1") } && heard.contains { $0.contains("WATCHDOG=1") }) {
-            var buffer = [UInt8](repeating: 0, count: 512)
-            let n = recv(notify, &buffer, buffer.count, 0)
-            if n > 0 { heard.append(String(decoding: buffer[0..<n], as: UTF8.self)) }
-        }
-        #expect(heard.contains { $0.contains("READY=1") })
-        #expect(heard.contains { $0.contains("WATCHDOG=1") })
+                                  environment: ["PATH=/usr/bin:/bin", "HOME=/tmp", "NOTIFY_SOCKET=\(notify.path)"])
+        notify.listen(for: ["READY=1", "WATCHDOG=1"], seconds: 20)
+        #expect(notify.heard.contains { $0.contains("READY=1") })
+        #expect(notify.heard.contains { $0.contains("WATCHDOG=1") })
         usleep(15_000_000)                                     // the rest of the ride at ×8
         process.kill(SIGTERM)
         #expect(modem.received.isEmpty)

@@ -1,0 +1,165 @@
+import Foundation
+import RideGuardCore
+import Testing
+
+/// The files an installer copies onto the Pi: the udev rules and the systemd unit, checked against
+/// udev's rule grammar, `systemd-analyze verify`, and the agent's own defaults.
+@Suite struct InstallFilesTests {
+    static let udev = Rideguard.packageRoot.appendingPathComponent("udev")
+    static let unit = Rideguard.packageRoot.appendingPathComponent("systemd/rideguard.service")
+
+    /// One `KEY{attr}OP"value"` of a udev rule.
+    struct Token: Equatable {
+        var key: String
+        var op: String
+        var value: String
+    }
+
+    static let matchKeys: Set<String> = [
+        "ACTION", "SUBSYSTEM", "SUBSYSTEMS", "KERNEL", "KERNELS", "ATTR", "ATTRS", "ENV", "DRIVERS", "TAG",
+    ]
+    static let assignKeys: Set<String> = [
+        "GROUP", "MODE", "OWNER", "SYMLINK", "RUN", "ENV", "GOTO", "LABEL", "TAG", "IMPORT",
+    ]
+
+    /// Splits a rule line into tokens, or says which part of it udev would reject.
+    static func tokens(_ line: String) throws -> [Token] {
+        var result: [Token] = []
+        var rest = Substring(line)
+        while !rest.isEmpty {
+            rest = rest.drop(while: { $0 == " " || $0 == "," })
+            if rest.isEmpty { break }
+            let key = rest.prefix(while: { $0.isUppercase || $0 == "_" })
+            rest = rest.dropFirst(key.count)
+            if rest.first == "{" {
+                guard let close = rest.firstIndex(of: "}") else { throw RuleError("unclosed { in '\(line)'") }
+                rest = rest[rest.index(after: close)...]
+            }
+            let op = ["==", "!=", "+=", ":=", "="].first(where: { rest.hasPrefix($0) })
+            guard let op, !key.isEmpty else { throw RuleError("expected KEY op \"value\" at '\(rest)'") }
+            rest = rest.dropFirst(op.count)
+            guard rest.first == "\"", let end = rest.dropFirst().firstIndex(of: "\"") else {
+                throw RuleError("value of \(key) is not quoted in '\(line)'")
+            }
+            result.append(Token(key: String(key), op: op, value: String(rest[rest.index(after: rest.startIndex)..<end])))
+            rest = rest[rest.index(after: end)...]
+            guard rest.isEmpty || rest.first == "," else { throw RuleError("missing comma after \(key) in '\(line)'") }
+        }
+        return result
+    }
+
+    struct RuleError: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    static func rules(_ name: String) throws -> [[Token]] {
+        let text = try String(contentsOf: udev.appendingPathComponent(name), encoding: .utf8)
+        return try text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+            .map(tokens)
+    }
+
+    static var ruleFiles: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: udev.path)) ?? []).filter { $0.hasSuffix(".rules") }.sorted()
+    }
+
+    @Test func theRuleParserRejectsWhatUdevRejects() throws {
+        #expect(throws: RuleError.self) { try Self.tokens(#"SUBSYSTEM=="iio" GROUP="iio""#) }
+        #expect(throws: RuleError.self) { try Self.tokens(#"SUBSYSTEM==iio"#) }
+        #expect(throws: RuleError.self) { try Self.tokens(#"ATTRS{idVendor"=="1e0e""#) }
+        #expect(try Self.tokens(#"ATTRS{idVendor}=="1e0e", MODE="0660""#)
+            == [Token(key: "ATTRS", op: "==", value: "1e0e"), Token(key: "MODE", op: "=", value: "0660")])
+    }
+
+    @Test func everyRuleIsWellFormed() throws {
+        #expect(Self.ruleFiles == ["60-rideguard-iio.rules", "77-rideguard-modem.rules"])
+        for file in Self.ruleFiles {
+            let rules = try Self.rules(file)
+            #expect(!rules.isEmpty, "\(file) has no rules")
+            var labels: Set<String> = []
+            var gotos: Set<String> = []
+            for rule in rules {
+                var matches = 0
+                for token in rule {
+                    if token.op == "==" || token.op == "!=" {
+                        matches += 1
+                        #expect(Self.matchKeys.contains(token.key), "\(file): \(token.key) cannot be matched")
+                    } else {
+                        #expect(Self.assignKeys.contains(token.key), "\(file): \(token.key) cannot be assigned")
+                    }
+                    if token.key == "MODE" { #expect(token.value == "0660", "\(file): devices are for the group only") }
+                    if token.key == "LABEL" { labels.insert(token.value) }
+                    if token.key == "GOTO" { gotos.insert(token.value) }
+                }
+                // A rule without a match would apply to every device on the system.
+                #expect(matches > 0 || rule.map(\.key) == ["LABEL"], "\(file): a rule without a match: \(rule)")
+            }
+            #expect(gotos.isSubset(of: labels), "\(file): GOTO without its LABEL")
+        }
+    }
+
+    @Test func everyModemGetsTheAgentsDefaultNameAndModemManagerLeavesItAlone() throws {
+        let rules = try Self.rules("77-rideguard-modem.rules")
+        func product(_ rule: [Token]) -> String? {
+            // idVendor and idProduct, in that order
+            let ids = rule.filter { $0.key == "ATTRS" && $0.op == "==" && $0.value != "?*" }.map(\.value)
+            return ids.count == 2 ? ids.joined(separator: ":") : nil
+        }
+        let defaultName = URL(fileURLWithPath: AgentConfiguration().modem.device).lastPathComponent
+        let products = Set(rules.compactMap(product))
+        #expect(products == ["1e0e:9001", "2c7c:0125"])
+        for id in products {
+            let own = rules.filter { product($0) == id }
+            #expect(own.contains { $0.contains(Token(key: "SYMLINK", op: "+=", value: defaultName)) }, "\(id) has no \(defaultName)")
+            #expect(own.contains { $0.contains(Token(key: "ENV", op: "=", value: "1")) }, "\(id) is not hidden from ModemManager")
+        }
+    }
+
+    @Test func theUnitMatchesTheAgentsDefaults() throws {
+        let text = try String(contentsOf: Self.unit, encoding: .utf8)
+        var settings: [String: [String]] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") && !line.hasPrefix("[") {
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            settings[String(line[..<equals]), default: []].append(String(line[line.index(after: equals)...]))
+        }
+        let defaults = AgentConfiguration()
+        // The agent speaks sd_notify (READY=1, WATCHDOG=1): the unit must listen for it.
+        #expect(settings["Type"] == ["notify"])
+        #expect(settings["WatchdogSec"]?.count == 1)
+        #expect(settings["Restart"] == ["always"])
+        #expect(settings["NoNewPrivileges"] == ["yes"])
+        #expect(settings["ProtectSystem"] == ["strict"])
+        #expect(settings["DevicePolicy"] == ["closed"])
+        // systemd creates the folders the defaults point into, writable despite ProtectSystem=strict.
+        #expect(settings["StateDirectory"] == [URL(fileURLWithPath: defaults.database).deletingLastPathComponent().lastPathComponent])
+        #expect(defaults.database.hasPrefix("/var/lib/"))
+        #expect(settings["RuntimeDirectory"] == [URL(fileURLWithPath: defaults.controlSocket).deletingLastPathComponent().lastPathComponent])
+        #expect(defaults.controlSocket.hasPrefix("/run/"))
+        // The groups the udev rules hand the devices to.
+        let groups = Set(try Self.ruleFiles.flatMap { try Self.rules($0) }.flatMap { $0 }.filter { $0.key == "GROUP" }.map(\.value))
+        #expect(groups.isSubset(of: Set(settings["SupplementaryGroups"]?.first?.split(separator: " ").map(String.init) ?? [])))
+    }
+
+    static let systemdAnalyze = "/usr/bin/systemd-analyze"
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: systemdAnalyze)))
+    func systemdAcceptsTheUnit() throws {
+        // verify checks that ExecStart exists, so point it at the binary under test.
+        let text = try String(contentsOf: Self.unit, encoding: .utf8)
+            .replacingOccurrences(of: "ExecStart=/usr/bin/rideguard", with: "ExecStart=\(Rideguard.binary.path)")
+        let copy = try Rideguard.temporaryFile("rideguard.service", contents: Data(text.utf8))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.systemdAnalyze)
+        process.arguments = ["verify", copy.path]
+        let output = try Rideguard.temporaryFile("verify.out", contents: Data())
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = try FileHandle(forWritingTo: output)
+        try process.run()
+        process.waitUntilExit()
+        let said = try String(contentsOf: output, encoding: .utf8)
+        #expect(process.terminationStatus == 0, "systemd-analyze verify: \(said)")
+        // systemd only warns about unknown keys and bad values, and goes on without them.
+        #expect(said.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "systemd-analyze verify: \(said)")
+    }
+}
