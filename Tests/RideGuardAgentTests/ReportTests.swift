@@ -13,6 +13,10 @@ import Testing
         try? FileManager.default.removeItem(at: png)
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UUID().uuidString).log")
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-profile-\(UUID().uuidString)")
+        defer {
+            try? FileManager.default.removeItem(at: profile)
+            try? FileManager.default.removeItem(at: log)
+        }
         let chromium = try Spawned(["/usr/bin/chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                                     "--user-data-dir=\(profile.path)", "--enable-logging=stderr", "--v=0",
                                     "--window-size=1250,\(height)", "--screenshot=\(png.path)", html.absoluteString],
