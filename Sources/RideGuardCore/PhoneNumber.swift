@@ -39,4 +39,25 @@ public struct PhoneNumber: Hashable, Codable, Sendable, CustomStringConvertible 
         let prefix = number.hasPrefix("+") ? "+" + digits.prefix(2) : String(digits.prefix(2))
         return prefix + String(repeating: "•", count: digits.count - 6) + digits.suffix(4)
     }
+
+    /// A line from elsewhere (a modem's `+CLIP: "+33612345678",145`, `+CMT: …`) with every run of
+    /// seven or more digits, with its leading `+`, masked: nothing in it can be a readable number.
+    public static func maskNumbers(in line: String) -> String {
+        var out = ""
+        var run = ""
+        func flush() {
+            out += run.filter(\.isNumber).count >= 7 ? mask(run) : run
+            run = ""
+        }
+        for character in line {
+            if character.isASCII && character.isNumber || (character == "+" && run.isEmpty) {
+                run.append(character)
+            } else {
+                flush()
+                out.append(character)
+            }
+        }
+        flush()
+        return out
+    }
 }

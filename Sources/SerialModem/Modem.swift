@@ -157,7 +157,8 @@ public actor Modem: SMSTransport {
             throw BringUpError(permanent: false, reason: error.description)
         }
         let log = self.log
-        let session = ATSession(port: port) { line in log("modem says: \(line)") }
+        // Unsolicited lines can carry numbers (a contact calling back: +CLIP, an SMS: +CMT).
+        let session = ATSession(port: port) { line in log("modem says: \(PhoneNumber.maskNumbers(in: line))") }
         await session.start()
         do {
             try await bringUp(session)

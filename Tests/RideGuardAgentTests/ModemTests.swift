@@ -79,6 +79,20 @@ import Testing
         await modem.close()
     }
 
+    @Test func aContactCallingBackIsNotInTheLogs() async throws {
+        var script = FakeModem.Script()
+        script.bootSeconds = 0.5
+        script.bootURCs = ["RDY", "RING", #"+CLIP: "+4915112345678",145,,,,0"#]
+        let fake = try FakeModem(script: script)
+        let log = Log()
+        let (sender, outbox, modem) = try makeSender(fake, log: log)
+        _ = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Crash detected", now: Date().timeIntervalSince1970)
+        #expect(try await sender.flush(until: Date().timeIntervalSince1970 + 20) == 0)
+        #expect(log.all.contains(#"modem says: +CLIP: "+49•••••••5678",145"#), "\(log.all)")
+        #expect(!log.all.contains("15112345678"))
+        await modem.close()
+    }
+
     @Test func noNetworkForAWhileThenSuccess() async throws {
         var script = FakeModem.Script()
         script.networkDownUntil = Date().addingTimeInterval(3)

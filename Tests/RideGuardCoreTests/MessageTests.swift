@@ -25,6 +25,11 @@ import Testing
     @Test func masksForLogs() throws {
         #expect(try PhoneNumber("+33612345678").masked == "+33•••••5678")
         #expect(PhoneNumber.mask("+4915112345678") == "+49•••••••5678")
+        #expect(PhoneNumber.maskNumbers(in: #"+CLIP: "+33612345678",145,,,"",0"#) == #"+CLIP: "+33•••••5678",145,,,"",0"#)
+        #expect(PhoneNumber.maskNumbers(in: #"+CMT: "0612345678",,"24/11/22,10:00:00+04""#)
+            == #"+CMT: "06••••5678",,"24/11/22,10:00:00+04""#)
+        #expect(PhoneNumber.maskNumbers(in: "+CMGS: 12") == "+CMGS: 12")
+        #expect(PhoneNumber.maskNumbers(in: "+CSQ: 18,99") == "+CSQ: 18,99")
     }
 }
 
