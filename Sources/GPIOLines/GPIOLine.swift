@@ -87,4 +87,11 @@ public final class GPIOLine: @unchecked Sendable {
             throw GPIOError(operation: "setting", line: address.description, errno: errno)
         }
     }
+
+    /// The line's logical level now (an input reads the pin: a pressed button is active).
+    public func isActive() throws(GPIOError) -> Bool {
+        let value = rg_gpio_line_get(handle)
+        guard value >= 0 else { throw GPIOError(operation: "reading", line: address.description, errno: errno) }
+        return value == 1
+    }
 }

@@ -56,6 +56,33 @@ public final class GPSDWatcher: Sendable {
         flags.running.store(false, ordering: .releasing)
     }
 
+    /// What one look at gpsd found: a fix, or whether gpsd answered at all.
+    public struct Probe: Sendable {
+        public var fix: Fix?
+        public var connected = false
+        public var problem: String?
+    }
+
+    /// Waits up to `seconds` for a fix from gpsd at `host:port` (retrying a gpsd that is still starting).
+    public static func probe(host: String, port: String, seconds: Double) -> Probe {
+        let seen = Mutex(Probe())
+        let watcher = GPSDWatcher(host: host, port: port) { event in
+            seen.withLock { s in
+                switch event {
+                case .fix(let fix): s.fix = fix
+                case .connected: s.connected = true
+                case .disconnected(let reason, _): s.problem = reason
+                }
+            }
+        }
+        defer { watcher.stop() }
+        let deadline = Date().addingTimeInterval(seconds)
+        while seen.withLock({ $0.fix == nil }) && Date() < deadline {
+            usleep(50_000)
+        }
+        return seen.withLock { $0 }
+    }
+
     private static func pause(_ seconds: Double, while flags: Flags) {
         var left = seconds
         while left > 0 && flags.running.load(ordering: .acquiring) {

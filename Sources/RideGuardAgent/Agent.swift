@@ -29,10 +29,14 @@ public final class Agent: Sendable {
         var windowSamples = 0
         var rateHz = 0.0
         var lastFault: String?
+        /// The low-passed specific force, g: about 1 at rest.
+        var gravityG = Double.nan
         var lastWatchdogPing = -Double.infinity
     }
     let sensor = Mutex(SensorStatus())
     let modemHealth = Mutex<Modem?>(nil)
+    /// Why the buzzer or the button could not be requested, for `status` and `doctor`.
+    let gpioProblems = Mutex<[String]>([])
 
     /// `say` gets the lines a person watching the terminal (or journald) reads.
     public init(configuration: AgentConfiguration, clock: any ServiceClock = SystemServiceClock(),
@@ -50,6 +54,7 @@ public final class Agent: Sendable {
                 output = GPIOBuzzer(line: line) { error in say("buzzer: \(error)") }
             } catch {
                 say("buzzer unavailable (\(error)): alarms will be silent")
+                gpioProblems.withLock { $0.append("buzzer: \(error)") }
                 output = SimulatedBuzzer()
             }
         }
@@ -176,6 +181,7 @@ public final class Agent: Sendable {
             let ping = sensor.withLock { s -> Bool in
                 s.samples += 1
                 s.lastSampleWall = now
+                s.gravityG = state.smoothedG
                 if s.windowStart.isNaN || now - s.windowStart >= 5 {
                     if !s.windowStart.isNaN { s.rateHz = Double(s.windowSamples) / (now - s.windowStart) }
                     s.windowStart = now
@@ -282,6 +288,7 @@ public final class Agent: Sendable {
             return { watcher.stop() }
         } catch {
             say("button unavailable: \(error)")
+            gpioProblems.withLock { $0.append("button: \(error)") }
             return {}
         }
     }
@@ -306,10 +313,27 @@ public final class Agent: Sendable {
             }
             if !pendingAlerts { await service.handle(.allAlertsDelivered(at: clock.now())) }
         }
-        return Task { [clock] in
+        let modem = modemHealth.withLock { $0 }
+        return Task { [self, clock] in
             _ = try? await sender.resume()
+            var nextHealthCheck = clock.now()
+            var lastHealth: String?
             while !Task.isCancelled {
-                _ = try? await sender.sendDue()
+                let waiting = (try? await sender.sendDue()) ?? 1
+                // The modem is checked when idle (never between a send's commands), so an
+                // unplugged modem or a lost network shows in `status` and the journal before a crash.
+                if let modem, waiting == 0, clock.now() >= nextHealthCheck {
+                    nextHealthCheck = clock.now() + 60
+                    let health = await modem.checkHealth()
+                    let summary = health.problem ?? (health.registered
+                        ? "ready, network \(health.registration ?? "?")"
+                        : "not registered (\(health.registration ?? "unknown"))")
+                    if summary != lastHealth {
+                        lastHealth = summary
+                        try? database.journal(JournalEntry("system", "modem: \(summary)"), at: clock.now())
+                        say("modem: \(summary)" + (health.signalDBm.map { ", \($0) dBm" } ?? ""))
+                    }
+                }
                 try? await clock.sleep(until: clock.now() + 0.5)
             }
         }
@@ -354,8 +378,14 @@ public final class Agent: Sendable {
             sensorLine.add("samples", s.samples)
             sensorLine.add("rate_hz", s.rateHz, decimals: 1)
             sensorLine.add("last_sample_age_s", now - s.lastSampleWall, decimals: 2)
+            if s.gravityG.isFinite { sensorLine.add("gravity_g", s.gravityG, decimals: 2) }
             if let fault = s.lastFault { sensorLine.add("last_fault", fault) }
             line.addRaw("sensor", sensorLine.text)
+            var gpioLine = JSONLine()
+            gpioLine.add("simulated", configuration.gpio.simulated)
+            let gpioProblems = gpioProblems.withLock { $0 }
+            if !gpioProblems.isEmpty { gpioLine.add("problem", gpioProblems.joined(separator: "; ")) }
+            line.addRaw("gpio", gpioLine.text)
             if let fix = location.withLock({ $0.lastFix }) {
                 var fixLine = JSONLine()
                 fixLine.add("lat", fix.latitude, decimals: 6)
@@ -371,6 +401,8 @@ public final class Agent: Sendable {
                 modemLine.add("connected", health.connected)
                 modemLine.add("registration", health.registration ?? "unknown")
                 if let signal = health.signalDBm { modemLine.add("signal_dbm", signal) }
+                if let sim = health.sim { modemLine.add("sim", sim) }
+                if let problem = health.problem { modemLine.add("problem", problem) }
                 line.addRaw("modem", modemLine.text)
             } else {
                 line.add("modem", "simulated")

@@ -101,7 +101,8 @@ public final class ControlSocket: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard connected == 0 else {
-            throw ControlSocketError(path: path, reason: "\(String(cString: strerror(errno))): is rideguard run running?")
+            let code = errno
+            throw ControlSocketError(path: path, reason: "\(String(cString: strerror(code))): is rideguard run running?", errno: code)
         }
         let bytes = Array((json + "\n").utf8)
         _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
@@ -119,6 +120,7 @@ public final class ControlSocket: Sendable {
 public struct ControlSocketError: Error, CustomStringConvertible, Sendable {
     public var path: String
     public var reason: String
+    public var errno: Int32 = 0
     public var description: String { "control socket \(path): \(reason)" }
 }
 

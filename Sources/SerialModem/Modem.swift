@@ -30,6 +30,9 @@ public struct ModemHealth: Codable, Equatable, Sendable {
 
     public var registered: Bool { registration == "home" || registration == "roaming" }
 
+    /// Nothing known yet.
+    public static let unknown = ModemHealth()
+
     public static func registrationName(_ status: Int) -> String {
         switch status {
         case 1, 6: "home"

@@ -32,27 +32,7 @@ struct Location: ParsableCommand {
 
     func run() throws {
         let (host, port) = Self.split(gpsd)!
-        struct Seen: Sendable {
-            var fix: Fix?
-            var connected = false
-            var problem: String?
-        }
-        let seen = Mutex(Seen())
-        let watcher = GPSDWatcher(host: host, port: port) { event in
-            seen.withLock { s in
-                switch event {
-                case .fix(let fix): s.fix = fix
-                case .connected: s.connected = true
-                case .disconnected(let reason, _): s.problem = reason
-                }
-            }
-        }
-        defer { watcher.stop() }
-        let deadline = Date().addingTimeInterval(wait)
-        while seen.withLock({ $0.fix == nil }) && Date() < deadline {
-            usleep(50_000)
-        }
-        let result = seen.withLock { $0 }
+        let result = GPSDWatcher.probe(host: host, port: port, seconds: wait)
         guard let fix = result.fix else {
             if !result.connected {
                 Output.error("cannot reach gpsd at \(gpsd): \(result.problem ?? "no answer")")

@@ -37,7 +37,7 @@ import Testing
 
         init(_ name: String, modem: FakeModem? = nil, riderSpeed: Double = 0,
              trace: URL = Rideguard.fixtures.appendingPathComponent("example-lowside.csv"), playback: Double = 4,
-             contacts: Bool = true) throws {
+             contacts: Bool = true, imu: String? = nil) throws {
             self.modem = try modem ?? FakeModem()
             gps = try GPSFake(log: NMEALog.movingRider(latitude: 45.1, longitude: 5.7, speed: riderSpeed, course: 0, seconds: 120))
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-\(name)-\(UUID().uuidString)")
@@ -46,9 +46,7 @@ import Testing
             config = folder.appendingPathComponent("config.yaml")
             let yaml = """
                 imu:
-                  simulated: true
-                  trace: \(trace.path)
-                  speed: \(playback)
+                \(imu ?? "  simulated: true\n  trace: \(trace.path)\n  speed: \(playback)")
                 gpio:
                   simulated: true
                 gps:

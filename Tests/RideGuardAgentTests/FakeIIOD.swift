@@ -25,7 +25,7 @@ final class FakeIIOD: @unchecked Sendable {
 
     /// Raw values of sample `k`: accel, temp, gyro, and the timestamp in ns.
     static func raw(_ k: Int, rate: Double) -> [Int64] {
-        [Int64(100 + k % 50), -200, 2048, 1000, Int64(k % 100 - 50), 7, -7,
+        [Int64(100 + k % 50), Int64(-200 + k % 3), Int64(2046 + k % 5), 1000, Int64(k % 100 - 50), 7, -7,
          1_000_000_000 + Int64((Double(k) * 1e9 / rate).rounded())]
     }
 

@@ -48,8 +48,8 @@ import Testing
             let raw = FakeIIOD.raw(k, rate: 200)
             #expect(abs(s.t - Double(raw[7]) / 1e9) < 1e-9)
             #expect(abs(s.accel.x - Double(raw[0]) * 0.004785) < 1e-9)
-            #expect(abs(s.accel.y - -200 * 0.004785) < 1e-9)
-            #expect(abs(s.accel.z - 2048 * 0.004785) < 1e-9)                 // 9.80 m/s²
+            #expect(abs(s.accel.y - Double(raw[1]) * 0.004785) < 1e-9)
+            #expect(abs(s.accel.z - Double(raw[2]) * 0.004785) < 1e-9)        // 9.80 m/s² ± noise
             #expect(abs(s.gyro!.x - Double(raw[4]) * 0.001064724) < 1e-9)
             #expect(abs(s.gyro!.z - -7 * 0.001064724) < 1e-9)
         }
@@ -156,7 +156,7 @@ import Testing
             let raw = FakeIIOD.raw(k, rate: 200)
             #expect(abs(s.t - Double(raw[7]) / 1e9) <= 0.5e-6)
             #expect(abs(s.accel.x - Double(raw[0]) * 0.004785) <= 0.5e-4)
-            #expect(abs(s.accel.z - 2048 * 0.004785) <= 0.5e-4)
+            #expect(abs(s.accel.z - Double(raw[2]) * 0.004785) <= 0.5e-4)
             #expect(abs(s.gyro!.x - Double(raw[4]) * 0.001064724) <= 0.5e-5)
         }
     }

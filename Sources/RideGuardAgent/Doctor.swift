@@ -1,0 +1,353 @@
+import Foundation
+import GPIOLines
+import GPSDClient
+import IIOSensor
+import RideGuardCore
+import SerialModem
+import Storage
+import Synchronization
+
+/// One line of `rideguard doctor`: a part, how it is, and what to do about it.
+public struct DoctorCheck: Sendable, Equatable {
+    public enum Outcome: String, Sendable {
+        /// Works.
+        case ok = "✓"
+        /// Works, but something is degraded (no GPS fix yet, weak signal): the rider is still protected.
+        case warning = "!"
+        /// The agent cannot protect the rider until this is fixed.
+        case failed = "✗"
+    }
+
+    public var part: String
+    public var outcome: Outcome
+    public var detail: String
+    /// What the installer should do (for a warning or a failure).
+    public var fix: String?
+
+    public init(_ part: String, _ outcome: Outcome, _ detail: String, fix: String? = nil) {
+        self.part = part
+        self.outcome = outcome
+        self.detail = detail
+        self.fix = fix
+    }
+}
+
+/// `rideguard doctor`: checks the installation in the order the agent starts, like a boot
+/// sequence: configuration, database, the running agent, IMU, GPIO, gpsd, modem, contacts.
+/// When the agent is running it holds the IMU, the GPIO lines and the modem's port, so their
+/// checks read the agent's status instead of opening the hardware a second time.
+public struct Doctor: Sendable {
+    public var configurationPath: String
+    /// How long the IMU is sampled at rest.
+    public var sampleSeconds = 2.0
+    /// How long to wait for a GPS fix.
+    public var fixWait = 5.0
+    /// How long to wait for the modem to answer and register.
+    public var modemWait = 30.0
+
+    public init(configurationPath: String) {
+        self.configurationPath = configurationPath
+    }
+
+    /// Runs every check in order, handing each to `report` as soon as it is known. Returns true
+    /// when nothing stops the agent from protecting the rider.
+    public func run(report: (DoctorCheck) -> Void) async -> Bool {
+        var canProtect = true
+        func note(_ check: DoctorCheck) {
+            if check.outcome == .failed { canProtect = false }
+            report(check)
+        }
+        let configuration: AgentConfiguration
+        do {
+            configuration = try ConfigurationFile.load(path: configurationPath)
+            note(DoctorCheck("configuration", .ok, configurationPath))
+        } catch {
+            note(DoctorCheck("configuration", .failed, error.description,
+                             fix: "correct the file (rideguard config example prints every key with its default), then run doctor again"))
+            return false
+        }
+        let database: RideGuardDatabase
+        do {
+            database = try RideGuardDatabase(path: configuration.database)
+            note(DoctorCheck("database", .ok, configuration.database))
+        } catch {
+            note(DoctorCheck("database", .failed, "\(configuration.database): \(error)",
+                             fix: "the folder must exist and be writable by the service user (sudo install -d -o rideguard -g rideguard /var/lib/rideguard)"))
+            return false
+        }
+        let agent = Self.agentStatus(configuration.controlSocket)
+        switch agent {
+        case .running(let status):
+            note(DoctorCheck("agent", .ok, "running, \(status["state"] as? String ?? "?"); the IMU, GPIO and modem checks below come from it"))
+        case .unreachable(let reason):
+            note(DoctorCheck("agent", .failed, "the control socket \(configuration.controlSocket) exists but cannot be used: \(reason)",
+                             fix: "run doctor with sudo, or as a member of the rideguard group"))
+        case .notRunning:
+            note(DoctorCheck("agent", .warning, "not running: checking the hardware directly",
+                             fix: "start it when the checks pass: sudo systemctl start rideguard"))
+        }
+        let status: [String: Any]? = if case .running(let s) = agent { s } else { nil }
+        note(status.map { imuFromAgent($0, configuration) } ?? checkIMU(configuration.imu))
+        note(status.map { gpioFromAgent($0, configuration.gpio) } ?? checkGPIO(configuration.gpio))
+        note(checkGPS(configuration.gps))
+        if let status { note(modemFromAgent(status)) } else { note(await checkModem(configuration.modem)) }
+        note(checkContacts(database))
+        return canProtect
+    }
+
+    // MARK: - The running agent
+
+    enum AgentStatus {
+        case running([String: Any])
+        case notRunning
+        case unreachable(String)
+    }
+
+    static func agentStatus(_ socket: String) -> AgentStatus {
+        guard FileManager.default.fileExists(atPath: socket) else { return .notRunning }
+        do {
+            let answer = try ControlClient.request(#"{"cmd":"status"}"#, path: socket)
+            guard let status = (try? JSONSerialization.jsonObject(with: Data(answer.utf8))) as? [String: Any] else {
+                return .unreachable("unexpected answer: \(answer.prefix(80))")
+            }
+            return .running(status)
+        } catch let error as ControlSocketError where error.errno == EACCES {
+            return .unreachable("permission denied")
+        } catch {
+            // A socket left behind by an agent that was killed: nobody listens.
+            return .notRunning
+        }
+    }
+
+    func imuFromAgent(_ status: [String: Any], _ configuration: AgentConfiguration) -> DoctorCheck {
+        let sensor = status["sensor"] as? [String: Any] ?? [:]
+        let rate = sensor["rate_hz"] as? Double ?? 0
+        let age = sensor["last_sample_age_s"] as? Double ?? .infinity
+        if let fault = sensor["last_fault"] as? String, age > 1 {
+            return DoctorCheck("IMU", .failed, "no sample for \(DecimalFormat.string(age, decimals: 1)) s (\(fault))",
+                               fix: "check the IMU's wiring and its overlay in config.txt; the agent's journal says more (journalctl -u rideguard)")
+        }
+        guard age <= 1 else {
+            return DoctorCheck("IMU", .failed, "no sample from the sensor yet",
+                               fix: "check the IMU's wiring and its overlay in config.txt (journalctl -u rideguard)")
+        }
+        if configuration.imu.simulated {
+            return DoctorCheck("IMU", .ok, "simulated: \(configuration.imu.trace ?? "") playing, \(Int(rate.rounded())) samples/s")
+        }
+        return rateAndGravity(rate: rate, expected: configuration.imu.rateHz, gravity: sensor["gravity_g"] as? Double,
+                              deadAxis: (sensor["last_fault"] as? String).flatMap { $0.contains("axis") ? $0 : nil })
+    }
+
+    func gpioFromAgent(_ status: [String: Any], _ configuration: AgentConfiguration.GPIO) -> DoctorCheck {
+        let gpio = status["gpio"] as? [String: Any] ?? [:]
+        if let problem = gpio["problem"] as? String {
+            return DoctorCheck("GPIO", .failed, problem, fix: Self.gpioFix)
+        }
+        if configuration.simulated { return DoctorCheck("GPIO", .ok, "simulated: presses come from rideguard ctl press") }
+        return DoctorCheck("GPIO", .ok, "buzzer \(configuration.buzzer) and button \(configuration.button) held by the agent")
+    }
+
+    func modemFromAgent(_ status: [String: Any]) -> DoctorCheck {
+        guard let modem = status["modem"] as? [String: Any] else {
+            return DoctorCheck("modem", .ok, "simulated: messages are printed, not sent")
+        }
+        var health = ModemHealth.unknown
+        health.connected = modem["connected"] as? Bool ?? false
+        health.registration = modem["registration"] as? String
+        health.signalDBm = modem["signal_dbm"] as? Int
+        health.sim = modem["sim"] as? String
+        health.problem = modem["problem"] as? String
+        return Self.judge(health)
+    }
+
+    // MARK: - Direct checks
+
+    static let gpioFix = "check the line names in the configuration (gpioinfo lists them) and that the service user is in the gpio group"
+
+    /// Samples the IMU at rest for `sampleSeconds`: found, rate, about 1 g, every axis alive.
+    func checkIMU(_ imu: AgentConfiguration.IMU) -> DoctorCheck {
+        if imu.simulated {
+            struct HeaderRead: Error {}
+            var header: TraceHeader?
+            do {
+                try TraceFile.stream(path: imu.trace ?? "", onHeader: { header = $0; throw HeaderRead() }) { _ in }
+            } catch is HeaderRead {
+            } catch {
+                return DoctorCheck("IMU", .failed, "simulated: \(error)", fix: "imu.trace must be a trace file (CSV v1)")
+            }
+            let rate = header?.rateHz.map { "\(Int($0)) Hz" } ?? "rate unknown"
+            return DoctorCheck("IMU", .ok, "simulated: \(imu.trace ?? "") (\(rate)\(header?.hasGyro == true ? ", with gyro" : ""))")
+        }
+        struct Seen: Sendable {
+            var opened: (device: String, gyro: Bool, rate: Double)?
+            var failure: String?
+            var samples: [IMUSample] = []
+        }
+        let seen = Mutex(Seen())
+        let limit = Int(imu.rateHz * sampleSeconds)
+        let sampler = IIOSampler(configuration: SamplerConfiguration(uri: imu.uri, device: imu.device, rateHz: imu.rateHz), onSample: { sample in
+            seen.withLock { if $0.samples.count < limit { $0.samples.append(sample) } }
+        }, onEvent: { event in
+            seen.withLock { s in
+                switch event {
+                case .opened(let device, let gyro, _, let rate, _): s.opened = (device, gyro, rate)
+                case .failed(let reason, _): if s.opened == nil { s.failure = reason }
+                default: break
+                }
+            }
+        })
+        defer { sampler.stop() }
+        let deadline = Date().addingTimeInterval(5 + sampleSeconds * 1.5)
+        while Date() < deadline {
+            let s = seen.withLock { ($0.failure, $0.samples.count) }
+            if s.0 != nil || s.1 >= limit { break }
+            usleep(50_000)
+        }
+        let result = seen.withLock { $0 }
+        let fix = imu.uri.hasPrefix("ip:")
+            ? "is iiod running and reachable at \(imu.uri.dropFirst(3))? (iio_info -u \(imu.uri))"
+            : "check the wiring and the overlay in config.txt (see boards/), then: ls /sys/bus/iio/devices; the service user must be in the iio group"
+        if let failure = result.failure {
+            return DoctorCheck("IMU", .failed, "\(imu.uri) \(imu.device ?? "(any known IMU)"): \(failure)", fix: fix)
+        }
+        guard let opened = result.opened else {
+            return DoctorCheck("IMU", .failed, "\(imu.uri): no answer in 5 s", fix: fix)
+        }
+        let samples = result.samples
+        guard samples.count >= 10, let first = samples.first, let last = samples.last, last.t > first.t else {
+            return DoctorCheck("IMU", .failed, "\(opened.device) opened but sent \(samples.count) samples", fix: "the IMU's interrupt line (INT) must be wired and set in its overlay")
+        }
+        let rate = Double(samples.count - 1) / (last.t - first.t)
+        var mean = Vector3.zero
+        var low = [Double](repeating: .infinity, count: 3)
+        var high = [Double](repeating: -.infinity, count: 3)
+        for sample in samples {
+            mean += sample.accel / Double(samples.count)
+            for axis in 0..<3 {
+                low[axis] = min(low[axis], sample.accel[axis])
+                high[axis] = max(high[axis], sample.accel[axis])
+            }
+        }
+        // A MEMS axis at rest always shows a few counts of noise; one that shows exactly nothing
+        // while another does is stuck.
+        let moving = (0..<3).filter { high[$0] > low[$0] }
+        let stuck = moving.isEmpty ? [] : (0..<3).filter { high[$0] == low[$0] }
+        var check = rateAndGravity(rate: rate, expected: imu.rateHz, gravity: mean.magnitude / standardGravity,
+                                   deadAxis: stuck.first.map { "axis \(["x", "y", "z"][$0]) reads exactly \(DecimalFormat.string(low[$0], decimals: 3)) m/s² without any noise" })
+        check.detail = "\(opened.device)\(opened.gyro ? " with gyro" : ", accelerometer only"): " + check.detail
+        return check
+    }
+
+    func rateAndGravity(rate: Double, expected: Double, gravity: Double?, deadAxis: String?) -> DoctorCheck {
+        let rateText = "\(Int(rate.rounded())) Hz (configured \(Int(expected)))"
+        if let deadAxis {
+            return DoctorCheck("IMU", .failed, "\(rateText); \(deadAxis): a dead axis",
+                               fix: "replace the sensor or resolder it: a dead axis hides falls along it")
+        }
+        guard abs(rate - expected) <= 0.2 * expected else {
+            return DoctorCheck("IMU", .failed, "samples at \(rateText)",
+                               fix: "set imu.rate_hz to a rate the sensor supports (cat /sys/bus/iio/devices/iio:device0/sampling_frequency_available)")
+        }
+        guard let gravity else { return DoctorCheck("IMU", .ok, rateText) }
+        let gText = "\(DecimalFormat.string(gravity, decimals: 2)) g at rest"
+        guard gravity >= 0.85 && gravity <= 1.15 else {
+            return DoctorCheck("IMU", .failed, "\(rateText), \(gText) where about 1 g is expected",
+                               fix: "keep the bike still while doctor runs; if it was still, the sensor's scale is wrong or an axis is dead")
+        }
+        return DoctorCheck("IMU", .ok, "\(rateText), \(gText)")
+    }
+
+    /// Requests the buzzer and the button like the agent does; a button that reads pressed while
+    /// nobody touches it is wired wrong (or button_active_low is).
+    func checkGPIO(_ gpio: AgentConfiguration.GPIO) -> DoctorCheck {
+        if gpio.simulated { return DoctorCheck("GPIO", .ok, "simulated: presses come from rideguard ctl press") }
+        do {
+            _ = try GPIOLine.output(Agent.address(gpio.buzzer), consumer: "rideguard-doctor")
+        } catch {
+            return DoctorCheck("GPIO", .failed, "buzzer \(gpio.buzzer): \(error)", fix: Self.gpioFix)
+        }
+        do {
+            let button = try GPIOLine.input(Agent.address(gpio.button), consumer: "rideguard-doctor", activeLow: gpio.buttonActiveLow)
+            if try button.isActive() {
+                return DoctorCheck("GPIO", .failed, "the button \(gpio.button) reads pressed while nobody presses it",
+                                   fix: "wire the button between the pin and ground (the line's pull-up holds it high), or correct gpio.button_active_low")
+            }
+        } catch {
+            return DoctorCheck("GPIO", .failed, "button \(gpio.button): \(error)", fix: Self.gpioFix)
+        }
+        return DoctorCheck("GPIO", .ok, "buzzer \(gpio.buzzer) and button \(gpio.button) requested; the button reads released")
+    }
+
+    /// gpsd reachable, and a fix with its age. Without a fix alerts still go out, with the last
+    /// known position or none, so this is never a failure.
+    func checkGPS(_ gps: AgentConfiguration.GPS) -> DoctorCheck {
+        if gps.simulated {
+            let position = gps.fixedPosition.map { "\($0[0]), \($0[1])" } ?? "no position"
+            return DoctorCheck("gpsd", .ok, "simulated: \(position)")
+        }
+        let parts = gps.gpsd.split(separator: ":").map(String.init)
+        let result = GPSDWatcher.probe(host: parts[0], port: parts[1], seconds: fixWait)
+        if let fix = result.fix {
+            let age = max(0, Date().timeIntervalSince1970 - fix.time)
+            return DoctorCheck("gpsd", .ok, "fix \(DecimalFormat.string(fix.latitude, decimals: 5)), \(DecimalFormat.string(fix.longitude, decimals: 5)), \(DecimalFormat.string(age, decimals: 0)) s old")
+        }
+        if result.connected {
+            return DoctorCheck("gpsd", .warning, "gpsd at \(gps.gpsd) answers but has no fix after \(Int(fixWait)) s",
+                               fix: "take the bike outside with a view of the sky; alerts meanwhile go out without a position (cgps shows the satellites)")
+        }
+        return DoctorCheck("gpsd", .warning, "cannot reach gpsd at \(gps.gpsd): \(result.problem ?? "no answer")",
+                           fix: "sudo apt-get install gpsd and point DEVICES in /etc/default/gpsd at the receiver; alerts meanwhile go out without a position")
+    }
+
+    /// The modem answers, the SIM is ready, the modem registers; the signal is reported.
+    func checkModem(_ configuration: AgentConfiguration.Modem) async -> DoctorCheck {
+        if configuration.simulated { return DoctorCheck("modem", .ok, "simulated: messages are printed, not sent") }
+        var settings = ModemConfiguration(device: configuration.device, baud: configuration.baud, pin: configuration.pin)
+        settings.registrationTimeout = modemWait
+        let modem = Modem(configuration: settings) { _ in }
+        let deadline = Date().addingTimeInterval(modemWait)
+        var health = await modem.checkHealth()
+        // A modem just powered needs a few seconds to find its network.
+        while health.problem == nil, !health.registered, health.registration != "denied", Date() < deadline {
+            try? await Task.sleep(for: .seconds(2))
+            health = await modem.checkHealth()
+        }
+        await modem.close()
+        return Self.judge(health, device: configuration.device)
+    }
+
+    static func judge(_ health: ModemHealth, device: String? = nil) -> DoctorCheck {
+        let name = device.map { "\($0): " } ?? ""
+        if let problem = health.problem, !health.connected {
+            let fix = problem.contains("SIM") || problem.contains("PIN")
+                ? "put the SIM in a phone to check it; set modem.pin if it asks for one"
+                : "check modem.device (ls -l /dev/rideguard-modem-at /dev/ttyUSB*; the udev rules in /lib/udev/rules.d/77-rideguard-modem.rules name the AT port) and that the service user is in the dialout group"
+            return DoctorCheck("modem", .failed, name + problem, fix: fix)
+        }
+        let signal = health.signalDBm.map { "\($0) dBm" } ?? "signal unknown"
+        guard health.registered else {
+            return DoctorCheck("modem", .failed, "\(name)SIM \(health.sim ?? "?"), network \(health.registration ?? "unknown"), \(signal)",
+                               fix: health.registration == "denied"
+                                   ? "the network refuses the SIM: check its plan with the operator"
+                                   : "check the antenna and the SIM's plan; the modem keeps searching")
+        }
+        let text = "\(name)SIM ready, network \(health.registration ?? "?"), \(signal)"
+        if let dBm = health.signalDBm, dBm < -105 {
+            return DoctorCheck("modem", .warning, text + " (weak)", fix: "move the antenna away from the engine and the frame")
+        }
+        return DoctorCheck("modem", .ok, text)
+    }
+
+    func checkContacts(_ database: RideGuardDatabase) -> DoctorCheck {
+        let contacts = (try? database.contacts()) ?? []
+        let message = (try? database.profile().message) ?? nil
+        if contacts.isEmpty {
+            return DoctorCheck("contacts", .failed, "no emergency contact", fix: "sudo rideguard setup, or rideguard contacts add NAME NUMBER")
+        }
+        guard message != nil else {
+            return DoctorCheck("contacts", .failed, "\(contacts.count) contact(s) but no alert message", fix: "rideguard message set \"I may have crashed. Please call me.\"")
+        }
+        let names = contacts.map { "\($0.name) \(PhoneNumber.mask($0.number))" }.joined(separator: ", ")
+        return DoctorCheck("contacts", .ok, "\(contacts.count): \(names); alert message set")
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+/// `rideguard doctor` against the same fakes the agent tests use: iiod on loopback, gpsd fed by
+/// gpsfake, the modem on a pty.
+extension AgentTests {
+    @Test func doctorPassesWhenEverythingAnswers() throws {
+        let iiod = try FakeIIOD()
+        defer { iiod.stop() }
+        let rig = try Rig("doctor", imu: "  uri: \"ip:127.0.0.1:\(iiod.port)\"\n  rate_hz: 200")
+        let result = try Rideguard.run(["doctor", "--config", rig.config.path, "--gps-wait", "20"])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let lines = result.lines
+        // In boot order, each part once.
+        #expect(lines.compactMap { line in ["configuration", "database", "agent", "IMU", "GPIO", "gpsd", "modem", "contacts"].first { line.hasPrefix("✓ \($0):") || line.hasPrefix("! \($0):") } }
+                == ["configuration", "database", "agent", "IMU", "GPIO", "gpsd", "modem", "contacts"])
+        #expect(lines.contains("! agent: not running: checking the hardware directly"))
+        let imu = try #require(lines.first { $0.hasPrefix("✓ IMU:") })
+        #expect(imu.contains("mpu6050 with gyro") && imu.contains("(configured 200)") && imu.contains("1.01 g at rest"), "\(imu)")
+        #expect(lines.contains { $0.hasPrefix("✓ gpsd: fix 45.10000, 5.70000") })
+        #expect(lines.contains { $0.hasPrefix("✓ modem: \(rig.modem.link): SIM ready, network home") })
+        #expect(lines.contains("✓ contacts: 2: Sam +33•••••5678, Jo +49•••••••5678; alert message set"))
+        #expect(lines.last == "RideGuard can protect the rider.")
+        #expect(!result.stdout.contains("612345678"))
+    }
+
+    @Test func doctorSaysWhatIsMissingAndFails() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-doctor-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let config = folder.appendingPathComponent("config.yaml")
+        try Data("""
+            imu:
+              uri: "ip:127.0.0.1:9"
+            gpio:
+              buzzer: NO_SUCH_LINE
+            gps:
+              gpsd: "127.0.0.1:9"
+            modem:
+              device: \(folder.path)/no-modem
+            database: \(folder.path)/rideguard.sqlite
+            control_socket: \(folder.path)/control.sock
+            """.utf8).write(to: config)
+        let result = try Rideguard.run(["doctor", "--config", config.path, "--gps-wait", "1", "--modem-wait", "2"])
+        #expect(result.status == 1)
+        let out = result.stdout
+        #expect(out.contains("✗ IMU: ip:127.0.0.1:9 (any known IMU): opening IIO context ip:127.0.0.1:9:"))
+        #expect(out.contains("    → is iiod running and reachable at 127.0.0.1:9?"))
+        #expect(out.contains("✗ GPIO: buzzer NO_SUCH_LINE:"))
+        #expect(out.contains("! gpsd: cannot reach gpsd at 127.0.0.1:9"))
+        #expect(out.contains("✗ modem: \(folder.path)/no-modem: opening \(folder.path)/no-modem: No such file or directory"))
+        #expect(out.contains("✗ contacts: no emergency contact\n    → sudo rideguard setup, or rideguard contacts add NAME NUMBER"))
+        #expect(out.hasSuffix("RideGuard cannot protect the rider yet: fix each ✗ above.\n"))
+
+        // A broken configuration stops the sequence at its first step, naming the line.
+        try Data("imu:\n  rate_hz: fast\n".utf8).write(to: config)
+        let broken = try Rideguard.run(["doctor", "--config", config.path, "--json"])
+        #expect(broken.status == 1)
+        let checks = broken.lines.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: String] }
+        #expect(checks.count == 1)
+        #expect(checks.first?["part"] == "configuration" && checks.first?["outcome"] == "failed")
+        #expect(checks.first?["detail"] == "\(config.path):2: imu.rate_hz: 'fast' is not a number")
+    }
+
+    @Test func doctorAsksTheRunningAgentForTheHardwareItHolds() throws {
+        let rig = try Rig("doctor-agent")
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
+        defer { process.kill(SIGTERM) }
+        try waitForState(rig.folder, "armed", seconds: 20)
+        // The agent checks its modem as soon as it is idle.
+        try waitFor(20) { ((try? status(rig.folder))?["modem"] as? [String: Any])?["registration"] as? String == "home" }
+        let result = try Rideguard.run(["doctor", "--config", rig.config.path, "--gps-wait", "20"])
+        #expect(result.status == 0, "\(result.stdout)")
+        #expect(result.lines.contains { $0.hasPrefix("✓ agent: running, armed") })
+        #expect(result.lines.contains { $0.hasPrefix("✓ IMU: simulated: ") && $0.contains("example-lowside.csv playing") })
+        #expect(result.lines.contains("✓ GPIO: simulated: presses come from rideguard ctl press"))
+        #expect(result.lines.contains { $0.hasPrefix("✓ modem: SIM ready, network home") })
+        let journal = try Rideguard.run(["events", "--kind", "system", "--database", rig.database])
+        #expect(journal.stdout.contains("modem: ready, network home"))
+    }
+}
