@@ -77,7 +77,7 @@ public final class Agent: Sendable {
         holder.withLock { $0 = self }
     }
 
-    static func address(_ text: String) -> GPIOLineAddress {
+    public static func address(_ text: String) -> GPIOLineAddress {
         let parts = text.split(separator: ":")
         if parts.count == 2, let offset = UInt32(parts[1]) { return .chip(String(parts[0]), offset: offset) }
         return .named(text)

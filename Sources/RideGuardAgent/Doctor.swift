@@ -97,13 +97,13 @@ public struct Doctor: Sendable {
 
     // MARK: - The running agent
 
-    enum AgentStatus {
+    public enum AgentStatus {
         case running([String: Any])
         case notRunning
         case unreachable(String)
     }
 
-    static func agentStatus(_ socket: String) -> AgentStatus {
+    public static func agentStatus(_ socket: String) -> AgentStatus {
         guard FileManager.default.fileExists(atPath: socket) else { return .notRunning }
         do {
             let answer = try ControlClient.request(#"{"cmd":"status"}"#, path: socket)

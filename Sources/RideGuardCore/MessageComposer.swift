@@ -124,6 +124,16 @@ public enum MessageComposer {
         return "RideGuard - \(c.riderName): " + (byRider ? w.cancelledByRider : w.falseAlarm)
     }
 
+    /// The test SMS `rideguard setup` offers to send, plainly marked as a test.
+    public static func test(riderName: String, language: MessageLanguage) -> String {
+        "RideGuard TEST - \(riderName): " + Words.for(language).testNotice
+    }
+
+    /// A first alert message `rideguard setup` proposes; the rider's own words replace it.
+    public static func suggestedMessage(_ language: MessageLanguage) -> String {
+        Words.for(language).suggestedMessage
+    }
+
     private static func position(_ c: MessageContext, _ w: Words) -> String {
         guard let fix = c.fix else { return w.positionUnknown }
         var text = c.mapLink.link(fix)
@@ -162,6 +172,8 @@ struct Words {
     var update: String
     var cancelledByRider: String
     var falseAlarm: String
+    var testNotice: String
+    var suggestedMessage: String
 
     static func `for`(_ language: MessageLanguage) -> Words {
         switch language {
@@ -171,35 +183,45 @@ struct Words {
                   heading: "heading", compass: ["N", "NE", "E", "SE", "S", "SW", "W", "NW"], onItsSide: "bike on its side",
                   upsideDown: "bike upside down", collision: "collision", impact: "impact", medical: "Medical",
                   update: "position update", cancelledByRider: "the rider cancelled the alert. False alarm, rider OK.",
-                  falseAlarm: "false alarm, rider OK.")
+                  falseAlarm: "false alarm, rider OK.",
+                  testNotice: "nothing happened. You are an emergency contact: if RideGuard detects a crash, you get an SMS like this with the position.",
+                  suggestedMessage: "I may have crashed on my motorbike. Please call me, and call the emergency services if I do not answer.")
         case .fr:
             Words(positionUnknown: "Position inconnue (pas de GPS).", accuracy: "precision",
                   ageMinutes: { "position d'il y a \($0) min" }, crashAt: "Chute a", sosAt: "SOS a", moving: "roulait a",
                   heading: "direction", compass: ["N", "NE", "E", "SE", "S", "SO", "O", "NO"], onItsSide: "moto couchee",
                   upsideDown: "moto retournee", collision: "collision", impact: "choc", medical: "Medical",
                   update: "nouvelle position", cancelledByRider: "le motard a annule l'alerte. Fausse alerte, tout va bien.",
-                  falseAlarm: "fausse alerte, tout va bien.")
+                  falseAlarm: "fausse alerte, tout va bien.",
+                  testNotice: "rien ne s'est passe. Vous etes contact d'urgence: en cas de chute, vous recevrez un SMS comme celui-ci avec la position.",
+                  suggestedMessage: "J'ai peut-etre chute a moto. Appelez-moi, et appelez les secours si je ne reponds pas.")
         case .de:
             Words(positionUnknown: "Position unbekannt (kein GPS).", accuracy: "Genauigkeit",
                   ageMinutes: { "Position vor \($0) Min." }, crashAt: "Sturz um", sosAt: "SOS um", moving: "fuhr",
                   heading: "Richtung", compass: ["N", "NO", "O", "SO", "S", "SW", "W", "NW"], onItsSide: "Motorrad liegt",
                   upsideDown: "Motorrad auf dem Kopf", collision: "Kollision", impact: "Aufprall", medical: "Medizinisch",
                   update: "neue Position", cancelledByRider: "Alarm vom Fahrer aufgehoben. Fehlalarm, alles in Ordnung.",
-                  falseAlarm: "Fehlalarm, alles in Ordnung.")
+                  falseAlarm: "Fehlalarm, alles in Ordnung.",
+                  testNotice: "nichts ist passiert. Sie sind Notfallkontakt: erkennt RideGuard einen Sturz, bekommen Sie eine SMS wie diese mit der Position.",
+                  suggestedMessage: "Ich hatte vielleicht einen Motorradunfall. Bitte ruf mich an, und ruf den Notruf, wenn ich nicht antworte.")
         case .es:
             Words(positionUnknown: "Posicion desconocida (sin GPS).", accuracy: "precision",
                   ageMinutes: { "posicion de hace \($0) min" }, crashAt: "Caida a las", sosAt: "SOS a las", moving: "iba a",
                   heading: "rumbo", compass: ["N", "NE", "E", "SE", "S", "SO", "O", "NO"], onItsSide: "moto tumbada",
                   upsideDown: "moto volcada", collision: "choque", impact: "impacto", medical: "Medico",
                   update: "nueva posicion", cancelledByRider: "el motorista cancelo la alerta. Falsa alarma, todo bien.",
-                  falseAlarm: "falsa alarma, todo bien.")
+                  falseAlarm: "falsa alarma, todo bien.",
+                  testNotice: "no ha pasado nada. Es contacto de emergencia: si RideGuard detecta una caida, recibira un SMS como este con la posicion.",
+                  suggestedMessage: "Puede que haya tenido una caida en moto. Llamame, y llama a emergencias si no contesto.")
         case .it:
             Words(positionUnknown: "Posizione sconosciuta (niente GPS).", accuracy: "precisione",
                   ageMinutes: { "posizione di \($0) min fa" }, crashAt: "Caduta alle", sosAt: "SOS alle", moving: "andava a",
                   heading: "direzione", compass: ["N", "NE", "E", "SE", "S", "SO", "O", "NO"], onItsSide: "moto a terra",
                   upsideDown: "moto capovolta", collision: "urto", impact: "impatto", medical: "Medico",
                   update: "nuova posizione", cancelledByRider: "il motociclista ha annullato l'allarme. Falso allarme, tutto ok.",
-                  falseAlarm: "falso allarme, tutto ok.")
+                  falseAlarm: "falso allarme, tutto ok.",
+                  testNotice: "non e successo niente. Sei un contatto di emergenza: se RideGuard rileva una caduta riceverai un SMS come questo con la posizione.",
+                  suggestedMessage: "Potrei essere caduto in moto. Chiamami, e chiama i soccorsi se non rispondo.")
         }
     }
 }

@@ -50,6 +50,17 @@ public final class RideGuardDatabase: Sendable {
         configuration.busyMode = .timeout(5)
         queue = try DatabaseQueue(path: path, configuration: configuration)
         try Self.migrator.migrate(queue)
+        Self.giveToFolderOwner(path, folder: folder.isEmpty ? "." : folder)
+    }
+
+    /// Run as root (`sudo rideguard setup`), a new database file would belong to root and the
+    /// service user could no longer write it: it goes to whoever owns its folder.
+    static func giveToFolderOwner(_ path: String, folder: String) {
+        guard geteuid() == 0 else { return }
+        var folderInfo = stat(), fileInfo = stat()
+        guard stat(folder, &folderInfo) == 0, stat(path, &fileInfo) == 0, folderInfo.st_uid != 0,
+              fileInfo.st_uid != folderInfo.st_uid || fileInfo.st_gid != folderInfo.st_gid else { return }
+        _ = chown(path, folderInfo.st_uid, folderInfo.st_gid)
     }
 
     static var migrator: DatabaseMigrator {

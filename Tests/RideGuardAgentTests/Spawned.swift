@@ -8,11 +8,11 @@ final class Spawned {
     private var status: Int32 = 0
 
     init(_ arguments: [String], environment: [String] = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp"],
-         stdout: String = "/dev/null", stderr: String = "/dev/null") throws {
+         stdin: String = "/dev/null", stdout: String = "/dev/null", stderr: String = "/dev/null") throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 0, stdin, stdin == "/dev/null" ? O_RDONLY : O_RDWR, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         var attributes = posix_spawnattr_t()

@@ -126,6 +126,12 @@ import Testing
                 #expect(clear.parts.count == 1)
             }
         }
+        // Setup's test SMS and its suggested message: one part each, and the test says it is one.
+        let test = MessageComposer.test(riderName: "Alexandra", language: language)
+        #expect(SMSText(test).encoding == .gsm7 && SMSText(test).parts.count == 1, "\(test)")
+        #expect(test.contains("TEST"))
+        let suggested = MessageComposer.suggestedMessage(language)
+        #expect(SMSText(suggested).encoding == .gsm7 && suggested.count <= 110, "\(suggested)")
     }
 
     @Test func longNamesAndMessagesStillGoOut() {

@@ -1,0 +1,86 @@
+import Foundation
+import RideGuardAgent
+import RideGuardCore
+import Storage
+import Testing
+
+/// `rideguard setup` answered through a pseudo-terminal, as over SSH, and scripted with flags.
+extension AgentTests {
+    @Test func setupAsksEverythingAndSendsAMarkedTestSMS() throws {
+        let rig = try Rig("setup", contacts: false)
+        let before = try String(contentsOf: rig.config, encoding: .utf8)
+        let terminal = try Terminal([Rideguard.binary.path, "setup", "--config", rig.config.path])
+        #expect(terminal.expect("Language of the alerts (en/fr/de/es/it) [en]:"))
+        terminal.type("xx")
+        #expect(terminal.expect("✗ 'xx' is not one of en, fr, de, es, it"))
+        terminal.type("de")
+        #expect(terminal.expect("Rider's name, as the alerts sign it:"))
+        terminal.type("Alex")
+        #expect(terminal.expect("Medical note for rescuers"))
+        terminal.type("Blutgruppe 0+")
+        #expect(terminal.expect("Emergency contact's name:"))
+        terminal.type("Sam")
+        #expect(terminal.expect("Sam's mobile number, with its country code"))
+        terminal.type("06 12 34 56 78")
+        #expect(terminal.expect("has no country code"))
+        #expect(terminal.expect("Sam's mobile number"))
+        terminal.type("+33 6 12 34 56 78")
+        #expect(terminal.expect("added Sam +33612345678"))
+        #expect(terminal.expect("Another contact's name (empty when done):"))
+        terminal.type("Jo")
+        #expect(terminal.expect("Jo's mobile number"))
+        terminal.type("+49 151 12345678")
+        #expect(terminal.expect("Another contact's name (empty when done):"))
+        terminal.type("")
+        #expect(terminal.expect("Alert message, first in every alert [\(MessageComposer.suggestedMessage(.de))]:"))
+        terminal.type("")
+        #expect(terminal.expect("Press the button now (simulated GPIO: press Enter)"))
+        terminal.type("")
+        #expect(terminal.expect("Did you hear the buzzer? [Y/n]:"))
+        terminal.type("n")
+        #expect(terminal.expect("✗ check the buzzer"))
+        #expect(terminal.expect("Send a test SMS to Sam (+33•••••5678)? [y/N]:"))
+        terminal.type("y")
+        #expect(terminal.expect("✓ test SMS sent to Sam (+33•••••5678)", seconds: 60))
+        #expect(terminal.finish() == 0, "\(terminal.output)")
+
+        // The language went into the configuration file, which otherwise is as it was.
+        let after = try String(contentsOf: rig.config, encoding: .utf8)
+        #expect(after == before + "\n\nmessages:\n  language: de\n")
+        #expect(try ConfigurationFile.load(path: rig.config.path).messages.language == .de)
+        let database = try RideGuardDatabase(path: rig.database)
+        #expect(try database.contacts().map(\.number) == ["+33612345678", "+4915112345678"])
+        let profile = try database.profile()
+        #expect(profile.name == "Alex" && profile.medicalNote == "Blutgruppe 0+")
+        #expect(profile.message == MessageComposer.suggestedMessage(.de))
+        // One SMS, to the first contact only, marked as a test in the rider's language.
+        #expect(rig.modem.received.map(\.decoded.number) == ["+33612345678"])
+        #expect(rig.modem.messages == [MessageComposer.test(riderName: "Alex", language: .de)])
+    }
+
+    @Test func setupWithoutInputTakesFlags() throws {
+        let rig = try Rig("setup-flags", contacts: false)
+        // Nothing to ask and nothing given: it says which flag is missing.
+        let missing = try Rideguard.run(["setup", "--config", rig.config.path, "--no-input"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("no emergency contact: give --contact NAME=NUMBER"))
+        let wrong = try Rideguard.run(["setup", "--config", rig.config.path, "--no-input", "--contact", "Sam=0612345678"])
+        #expect(wrong.status != 0 && wrong.stderr.contains("--contact Sam=0612345678: '0612345678' has no country code"))
+        // Asked, with nobody to answer: a clear error instead of a hang.
+        let closed = try Rideguard.run(["setup", "--config", rig.config.path])
+        #expect(closed.status == 1 && closed.stderr.contains("no answer (standard input closed): use --no-input"))
+
+        let done = try Rideguard.run(["setup", "--config", rig.config.path, "--no-input", "--language", "it", "--name", "Alex",
+                                      "--contact", "Sam=+33 6 12 34 56 78", "--contact", "Jo=+4915112345678",
+                                      "--message", "Crash! Call me.", "--test-sms"])
+        #expect(done.status == 0, "\(done.stdout)\(done.stderr)")
+        #expect(done.stdout.contains("setup done: 2 contact(s), message set, alerts in it."))
+        #expect(try ConfigurationFile.load(path: rig.config.path).messages.language == .it)
+        #expect(rig.modem.messages == [MessageComposer.test(riderName: "Alex", language: .it)])
+        // Run again (a scripted install re-run): nothing doubles.
+        let again = try Rideguard.run(["setup", "--config", rig.config.path, "--no-input", "--contact", "Sam=+33612345678"])
+        #expect(again.status == 0 && again.stdout.contains("Sam is already a contact"))
+        #expect(try RideGuardDatabase(path: rig.database).contacts().count == 2)
+        #expect(rig.modem.messages.count == 1)
+    }
+}
