@@ -1,4 +1,5 @@
 import Foundation
+import RideGuardAgent
 import RideGuardCore
 import Testing
 
@@ -161,5 +162,47 @@ import Testing
         #expect(process.terminationStatus == 0, "systemd-analyze verify: \(said)")
         // systemd only warns about unknown keys and bad values, and goes on without them.
         #expect(said.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "systemd-analyze verify: \(said)")
+    }
+
+    // MARK: - Boards
+
+    static let boards = Rideguard.packageRoot.appendingPathComponent("boards")
+    static let boardChips = ["pi-zero-2-w": "pinctrl-bcm2835", "pi-3b-plus": "pinctrl-bcm2835", "pi-4": "pinctrl-bcm2711",
+                             "pi-5": "pinctrl-rp1", "cm4": "pinctrl-bcm2711"]
+
+    /// The 40-pin header (the same on every supported board): physical pin → BCM GPIO number.
+    static let header = [3: 2, 5: 3, 7: 4, 8: 14, 10: 15, 11: 17, 12: 18, 13: 27, 15: 22, 16: 23, 18: 24]
+
+    @Test(arguments: boardChips.keys.sorted())
+    func everyBoardHasItsPageAndAWorkingConfiguration(board: String) throws {
+        let page = try String(contentsOf: Self.boards.appendingPathComponent("\(board).md"), encoding: .utf8)
+        let configuration = try ConfigurationFile.load(path: Self.boards.appendingPathComponent("\(board).yaml").path)
+        #expect(!configuration.imu.simulated && !configuration.gpio.simulated && !configuration.modem.simulated)
+        #expect(page.contains("Label `\(Self.boardChips[board]!)`"))
+        for line in ["dtparam=i2c_arm=on", "dtoverlay=mpu6050,interrupt=4"] { #expect(page.contains(line), "\(board): \(line)") }
+        // The lines the configuration uses are the ones the page's pin table gives them.
+        #expect(page.contains("| 11 | GPIO17 | `gpio.button`") && configuration.gpio.button == "GPIO17")
+        #expect(page.contains("| 12 | GPIO18 | `gpio.buzzer`") && configuration.gpio.buzzer == "GPIO18")
+        // The UART device the page names for a HAT modem is the one the configuration offers.
+        let yaml = try String(contentsOf: Self.boards.appendingPathComponent("\(board).yaml"), encoding: .utf8)
+        let uart = board == "pi-5" ? "/dev/ttyAMA0" : "/dev/serial0"
+        #expect(page.contains("`modem.device: \(uart)`") && yaml.contains("# device: \(uart)"))
+        let index = try String(contentsOf: Self.boards.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(index.contains("[`\(board).md`](\(board).md) | `\(Self.boardChips[board]!)`"))
+    }
+
+    /// Every "pin N … GPIOm" the wiring and the board index state agrees with the header.
+    @Test func theWiringMatchesTheHeader() throws {
+        var checked = 0
+        for file in ["wiring.md", "README.md", "imus.md"] {
+            let text = try String(contentsOf: Self.boards.appendingPathComponent(file), encoding: .utf8)
+            let pattern = try NSRegularExpression(pattern: #"pin (\d+)\s+GPIO(\d+)|\| (\d+) \| GPIO(\d+)"#)
+            for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                let groups = (1...4).compactMap { Range(match.range(at: $0), in: text).map { Int(text[$0])! } }
+                #expect(Self.header[groups[0]] == groups[1], "\(file): pin \(groups[0]) is not GPIO\(groups[1])")
+                checked += 1
+            }
+        }
+        #expect(checked >= 12)
     }
 }
