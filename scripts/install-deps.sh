@@ -3,11 +3,15 @@
 # Uses sudo only when not root. Swift itself must already be installed (see README).
 set -euo pipefail
 
-packages=(pkg-config libgpiod-dev libiio-dev libgps-dev)
+packages=(pkg-config libgpiod-dev libiio-dev libgps-dev libsqlite3-dev)
 if [ "${1:-}" = "--test" ]; then
     # The tests run a real gpsd fed by gpsfake (which needs Debian's python3 and its gps module),
     # and open the HTML reports in headless Chromium.
     packages+=(gpsd gpsd-clients python3-gps chromium)
+fi
+if [ "${1:-}" = "--deb" ]; then
+    # dpkg-shlibdeps works out the .deb's dependencies from the libraries the binary links.
+    packages+=(dpkg-dev)
 fi
 
 missing=()

@@ -321,7 +321,7 @@ public struct Doctor: Sendable {
         if let problem = health.problem, !health.connected {
             let fix = problem.contains("SIM") || problem.contains("PIN")
                 ? "put the SIM in a phone to check it; set modem.pin if it asks for one"
-                : "check modem.device (ls -l /dev/rideguard-modem-at /dev/ttyUSB*; the udev rules in /lib/udev/rules.d/77-rideguard-modem.rules name the AT port) and that the service user is in the dialout group"
+                : "check modem.device (ls -l /dev/rideguard-modem-at /dev/ttyUSB*; the udev rules in /usr/lib/udev/rules.d/77-rideguard-modem.rules name the AT port) and that the service user is in the dialout group"
             return DoctorCheck("modem", .failed, name + problem, fix: fix)
         }
         let signal = health.signalDBm.map { "\($0) dBm" } ?? "signal unknown"

@@ -71,8 +71,9 @@ struct Demo: AsyncParsableCommand {
     @Flag(help: "Press \"I'm fine\" during the countdown: nothing is sent.")
     var cancel = false
 
-    @Option(help: "The crash trace to play.")
-    var trace = "Tests/Fixtures/example-lowside.csv"
+    @Option(help: "The crash trace to play (default: the repository's, else the installed one).")
+    var trace = ["Tests/Fixtures/example-lowside.csv", "/usr/share/rideguard/example-lowside.csv"]
+        .first { FileManager.default.fileExists(atPath: $0) } ?? "Tests/Fixtures/example-lowside.csv"
 
     @Option(help: "Play the trace this many times faster than real time.")
     var speed = 2.0

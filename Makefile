@@ -1,0 +1,54 @@
+# RideGuard: build, install, package.
+#   make                 release binary (Swift runtime linked in: the Pi needs no toolchain to run it)
+#   sudo make install    the binary, the unit, the udev rules, a default configuration, the state
+#                        directory and the service user; enables the service (start it after setup)
+#   make deb             build/rideguard_<version>_<arch>.deb from the same layout
+# DESTDIR installs into a staging folder (as `make deb` does) without touching the system.
+
+VERSION  ?= 0.1.0
+PREFIX   ?= /usr
+DESTDIR  ?=
+ARCH     := $(shell dpkg --print-architecture 2>/dev/null || uname -m)
+BINARY   := .build/release/rideguard
+DEBROOT  := build/deb/root
+DEB      := build/rideguard_$(VERSION)_$(ARCH).deb
+
+.PHONY: all install deb clean
+
+all: $(BINARY)
+
+# Always asks SwiftPM, which knows what changed.
+.PHONY: $(BINARY)
+$(BINARY):
+	bash scripts/install-deps.sh
+	swift build -c release --product rideguard --static-swift-stdlib
+
+install: $(BINARY)
+	install -D -s -m 0755 $(BINARY) $(DESTDIR)$(PREFIX)/bin/rideguard
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system $(DESTDIR)$(PREFIX)/lib/udev/rules.d
+	sed 's|/usr/bin/rideguard|$(PREFIX)/bin/rideguard|' systemd/rideguard.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/rideguard.service
+	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/rideguard.service
+	install -m 0644 udev/60-rideguard-iio.rules udev/77-rideguard-modem.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/
+	install -D -m 0755 scripts/deb/setup-system $(DESTDIR)$(PREFIX)/lib/rideguard/setup-system
+	install -D -m 0644 Tests/Fixtures/example-lowside.csv $(DESTDIR)$(PREFIX)/share/rideguard/example-lowside.csv
+	install -d $(DESTDIR)$(PREFIX)/share/doc/rideguard/boards
+	install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/rideguard/
+	install -m 0644 boards/* $(DESTDIR)$(PREFIX)/share/doc/rideguard/boards/
+	# The configuration is the installer's: an existing one is never overwritten.
+	install -d -m 0755 $(DESTDIR)/etc/rideguard
+	if [ -e $(DESTDIR)/etc/rideguard/config.yaml ]; then \
+		$(BINARY) config example > $(DESTDIR)/etc/rideguard/config.yaml.example; \
+		echo "kept /etc/rideguard/config.yaml; the current defaults are in config.yaml.example"; \
+	else \
+		$(BINARY) config example > $(DESTDIR)/etc/rideguard/config.yaml; \
+	fi
+	# Installing on this machine (not into a staging folder): the user, the state directory, udev, systemd.
+	if [ -z "$(DESTDIR)" ]; then $(PREFIX)/lib/rideguard/setup-system; fi
+
+deb:
+	rm -rf build/deb
+	$(MAKE) install DESTDIR=$(CURDIR)/$(DEBROOT) PREFIX=/usr
+	bash scripts/build-deb.sh $(DEBROOT) $(VERSION) $(ARCH) $(DEB)
+
+clean:
+	rm -rf build

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Turns the staged install (make install DESTDIR=…) into a .deb with dpkg-deb: control file with
+# the dependencies dpkg-shlibdeps reads off the binary, the configuration as a conffile, and the
+# maintainer scripts in scripts/deb/. Called by `make deb`.
+set -euo pipefail
+root=$1 version=$2 arch=$3 out=$4
+here=$(cd "$(dirname "$0")" && pwd)
+bash "$here/install-deps.sh" --deb
+
+install -d -m 0755 "$root/DEBIAN"
+for script in postinst prerm postrm; do
+    install -m 0755 "$here/deb/$script" "$root/DEBIAN/$script"
+done
+echo /etc/rideguard/config.yaml > "$root/DEBIAN/conffiles"
+
+# dpkg-shlibdeps wants to run in a source package: give it the smallest one.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/debian"
+printf 'Source: rideguard\n\nPackage: rideguard\nArchitecture: any\n' > "$work/debian/control"
+binary=$(readlink -f "$root/usr/bin/rideguard")
+depends=$(cd "$work" && dpkg-shlibdeps -O "$binary" | sed -n 's/^shlibs:Depends=//p')
+[ -n "$depends" ] || { echo "build-deb: dpkg-shlibdeps found no dependency for $binary" >&2; exit 1; }
+
+cat > "$root/DEBIAN/control" <<CONTROL
+Package: rideguard
+Version: $version
+Architecture: $arch
+Maintainer: RideGuard developers <rideguard@users.noreply.github.com>
+Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
+Depends: $depends, passwd
+Recommends: gpsd
+Suggests: gpiod, libiio-utils, i2c-tools
+Section: misc
+Priority: optional
+Description: crash detection for motorbikes on a Raspberry Pi
+ RideGuard reads the bike's accelerometer and gyro through Linux IIO, detects a
+ fall, sounds a buzzer and counts down, and unless the rider holds the "I'm fine"
+ button texts the rider's emergency contacts the bike's position through a
+ cellular modem. After installing: sudo rideguard setup, then rideguard doctor,
+ then sudo systemctl start rideguard.
+CONTROL
+
+(cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
+mkdir -p "$(dirname "$out")"
+dpkg-deb --root-owner-group -Zxz --build "$root" "$out"

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Installs a RideGuard .deb on this machine with dpkg -i and checks what an installer gets: the
+# files, the conffile, the service user and its groups, `config check` on the installed default,
+# `doctor` naming the missing hardware, `setup --no-input` leaving the database to the service
+# user, the demo from the installed binary, the service under systemd when systemd runs; then
+# purges it. Run as root (CI does): it changes the machine.
+set -euo pipefail
+deb=$1
+fail() { echo "check-deb: $*" >&2; exit 1; }
+
+dpkg -i "$deb"
+trap 'dpkg --purge rideguard >/dev/null 2>&1 || true' EXIT
+
+for f in /usr/bin/rideguard /usr/lib/systemd/system/rideguard.service /usr/lib/udev/rules.d/60-rideguard-iio.rules \
+         /usr/lib/udev/rules.d/77-rideguard-modem.rules /etc/rideguard/config.yaml /usr/share/rideguard/example-lowside.csv \
+         /usr/share/doc/rideguard/boards/pi-5.md; do
+    [ -e "$f" ] || fail "$f is missing"
+done
+dpkg-query -W -f='${Conffiles}\n' rideguard | grep -q '/etc/rideguard/config.yaml' || fail "the configuration is not a conffile"
+for group in iio gpio dialout; do
+    id -nG rideguard | tr ' ' '\n' | grep -qx "$group" || fail "rideguard is not in group $group"
+done
+[ "$(stat -c %U:%a /var/lib/rideguard)" = "rideguard:750" ] || fail "/var/lib/rideguard is $(stat -c %U:%a /var/lib/rideguard)"
+[ -L /etc/systemd/system/multi-user.target.wants/rideguard.service ] || fail "the service is not enabled"
+echo "check-deb: files, conffile, user, groups, state directory and enabled unit are in place"
+
+rideguard config check --config /etc/rideguard/config.yaml
+
+# No IMU, GPIO chip or modem on this machine: doctor must say so, line by line, and exit 1.
+set +e
+rideguard doctor --gps-wait 1 --modem-wait 2 | tee /tmp/rideguard-doctor.out
+status=${PIPESTATUS[0]}
+set -e
+[ "$status" -eq 1 ] || fail "doctor exited $status without the hardware"
+for part in "✓ configuration" "✓ database" "✗ IMU" "✗ GPIO" "✗ modem" "✗ contacts: no emergency contact"; do
+    grep -q "^$part" /tmp/rideguard-doctor.out || fail "doctor did not report '$part'"
+done
+
+# Setup as root leaves the database to the service user, who can read it.
+rideguard setup --no-input --name Alex --contact "Sam=+33 6 12 34 56 78" --message "I may have crashed. Call me."
+[ "$(stat -c %U /var/lib/rideguard/rideguard.sqlite)" = "rideguard" ] || fail "setup left the database to $(stat -c %U /var/lib/rideguard/rideguard.sqlite)"
+runuser -u rideguard -- rideguard contacts list --database /var/lib/rideguard/rideguard.sqlite | grep -q "Sam  +33612345678" \
+    || fail "the service user cannot read the contacts"
+rideguard doctor --gps-wait 1 --modem-wait 2 > /tmp/rideguard-doctor.out || true    # still no hardware: exit 1
+grep -q "^✓ contacts: 1: Sam +33•••••5678; alert message set" /tmp/rideguard-doctor.out || fail "doctor does not see the contact"
+
+# The agent as the service runs it, without its hardware: it keeps running (retrying each part)
+# and says what is missing; only the timeout stops it.
+set +e
+runuser -u rideguard -- timeout 8 rideguard run --config /etc/rideguard/config.yaml > /tmp/rideguard-run.out 2>&1
+status=$?
+set -e
+[ "$status" -eq 124 ] || fail "the installed agent exited by itself ($status): $(tail -5 /tmp/rideguard-run.out)"
+grep -q "IMU: .*retrying" /tmp/rideguard-run.out || fail "the agent did not report the missing IMU: $(cat /tmp/rideguard-run.out)"
+echo "check-deb: the installed agent ran 8 s without its hardware, retrying"
+
+# The installed binary carries its Swift runtime: the demo runs from anywhere.
+(cd / && rideguard demo --speed 6) | tee /tmp/rideguard-installed-demo.out | tail -1
+grep -q "demo over: 3 SMS sent" /tmp/rideguard-installed-demo.out || fail "the installed demo did not send its 3 SMS"
+
+if [ -d /run/systemd/system ]; then
+    systemctl start rideguard.service
+    sleep 5
+    systemctl is-active --quiet rideguard.service || fail "the service did not stay up: $(systemctl status rideguard.service | tail -5)"
+    systemctl stop rideguard.service
+    echo "check-deb: the service ran under systemd"
+else
+    echo "check-deb: systemd is not running here: the service was not started"
+fi
+
+dpkg --purge rideguard
+trap - EXIT
+for f in /usr/bin/rideguard /etc/rideguard/config.yaml /var/lib/rideguard /etc/systemd/system/multi-user.target.wants/rideguard.service; do
+    [ ! -e "$f" ] || fail "$f is still there after purge"
+done
+echo "check-deb: installed, checked and purged $deb"
