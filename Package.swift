@@ -13,6 +13,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // Pure decisions: detector, trace format, encoders. No I/O, no clocks, no C libraries.
@@ -35,7 +37,9 @@ let package = Package(
 
         // Wiring, file I/O and services.
         .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "ScenarioSynth", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem", "Storage",
-                                                    .product(name: "Yams", package: "Yams")]),
+                                                    .product(name: "Yams", package: "Yams"),
+                                                    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                                                    .product(name: "Logging", package: "swift-log")]),
 
         .executableTarget(
             name: "rideguard",

@@ -2,8 +2,10 @@ import Foundation
 import GPIOLines
 import GPSDClient
 import IIOSensor
+import Logging
 import RideGuardCore
 import SerialModem
+import ServiceLifecycle
 import Storage
 import Synchronization
 
@@ -21,6 +23,7 @@ public final class Agent: Sendable {
     let location = Mutex(LocationStore())
     let lastCrash = Mutex<(evidence: CrashEvidence, time: Double)?>(nil)
     let stopping = Atomic<Bool>(false)
+    let group = Mutex<ServiceGroup?>(nil)
     /// What `rideguard status` shows about the sensor.
     struct SensorStatus: Sendable {
         var samples = 0
@@ -85,45 +88,77 @@ public final class Agent: Sendable {
 
     // MARK: - Running
 
-    /// Runs until `stop()`; resumes an emergency saved before a restart.
-    public func run() async {
-        await service.resume()
-        let sender = startSender()
-        let stopSensors = startSensors()
-        let stopButton = startButton()
-        let stopLocation = startLocation()
-        let control: ControlSocket?
+    /// Runs every part as a service of one ServiceGroup until `stop()`, or SIGTERM or SIGINT when
+    /// `stopOnSignals` (systemd stops the service with SIGTERM; Ctrl-C is SIGINT). The parts start in order — the emergency
+    /// workflow (resuming one saved before a restart), the outbox sender, gpsd, the button, the
+    /// sampler, the control socket, arming — and stop in the reverse order, so the workflow saves
+    /// its state last.
+    public func run(stopOnSignals: Bool = false) async {
+        let parts: [any Service] = [
+            Part("emergency workflow") { [self] in
+                await service.resume()
+                return { [self] in await service.shutdown() }
+            },
+            Part("outbox sender") { [self] in
+                let task = startSender()
+                return {
+                    task.cancel()
+                    await task.value
+                }
+            },
+            Part("gpsd") { [self] in startLocation() },
+            Part("button") { [self] in startButton() },
+            Part("sampler") { [self] in startSensors() },
+            Part("control socket") { [self] in
+                do {
+                    let control = try ControlSocket(path: configuration.controlSocket) { [self] request in answer(request) }
+                    return { control.close() }
+                } catch {
+                    say("\(error) (status and ctl press unavailable)")
+                    return {}
+                }
+            },
+            Arming(agent: self),
+        ]
+        var settings = ServiceGroupConfiguration(services: parts, gracefulShutdownSignals: stopOnSignals ? [.sigterm, .sigint] : [],
+                                                 logger: Logger(label: "rideguard", factory: { _ in SwiftLogNoOpLogHandler() }))
+        // systemd waits 90 s before SIGKILL; a part that has not stopped after 10 s is cancelled.
+        settings.maximumGracefulShutdownDuration = .seconds(10)
+        let group = ServiceGroup(configuration: settings)
+        self.group.withLock { $0 = group }
+        if stopping.load(ordering: .acquiring) { await group.triggerGracefulShutdown() }
         do {
-            control = try ControlSocket(path: configuration.controlSocket) { [self] request in answer(request) }
+            try await group.run()
         } catch {
-            say("\(error) (status and ctl press unavailable)")
-            control = nil
+            say("stopped on an error: \(error)")
+            return
         }
+        say("stopped")
+    }
+
+    /// Graceful shutdown, as on SIGTERM: the saved state stays for the next start.
+    public func stop() {
+        stopping.store(true, ordering: .releasing)
+        if let group = group.withLock({ $0 }) { Task { await group.triggerGracefulShutdown() } }
+    }
+
+    /// Arms, or says why it cannot and checks again every 10 s (a contact or a message added while
+    /// the agent runs arms it, no restart needed), until the group shuts down.
+    func keepArmed() async {
         var problems = armingProblems()
         await arm(problems: problems)
         var nextCheck = clock.now() + 10
-        while !stopping.load(ordering: .acquiring) {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(100))
-            // Not protecting for want of a contact or a message: arm as soon as the installer adds them.
             if !problems.isEmpty, clock.now() >= nextCheck {
                 nextCheck = clock.now() + 10
                 problems = armingProblems()
                 if problems.isEmpty { await arm(problems: problems) }
             }
         }
-        SystemdNotify.send("STOPPING=1")
-        control?.close()
-        stopSensors()
-        stopButton()
-        stopLocation()
-        sender.cancel()
-        await service.shutdown()
-        say("stopped")
-    }
-
-    /// Graceful shutdown (SIGTERM, SIGINT): the saved state stays for the next start.
-    public func stop() {
         stopping.store(true, ordering: .releasing)
+        SystemdNotify.send("STOPPING=1")
+        say("stopping")
     }
 
     public var state: WorkflowState { get async { await service.state } }
@@ -160,7 +195,7 @@ public final class Agent: Sendable {
 
     // MARK: - Parts
 
-    private func startSensors() -> () -> Void {
+    private func startSensors() -> @Sendable () -> Void {
         let detector = Mutex(CrashDetector(configuration: configuration.detector))
         let ring = Mutex(SampleRing(seconds: 60, rateHz: max(configuration.imu.rateHz, 1000)))
         let pendingSave = Mutex<Double?>(nil)
@@ -273,7 +308,7 @@ public final class Agent: Sendable {
         }
     }
 
-    private func startButton() -> () -> Void {
+    private func startButton() -> @Sendable () -> Void {
         guard !configuration.gpio.simulated else { return {} }
         do {
             let line = try GPIOLine.input(Agent.address(configuration.gpio.button), activeLow: configuration.gpio.buttonActiveLow)
@@ -447,7 +482,7 @@ public final class Agent: Sendable {
 
     /// Fixes from gpsd, or a simulated position refreshed every second; the first fix is reported
     /// to the workflow (an alert sent without a position is followed by one).
-    private func startLocation() -> () -> Void {
+    private func startLocation() -> @Sendable () -> Void {
         guard configuration.gps.simulated else {
             let parts = configuration.gps.gpsd.split(separator: ":").map(String.init)
             let seenFix = Atomic<Bool>(false)
@@ -477,5 +512,33 @@ public final class Agent: Sendable {
             }
         }
         return {}
+    }
+}
+
+/// One part of the agent as a service: started when the group runs it, stopped when the group
+/// shuts down gracefully.
+struct Part: Service, CustomStringConvertible {
+    let description: String
+    let start: @Sendable () async -> @Sendable () async -> Void
+
+    init(_ name: String, start: @escaping @Sendable () async -> @Sendable () async -> Void) {
+        description = name
+        self.start = start
+    }
+
+    func run() async throws {
+        let stop = await start()
+        try? await gracefulShutdown()
+        await stop()
+    }
+}
+
+/// The arming loop, last to start and first to stop.
+struct Arming: Service, CustomStringConvertible {
+    let agent: Agent
+    var description: String { "arming" }
+
+    func run() async throws {
+        await agent.keepArmed()
     }
 }

@@ -6,6 +6,15 @@ import RideGuardAgent
 import RideGuardCore
 import Synchronization
 
+/// Set by SIGTERM or SIGINT while recording: a plain handler storing an atomic (async-signal-safe)
+/// lets the synchronous recording loop finish the file. The agent uses ServiceLifecycle instead.
+let terminationRequested = Atomic<Bool>(false)
+
+func installTerminationHandlers() {
+    signal(SIGTERM) { _ in terminationRequested.store(true, ordering: .relaxed) }
+    signal(SIGINT) { _ in terminationRequested.store(true, ordering: .relaxed) }
+}
+
 struct Record: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Record the IMU to a trace file (CSV v1) for replay and field testing.",

@@ -16,31 +16,6 @@ final class Console: Sendable {
     }
 }
 
-/// Set by SIGTERM or SIGINT. A plain handler storing an atomic is async-signal-safe; a dispatch
-/// signal source never fired here on Linux, and systemd stops the service with SIGTERM.
-let terminationRequested = Atomic<Bool>(false)
-
-func installTerminationHandlers() {
-    signal(SIGTERM) { _ in terminationRequested.store(true, ordering: .relaxed) }
-    signal(SIGINT) { _ in terminationRequested.store(true, ordering: .relaxed) }
-}
-
-/// Runs an agent until SIGTERM or SIGINT, then stops it gracefully.
-func runUntilSignalled(_ agent: Agent) async {
-    installTerminationHandlers()
-    let watcher = Task {
-        while !Task.isCancelled {
-            if terminationRequested.load(ordering: .relaxed) {
-                agent.stop()
-                return
-            }
-            try? await Task.sleep(for: .milliseconds(100))
-        }
-    }
-    await agent.run()
-    watcher.cancel()
-}
-
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Protect the rider: the agent, from boot to shutdown (SIGTERM or Ctrl-C stops it gracefully).")
@@ -60,7 +35,7 @@ struct Run: AsyncParsableCommand {
             Output.error("cannot open the database \(configuration.database): \(error)")
             throw ExitCode(2)
         }
-        await runUntilSignalled(agent)
+        await agent.run(stopOnSignals: true)
     }
 }
 
