@@ -136,7 +136,7 @@ public enum ConfigurationFile {
         "modem": [
             "simulated": { c, n throws(ValueError) in c.modem.simulated = try bool(n) },
             "device": { c, n throws(ValueError) in c.modem.device = try string(n) },
-            "baud": { c, n throws(ValueError) in c.modem.baud = Int(try double(n)) },
+            "baud": { c, n throws(ValueError) in c.modem.baud = try integer(n) },
             "pin": { c, n throws(ValueError) in c.modem.pin = try string(n) },
         ],
         "workflow": [
@@ -175,6 +175,13 @@ public enum ConfigurationFile {
     static func double(_ n: Node) throws(ValueError) -> Double {
         guard let text = n.scalar?.string, let value = Double(text), value.isFinite else {
             throw ValueError(reason: "'\(n.scalar?.string ?? "…")' is not a number")
+        }
+        return value
+    }
+
+    static func integer(_ n: Node) throws(ValueError) -> Int {
+        guard let text = n.scalar?.string, let value = Int(text) else {
+            throw ValueError(reason: "'\(n.scalar?.string ?? "…")' is not a whole number")
         }
         return value
     }

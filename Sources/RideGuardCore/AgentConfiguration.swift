@@ -33,6 +33,9 @@ public struct AgentConfiguration: Equatable, Sendable {
         public var device = "/dev/rideguard-modem-at"
         public var baud = 115_200
         public var pin: String?
+
+        /// Serial speeds the modem port can be set to.
+        public static let supportedBauds = [9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 921_600]
     }
 
     public struct Messages: Equatable, Sendable {
@@ -71,7 +74,8 @@ public struct AgentConfiguration: Equatable, Sendable {
                   "gps.fixed_position", "must be [latitude, longitude]")
         }
         check(modem.simulated || modem.device.hasPrefix("/"), "modem.device", "must be a device path such as /dev/ttyUSB2")
-        check([9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 921_600].contains(modem.baud), "modem.baud", "is not a supported speed")
+        check(Modem.supportedBauds.contains(modem.baud), "modem.baud",
+              "is not a supported speed (\(Modem.supportedBauds.map(String.init).joined(separator: ", ")))")
         if let pin = modem.pin { check((4...8).contains(pin.count) && pin.allSatisfy(\.isNumber), "modem.pin", "must be 4 to 8 digits") }
         for problem in detector.validationErrors() {
             errors.append(ConfigurationError(key: "detector." + (problem.split(separator: " ").first.map(String.init) ?? ""), reason: problem))

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import RideGuardCore
 import Synchronization
 
 /// A failed serial-port call: which device, what for, and the errno.
@@ -125,5 +126,6 @@ public final class SerialPort: Sendable {
         }
     }
 
-    public static let supportedBauds = [9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 921_600]
+    /// The speeds `speed(_:)` maps; the configuration accepts exactly these.
+    public static var supportedBauds: [Int] { AgentConfiguration.Modem.supportedBauds }
 }

@@ -90,6 +90,13 @@ import Testing
         #expect(found.contains(.init(line: 11, key: "modme", reason: "unknown section (did you mean modem?)")))
     }
 
+    @Test func baudIsAWholeSupportedSpeed() {
+        #expect(problems("modem:\n  baud: 115200.5\n") == [.init(line: 2, key: "modem.baud", reason: "'115200.5' is not a whole number")])
+        #expect(problems("modem:\n  baud: 1234\n").first?.reason
+                == "is not a supported speed (9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600)")
+        #expect(problems("modem:\n  baud: 921600\n").isEmpty)
+    }
+
     @Test func simulatedIMUNeedsATrace() {
         #expect(problems("imu:\n  simulated: true\n").contains(.init(line: 1, key: "imu.trace", reason: "a simulated IMU needs a trace file to play")))
     }
