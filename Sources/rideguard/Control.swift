@@ -3,10 +3,16 @@ import Foundation
 import RideGuardAgent
 import RideGuardCore
 
-/// `--socket`, shared by the commands that talk to a running agent.
+/// `--socket`, shared by the commands that talk to a running agent; by default the configuration's.
 struct SocketOption: ParsableArguments {
-    @Option(help: "The agent's control socket.")
-    var socket = AgentConfiguration().controlSocket
+    @Option(help: "The agent's control socket (default: the configuration's `control_socket`).")
+    var socket: String?
+
+    @OptionGroup var configuration: ConfigurationOption
+
+    var path: String {
+        get throws { try socket ?? configuration.load().controlSocket }
+    }
 }
 
 struct Status: ParsableCommand {
@@ -17,7 +23,7 @@ struct Status: ParsableCommand {
 
     func run() throws {
         let answer: String
-        do { answer = try ControlClient.request(#"{"cmd":"status"}"#, path: control.socket) } catch {
+        do { answer = try ControlClient.request(#"{"cmd":"status"}"#, path: try control.path) } catch {
             Output.error("\(error)")
             throw ExitCode(2)
         }
@@ -61,7 +67,7 @@ struct Ctl: ParsableCommand {
 
         func run() throws {
             let answer: String
-            do { answer = try ControlClient.request(#"{"cmd":"press","hold":\#(hold)}"#, path: control.socket) } catch {
+            do { answer = try ControlClient.request(#"{"cmd":"press","hold":\#(hold)}"#, path: try control.path) } catch {
                 Output.error("\(error)")
                 throw ExitCode(2)
             }

@@ -45,8 +45,6 @@ struct SMS: ParsableCommand {
         subcommands: [Send.self, Flush.self]
     )
 
-    static let defaultDatabase = "/var/lib/rideguard/rideguard.sqlite"
-
     struct Send: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Send one message: written to the outbox first, then sent; exits 0 when every part was accepted.")
@@ -59,8 +57,7 @@ struct SMS: ParsableCommand {
         @Option(help: "The text (GSM 7-bit when it can be, UCS2 otherwise; long texts go in several parts).")
         var text: String
 
-        @Option(help: "The database holding the outbox.")
-        var database = SMS.defaultDatabase
+        @OptionGroup var db: DatabaseOption
 
         @Option(help: "Give up after this many seconds (the message stays in the outbox, pending).")
         var timeout: Double = 300
@@ -73,7 +70,7 @@ struct SMS: ParsableCommand {
         func run() async throws {
             let number = try PhoneNumber(to)
             let clock = SystemServiceClock()
-            let outbox = try SMS.open(database)
+            let outbox = try db.open().outbox
             let message = try outbox.enqueue(recipient: number.e164, kind: "manual", body: text, now: clock.now())
             let sender = OutboxSender(outbox: outbox, modem: modem.modem(), clock: clock, log: { Output.error($0) })
             _ = try await sender.flush(until: clock.now() + timeout)
@@ -97,15 +94,14 @@ struct SMS: ParsableCommand {
 
         @OptionGroup var modem: ModemOptions
 
-        @Option(help: "The database holding the outbox.")
-        var database = SMS.defaultDatabase
+        @OptionGroup var db: DatabaseOption
 
         @Option(help: "Give up after this many seconds.")
         var timeout: Double = 300
 
         func run() async throws {
             let clock = SystemServiceClock()
-            let outbox = try SMS.open(database)
+            let outbox = try db.open().outbox
             let sender = OutboxSender(outbox: outbox, modem: modem.modem(), clock: clock, log: { Output.error($0) })
             let resumed = try await sender.resume()
             if resumed > 0 { Output.error("\(resumed) message(s) were interrupted mid-send: sending them again") }
@@ -113,15 +109,6 @@ struct SMS: ParsableCommand {
             let sent = try outbox.all().filter { $0.status == .sent }.count
             print("outbox: \(sent) sent, \(left) still pending")
             if left > 0 { throw ExitCode(3) }
-        }
-    }
-
-    static func open(_ path: String) throws -> Outbox {
-        do {
-            return try RideGuardDatabase(path: path).outbox
-        } catch {
-            Output.error("cannot open the database \(path): \(error)")
-            throw ExitCode(2)
         }
     }
 }

@@ -1,19 +1,45 @@
 import ArgumentParser
 import Foundation
 import RideGuardCore
+import RideGuardAgent
 import Storage
 
-/// `--database`, shared by the commands that work on the agent's database (running or not).
+/// `--database`, shared by the commands that work on the agent's database (running or not). By
+/// default it is the one the configuration file names, so that these commands and the agent share it.
 struct DatabaseOption: ParsableArguments {
-    @Option(help: "The RideGuard database.")
-    var database = "/var/lib/rideguard/rideguard.sqlite"
+    @Option(help: "The RideGuard database (default: the configuration's `database`).")
+    var database: String?
+
+    @OptionGroup var configuration: ConfigurationOption
+
+    var path: String {
+        get throws { try database ?? configuration.load().database }
+    }
 
     func open() throws -> RideGuardDatabase {
+        let path = try self.path
         do {
-            return try RideGuardDatabase(path: database)
+            return try RideGuardDatabase(path: path)
         } catch {
-            Output.error("cannot open the database \(database): \(error)")
+            Output.error("cannot open the database \(path): \(error)")
             throw ExitCode(2)
+        }
+    }
+}
+
+/// `--config`, for the commands whose defaults (database, control socket) come from the agent's
+/// configuration. A missing file means every default; a broken one is an error.
+struct ConfigurationOption: ParsableArguments {
+    @Option(help: "The configuration file the defaults come from.")
+    var config = ConfigurationFile.defaultPath
+
+    func load() throws -> AgentConfiguration {
+        guard FileManager.default.fileExists(atPath: config) else { return AgentConfiguration() }
+        do {
+            return try ConfigurationFile.load(path: config)
+        } catch {
+            Output.error(error.description)
+            throw ExitCode(1)
         }
     }
 }

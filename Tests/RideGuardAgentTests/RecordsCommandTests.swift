@@ -26,6 +26,24 @@ import Testing
         #expect(try RideGuardDatabase(path: db).contacts().map(\.name) == ["Jo"])
     }
 
+    /// Without --database, the commands use the database the configuration names: the agent's.
+    @Test func theDatabaseComesFromTheConfiguration() throws {
+        let db = database()
+        let config = try Rideguard.temporaryFile("records-\(UUID().uuidString).yaml",
+                                                 contents: Data("database: \(db)\ncontrol_socket: \(db).sock\n".utf8))
+        #expect(try Rideguard.run(["contacts", "add", "Sam", "+33612345678", "--config", config.path]).status == 0)
+        #expect(try RideGuardDatabase(path: db).contacts().map(\.name) == ["Sam"])
+        #expect(try Rideguard.run(["message", "set", "Crash! Call me.", "--config", config.path]).status == 0)
+        #expect(try Rideguard.run(["events", "--config", config.path]).stdout.contains("contact added: Sam +33•••••5678"))
+        // The control socket too: nobody listens on this one, and the error names it.
+        let status = try Rideguard.run(["status", "--config", config.path])
+        #expect(status.status == 2 && status.stderr.contains("control socket \(db).sock:"))
+        // A broken configuration is an error, not a silent fallback to another database.
+        try Data("database: [\n".utf8).write(to: config)
+        let broken = try Rideguard.run(["contacts", "list", "--config", config.path])
+        #expect(broken.status == 1 && broken.stderr.contains("\(config.path):"))
+    }
+
     @Test func messageAndProfile() throws {
         let db = database()
         #expect(try Rideguard.run(["message", "--database", db]).stdout.contains("no message yet"))
