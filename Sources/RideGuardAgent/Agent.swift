@@ -23,6 +23,8 @@ public final class Agent: Sendable {
     let location = Mutex(LocationStore())
     let lastCrash = Mutex<(evidence: CrashEvidence, time: Double)?>(nil)
     let stopping = Atomic<Bool>(false)
+    /// Set while the IMU sends nothing (stalled, or cannot be opened).
+    let imuDown = Atomic<Bool>(false)
     let group = Mutex<ServiceGroup?>(nil)
     /// What `rideguard status` shows about the sensor.
     struct SensorStatus: Sendable {
@@ -178,12 +180,28 @@ public final class Agent: Sendable {
         await service.handle(.arm(at: clock.now(), problems: problems))
         let state = await service.state
         if state == .armed {
-            SystemdNotify.send("READY=1\nSTATUS=protecting the rider")
+            SystemdNotify.send("READY=1\n" + armedStatus)
         } else if state != .disarmed {
             SystemdNotify.send("READY=1\nSTATUS=emergency in progress (\(state.rawValue))")
         } else if !problems.isEmpty {
             SystemdNotify.send("STATUS=not protecting: " + problems.joined(separator: "; "))
         }
+    }
+
+    /// What systemd shows while armed.
+    private var armedStatus: String {
+        imuDown.load(ordering: .acquiring)
+            ? "STATUS=armed but blind: the IMU sends no sample, crashes cannot be detected (rideguard doctor)"
+            : "STATUS=protecting the rider"
+    }
+
+    private func imuWentDown() {
+        if !imuDown.exchange(true, ordering: .acquiringAndReleasing) { Task { await reportArmedStatus() } }
+    }
+
+    /// `systemctl status` follows the IMU: armed and seeing, or armed but blind.
+    func reportArmedStatus() async {
+        if await service.state == .armed { SystemdNotify.send(armedStatus) }
     }
 
     /// The simulated button (and `rideguard ctl press`): pressed now, released after `hold` seconds.
@@ -212,6 +230,10 @@ public final class Agent: Sendable {
                 say("ride t=\(DecimalFormat.string(sample.t, decimals: 0)) s: \(state.phase.rawValue), \(DecimalFormat.string(state.smoothedG, decimals: 2)) g, posture \(DecimalFormat.string(state.postureDegrees, decimals: 0))°")
             }
             ring.withLock { $0.append(sample) }
+            if imuDown.load(ordering: .relaxed), imuDown.exchange(false, ordering: .acquiringAndReleasing) {
+                say("IMU: samples again")
+                Task { await self.reportArmedStatus() }
+            }
             let now = clock.now()
             let ping = sensor.withLock { s -> Bool in
                 s.samples += 1
@@ -262,8 +284,10 @@ public final class Agent: Sendable {
                 say("IMU: \(device) at \(Int(rate)) Hz\(gyro ? " with gyro" : "")")
             case .stalled(let seconds):
                 sensor.withLock { $0.lastFault = "stalled" }
+                imuWentDown()
                 Task { await service.handle(.sensorFault(at: clock.now(), summary: "the IMU stalled: no sample for \(DecimalFormat.string(seconds, decimals: 1)) s")) }
             case .failed(let reason, let retry):
+                imuWentDown()
                 say("IMU: \(reason); retrying in \(DecimalFormat.string(retry, decimals: 1)) s")
             case .dropped, .rateOff:
                 break

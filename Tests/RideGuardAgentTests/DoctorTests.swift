@@ -77,4 +77,28 @@ extension AgentTests {
         let journal = try Rideguard.run(["events", "--kind", "system", "--database", rig.database])
         #expect(journal.stdout.contains("modem: ready, network home"))
     }
+
+    /// An armed agent whose IMU stops sending tells systemd it is blind, and says so again when the
+    /// samples come back (`systemctl status` shows it; the buzzer plays the fault pattern).
+    @Test func systemdHearsWhenTheIMUGoesBlindAndWhenItSeesAgain() throws {
+        let iiod = try FakeIIOD()
+        defer { iiod.stop() }
+        let rig = try Rig("blind", imu: "  uri: \"ip:127.0.0.1:\(iiod.port)\"\n  rate_hz: 200")
+        let notify = NotifySocket(in: rig.folder)
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path],
+                                  environment: ["PATH=/usr/bin:/bin", "HOME=/tmp", "NOTIFY_SOCKET=\(notify.path)"])
+        defer { process.kill(SIGTERM) }
+        notify.listen(for: ["READY=1\nSTATUS=protecting the rider"], seconds: 20)
+        #expect(notify.heard.contains("READY=1\nSTATUS=protecting the rider"))
+        iiod.state.withLock { $0.stalled = true }
+        notify.listen(for: ["STATUS=armed but blind"], seconds: 10)
+        let blind = try #require(notify.heard.firstIndex { $0.hasPrefix("STATUS=armed but blind: the IMU sends no sample") })
+        iiod.state.withLock { $0.stalled = false }
+        try waitFor(20) {
+            notify.listen(for: ["(wait)"], seconds: 0.5)
+            return notify.heard.lastIndex(of: "STATUS=protecting the rider").map { $0 > blind } ?? false
+        }
+        let journal = try Rideguard.run(["events", "--kind", "system", "--database", rig.database])
+        #expect(journal.stdout.contains("sensor fault: the IMU stalled"))
+    }
 }
