@@ -3,6 +3,7 @@
 #   sudo make install    the binary, the unit, the udev rules, a default configuration, the state
 #                        directory and the service user; enables the service (start it after setup)
 #   make deb             build/rideguard_<version>_<arch>.deb from the same layout
+#   sudo make uninstall  removes what install put in place, except the configuration and the database
 # DESTDIR installs into a staging folder (as `make deb` does) without touching the system.
 
 VERSION  ?= 0.1.0
@@ -13,7 +14,7 @@ BINARY   := .build/release/rideguard
 DEBROOT  := build/deb/root
 DEB      := build/rideguard_$(VERSION)_$(ARCH).deb
 
-.PHONY: all install deb clean
+.PHONY: all install uninstall deb clean
 
 all: $(BINARY)
 
@@ -44,6 +45,13 @@ install: $(BINARY)
 	fi
 	# Installing on this machine (not into a staging folder): the user, the state directory, udev, systemd.
 	if [ -z "$(DESTDIR)" ]; then $(PREFIX)/lib/rideguard/setup-system; fi
+
+uninstall:
+	-if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null; then systemctl disable --now rideguard.service; fi
+	rm -f $(DESTDIR)$(PREFIX)/bin/rideguard $(DESTDIR)$(PREFIX)/lib/systemd/system/rideguard.service \
+		$(DESTDIR)$(PREFIX)/lib/udev/rules.d/60-rideguard-iio.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/77-rideguard-modem.rules
+	rm -rf $(DESTDIR)$(PREFIX)/lib/rideguard $(DESTDIR)$(PREFIX)/share/rideguard $(DESTDIR)$(PREFIX)/share/doc/rideguard
+	@echo "kept /etc/rideguard (the configuration) and /var/lib/rideguard (contacts, journal, traces)"
 
 deb:
 	rm -rf build/deb
