@@ -96,6 +96,8 @@ public final class Agent: Sendable {
     /// sampler, the control socket, arming — and stop in the reverse order, so the workflow saves
     /// its state last.
     public func run(stopOnSignals: Bool = false) async {
+        // A peer that hangs up (a status client, gpsd, iiod) is an I/O error to handle, never a reason to die.
+        signal(SIGPIPE, SIG_IGN)
         let parts: [any Service] = [
             Part("emergency workflow") { [self] in
                 await service.resume()

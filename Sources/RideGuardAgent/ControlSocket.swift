@@ -74,7 +74,8 @@ public final class ControlSocket: Sendable {
             answer = error.text
         }
         let bytes = Array((answer + "\n").utf8)
-        _ = bytes.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+        // A client gone before the answer (Ctrl-C on `rideguard status`) must not SIGPIPE the agent.
+        _ = bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
     func close() {
@@ -105,7 +106,7 @@ public final class ControlSocket: Sendable {
             throw ControlSocketError(path: path, reason: "\(String(cString: strerror(code))): is rideguard run running?", errno: code)
         }
         let bytes = Array((json + "\n").utf8)
-        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {

@@ -35,17 +35,21 @@ struct Status: ParsableCommand {
             print(answer)
             return
         }
-        print("state: \(status["state"] ?? "?")" + ((status["countdown_s"] as? Double).map { " (\(Int($0)) s left)" } ?? ""))
-        if let sensor = status["sensor"] as? [String: Any] {
-            print("sensor: \(sensor["rate_hz"] ?? 0) Hz, last sample \(sensor["last_sample_age_s"] ?? "?") s ago" + ((sensor["last_fault"] as? String).map { ", last fault: \($0)" } ?? ""))
-        }
+        let sensor = status["sensor"] as? [String: Any] ?? [:]
+        let blind = ((sensor["last_sample_age_s"] as? Double) ?? .infinity) > 1
+        print("state: \(status["state"] ?? "?")" + ((status["countdown_s"] as? Double).map { " (\(Int($0)) s left)" } ?? "")
+              + (blind && status["state"] as? String == "armed" ? ", but the IMU sends no sample: crashes cannot be detected" : ""))
+        print("sensor: \(sensor["rate_hz"] ?? 0) Hz, last sample \(sensor["last_sample_age_s"] ?? "?") s ago"
+              + ((sensor["gravity_g"] as? Double).map { ", \($0) g" } ?? "") + ((sensor["last_fault"] as? String).map { ", last fault: \($0)" } ?? ""))
+        if let problem = (status["gpio"] as? [String: Any])?["problem"] as? String { print("gpio: \(problem)") }
         if let fix = status["fix"] as? [String: Any] {
             print("position: \(fix["lat"] ?? ""), \(fix["lon"] ?? ""), \(fix["age_s"] ?? "?") s old")
         } else {
             print("position: no fix yet")
         }
         if let modem = status["modem"] as? [String: Any] {
-            print("modem: \((modem["connected"] as? Bool) == true ? "connected" : "not connected"), network \(modem["registration"] ?? "unknown")" + ((modem["signal_dbm"] as? Int).map { ", \($0) dBm" } ?? ""))
+            print("modem: \((modem["connected"] as? Bool) == true ? "connected" : "not connected"), network \(modem["registration"] ?? "unknown")"
+                  + ((modem["signal_dbm"] as? Int).map { ", \($0) dBm" } ?? "") + ((modem["problem"] as? String).map { " (\($0))" } ?? ""))
         } else {
             print("modem: \(status["modem"] ?? "?")")
         }

@@ -76,6 +76,20 @@ extension AgentTests {
         #expect(result.lines.contains { $0.hasPrefix("✓ modem: SIM ready, network home") })
         let journal = try Rideguard.run(["events", "--kind", "system", "--database", rig.database])
         #expect(journal.stdout.contains("modem: ready, network home"))
+
+        // Clients that hang up before the answer (Ctrl-C on `rideguard status`) do not kill the agent.
+        for _ in 0..<20 {
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in Array(rig.socket.utf8).enumerated() { raw[i] = b } }
+            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+            _ = Array(#"{"cmd":"status"}"#.utf8 + [0x0A]).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            close(fd)
+        }
+        usleep(500_000)
+        #expect(process.wait(0) == nil, "the agent died")
+        #expect(try Rideguard.run(["status", "--socket", rig.socket]).stdout.contains("state: armed"))
     }
 
     /// An armed agent whose IMU stops sending tells systemd it is blind, and says so again when the
@@ -93,6 +107,9 @@ extension AgentTests {
         iiod.state.withLock { $0.stalled = true }
         notify.listen(for: ["STATUS=armed but blind"], seconds: 10)
         let blind = try #require(notify.heard.firstIndex { $0.hasPrefix("STATUS=armed but blind: the IMU sends no sample") })
+        usleep(1_200_000)
+        let status = try Rideguard.run(["status", "--socket", rig.socket])
+        #expect(status.stdout.contains("state: armed, but the IMU sends no sample: crashes cannot be detected"), "\(status.stdout)")
         iiod.state.withLock { $0.stalled = false }
         try waitFor(20) {
             notify.listen(for: ["(wait)"], seconds: 0.5)

@@ -124,7 +124,7 @@ final class FakeIIOD: @unchecked Sendable {
         func sendBytes(_ bytes: [UInt8]) {
             var offset = 0
             while offset < bytes.count {
-                let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+                let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
                 if n <= 0 { return }
                 offset += n
             }
