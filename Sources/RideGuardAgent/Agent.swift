@@ -23,6 +23,18 @@ public final class Agent: Sendable {
     let location = Mutex(LocationStore())
     let lastCrash = Mutex<(evidence: CrashEvidence, time: Double)?>(nil)
     let stopping = Atomic<Bool>(false)
+    /// A recording asked for with `rideguard ctl record`: the samples go to a trace file while the
+    /// agent goes on protecting. The file is opened on the first sample (which says whether there is a gyro).
+    struct Recording {
+        var path: String
+        var seconds: Double
+        var writer: TraceFileWriter?
+        var until = Double.nan
+    }
+    let recording = Mutex<Recording?>(nil)
+    struct RecordingRefused: Error {
+        var reason: String
+    }
     /// Set while the IMU sends nothing (stalled, or cannot be opened).
     let imuDown = Atomic<Bool>(false)
     let group = Mutex<ServiceGroup?>(nil)
@@ -232,6 +244,7 @@ public final class Agent: Sendable {
                 say("ride t=\(DecimalFormat.string(sample.t, decimals: 0)) s: \(state.phase.rawValue), \(DecimalFormat.string(state.smoothedG, decimals: 2)) g, posture \(DecimalFormat.string(state.postureDegrees, decimals: 0))°")
             }
             ring.withLock { $0.append(sample) }
+            if recording.withLock({ $0 != nil }) { record(sample) }
             if imuDown.load(ordering: .relaxed), imuDown.exchange(false, ordering: .acquiringAndReleasing) {
                 say("IMU: samples again")
                 Task { await self.reportArmedStatus() }
@@ -264,6 +277,7 @@ public final class Agent: Sendable {
         }
         // A stream that ends (or an agent that stops) before 30 s after a crash saves what it has.
         let saveWhatThereIs: @Sendable () -> Void = { [self] in
+            finishRecording()
             guard let crashAt = pendingSave.withLock({ value -> Double? in defer { value = nil }; return value }) else { return }
             saveTrace(ring.withLock { $0.window(from: crashAt - 30, to: crashAt + 30) }, crashAt: crashAt)
         }
@@ -299,6 +313,68 @@ public final class Agent: Sendable {
             iio.stop()
             saveWhatThereIs()
         }
+    }
+
+    /// One sample into the recording, with the GPS speed when the fix is fresh (the `speed_mps` column).
+    private func record(_ sample: IMUSample) {
+        let fix = location.withLock { $0.lastFix }
+        var sample = sample
+        if let fix, let speed = fix.speed, clock.now() - fix.time < 3 { sample.speed = speed }
+        let done = recording.withLock { r -> Bool in
+            guard var current = r else { return false }
+            do {
+                if current.writer == nil {
+                    current.writer = try TraceFileWriter(path: current.path, hasGyro: sample.gyro != nil, hasSpeed: true, metadata: [
+                        ("rate_hz", String(Int(configuration.imu.rateHz))), ("source", "rideguard run (ctl record)"),
+                        ("recorded", ISO8601DateFormatter().string(from: Date())),
+                    ])
+                    current.until = sample.t + current.seconds
+                }
+                try current.writer?.append(sample)
+            } catch {
+                say("recording stopped: \(error)")
+                r = nil
+                return false
+            }
+            r = current
+            return sample.t >= current.until
+        }
+        if done { finishRecording() }
+    }
+
+    /// Closes the recording, if any, and says where it is.
+    func finishRecording() {
+        guard let finished = recording.withLock({ r -> Recording? in defer { r = nil }; return r }) else { return }
+        do {
+            try finished.writer?.flush()
+            let text = "recording saved: \(finished.path) (\(finished.writer?.samplesWritten ?? 0) samples)"
+            say(text)
+            try? database.journal(JournalEntry("system", text), at: clock.now())
+        } catch {
+            say("recording \(finished.path): \(error)")
+        }
+    }
+
+    /// Starts a recording of `seconds` into the `recordings` folder next to the database.
+    func startRecording(name: String, seconds: Double) -> Result<String, RecordingRefused> {
+        guard !name.isEmpty, name.count <= 64, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }), !name.hasPrefix(".") else {
+            return .failure(RecordingRefused(reason: "a recording's name is letters, digits, '-', '_' and '.', e.g. ride-2026-11-22"))
+        }
+        guard seconds > 0 && seconds <= 7200 else { return .failure(RecordingRefused(reason: "a recording lasts 1 s to 2 h")) }
+        let folder = ((configuration.database as NSString).deletingLastPathComponent as NSString).appendingPathComponent("recordings")
+        let path = (folder as NSString).appendingPathComponent(name.hasSuffix(".csv") ? name : name + ".csv")
+        guard !FileManager.default.fileExists(atPath: path) else { return .failure(RecordingRefused(reason: "\(path) exists already")) }
+        do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+            return .failure(RecordingRefused(reason: "cannot create \(folder): \(error.localizedDescription)"))
+        }
+        let started = recording.withLock { r -> Bool in
+            guard r == nil else { return false }
+            r = Recording(path: path, seconds: seconds)
+            return true
+        }
+        guard started else { return .failure(RecordingRefused(reason: "a recording is already running (rideguard ctl record --stop)")) }
+        say("recording \(Int(seconds)) s of the IMU to \(path)")
+        return .success(path)
     }
 
     private func detected(_ event: DetectorEvent) async {
@@ -427,6 +503,20 @@ public final class Agent: Sendable {
             Task { await press(hold: min(max(hold, 0.05), 30)) }
             line.add("ok", true)
             line.add("hold_s", hold, decimals: 2)
+        case "record":
+            if request["stop"] as? Bool == true {
+                let path = recording.withLock { $0?.path }
+                finishRecording()
+                if let path { line.add("ok", true); line.add("path", path) } else { line.add("error", "no recording is running") }
+                return line.text
+            }
+            switch startRecording(name: request["name"] as? String ?? "", seconds: request["seconds"] as? Double ?? 0) {
+            case .success(let path):
+                line.add("ok", true)
+                line.add("path", path)
+            case .failure(let error):
+                line.add("error", error.reason)
+            }
         case "status":
             let snapshot = await service.snapshot
             let now = clock.now()
@@ -471,7 +561,7 @@ public final class Agent: Sendable {
             line.add("pending_messages", (try? database.outbox.countPending()) ?? -1)
             line.add("contacts", ((try? database.contacts()) ?? []).count)
         default:
-            line.add("error", "unknown command: use status or press")
+            line.add("error", "unknown command: use status, press or record")
         }
         return line.text
     }

@@ -58,7 +58,45 @@ struct Status: ParsableCommand {
 }
 
 struct Ctl: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Drive a running agent (simulated hardware).", subcommands: [Press.self])
+    static let configuration = CommandConfiguration(abstract: "Drive a running agent: the simulated button, recordings.",
+                                                    subcommands: [Press.self, RecordIMU.self])
+
+    /// The agent records while it protects: a test ride does not have to be an unprotected one.
+    struct RecordIMU: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "record",
+            abstract: "Have the running agent record the IMU (and GPS speed) to a trace while it goes on protecting.",
+            discussion: "The trace goes to the recordings folder next to the database, e.g. /var/lib/rideguard/recordings/NAME.csv.")
+
+        @Option(help: "The recording's name: letters, digits, '-', '_', '.'.") var name: String?
+        @Option(help: "How long, seconds (up to 7200).") var duration: Double = 600
+        @Flag(help: "Stop the running recording now.") var stop = false
+        @OptionGroup var control: SocketOption
+
+        func validate() throws {
+            guard stop || name != nil else { throw ValidationError("give --name (or --stop)") }
+        }
+
+        func run() throws {
+            var request = JSONLine()
+            request.add("cmd", "record")
+            if stop { request.add("stop", true) } else {
+                request.add("name", name ?? "")
+                request.add("seconds", duration, decimals: 1)
+            }
+            let answer: String
+            do { answer = try ControlClient.request(request.text, path: try control.path) } catch {
+                Output.error("\(error)")
+                throw ExitCode(2)
+            }
+            let reply = (try? JSONSerialization.jsonObject(with: Data(answer.utf8))) as? [String: Any] ?? [:]
+            if let error = reply["error"] as? String {
+                Output.error(error)
+                throw ExitCode(1)
+            }
+            print(stop ? "recording saved: \(reply["path"] ?? "")" : "recording \(Int(duration)) s to \(reply["path"] ?? "") (rideguard ctl record --stop ends it sooner)")
+        }
+    }
 
     struct Press: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Press the simulated button: --hold 1.5 says \"I'm fine\" during a countdown.")

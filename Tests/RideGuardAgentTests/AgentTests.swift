@@ -191,6 +191,30 @@ import Testing
         #expect(human.stdout.contains("state: armed") && human.stdout.contains("outbox: 0 pending; contacts: 2"))
     }
 
+    @Test func theAgentRecordsWhileItProtects() throws {
+        let rig = try Rig("record")
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
+        defer { process.kill(SIGTERM) }
+        try waitForState(rig.folder, "armed", seconds: 20)
+        let started = try Rideguard.run(["ctl", "record", "--name", "ride1", "--duration", "3", "--socket", rig.socket])
+        let path = rig.folder.appendingPathComponent("recordings/ride1.csv").path
+        #expect(started.status == 0 && started.stdout.contains("recording 3 s to \(path)"), "\(started.stderr)")
+        let again = try Rideguard.run(["ctl", "record", "--name", "ride2", "--socket", rig.socket])
+        #expect(again.status == 1 && again.stderr.contains("a recording is already running"))
+        let badName = try Rideguard.run(["ctl", "record", "--name", "../etc/x", "--socket", rig.socket])
+        #expect(badName.status == 1 && badName.stderr.contains("a recording's name is letters"))
+        // 3 s of trace time (played ×4), then the file is complete and replays.
+        try waitFor(20) { (try? RideGuardDatabase(path: rig.database).journal(kind: "system"))?.contains { $0.text.hasPrefix("recording saved: \(path)") } ?? false }
+        let replay = try Rideguard.run(["replay", path])
+        #expect(replay.status == 0, "\(replay.stderr)")
+        #expect(replay.stdout.contains("accelerometer and gyro"))
+        let rows = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        #expect(rows.first == "time_s,ax,ay,az,gx,gy,gz,speed_mps")
+        #expect(rows.count > 100)
+        #expect(try Rideguard.run(["ctl", "record", "--name", "ride1", "--socket", rig.socket]).stderr.contains("exists already"))
+        #expect(process.wait(0) == nil)
+    }
+
     @Test func longHoldAfterTheAlertSendsTheAllClearToEveryoneAlerted() throws {
         let rig = try Rig("clear")
         let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
