@@ -23,15 +23,21 @@ public final class Agent: Sendable {
     let location = Mutex(LocationStore())
     let lastCrash = Mutex<(evidence: CrashEvidence, time: Double)?>(nil)
     let stopping = Atomic<Bool>(false)
-    /// A recording asked for with `rideguard ctl record`: the samples go to a trace file while the
-    /// agent goes on protecting. The file is opened on the first sample (which says whether there is a gyro).
+    /// A recording asked for with `rideguard ctl record`: the sampler collects a second of samples at
+    /// a time and hands it to `files`, so the agent goes on protecting while it records.
     struct Recording {
-        var path: String
+        var file: RecordingFile
         var seconds: Double
-        var writer: TraceFileWriter?
         var until = Double.nan
+        var nextHandoff = -Double.infinity
+        var batch: [IMUSample] = []
     }
     let recording = Mutex<Recording?>(nil)
+    /// Whether `recording` holds one: checked per sample without taking the lock; changed only under it.
+    let recordingActive = Atomic<Bool>(false)
+    /// Trace files (the crash window, recordings) are written here, never on the sampler's thread:
+    /// a slow SD card holding the sampler for 0.5 s would look like a stalled IMU.
+    let files = DispatchQueue(label: "rideguard.trace-files")
     struct RecordingRefused: Error {
         var reason: String
     }
@@ -244,7 +250,7 @@ public final class Agent: Sendable {
                 say("ride t=\(DecimalFormat.string(sample.t, decimals: 0)) s: \(state.phase.rawValue), \(DecimalFormat.string(state.smoothedG, decimals: 2)) g, posture \(DecimalFormat.string(state.postureDegrees, decimals: 0))°")
             }
             ring.withLock { $0.append(sample) }
-            if recording.withLock({ $0 != nil }) { record(sample) }
+            if recordingActive.load(ordering: .relaxed) { record(sample) }
             if imuDown.load(ordering: .relaxed), imuDown.exchange(false, ordering: .acquiringAndReleasing) {
                 say("IMU: samples again")
                 Task { await self.reportArmedStatus() }
@@ -268,7 +274,8 @@ public final class Agent: Sendable {
             if ping { SystemdNotify.send("WATCHDOG=1") }
             if let crashAt = pendingSave.withLock({ $0 }), sample.t >= crashAt + 30 {
                 pendingSave.withLock { $0 = nil }
-                saveTrace(ring.withLock { $0.window(from: crashAt - 30, to: crashAt + 30) }, crashAt: crashAt)
+                let window = ring.withLock { $0.window(from: crashAt - 30, to: crashAt + 30) }
+                files.async { self.saveTrace(window, crashAt: crashAt) }
             }
             for event in events {
                 if case .crashDetected(let t, _) = event { pendingSave.withLock { $0 = t } }
@@ -278,8 +285,11 @@ public final class Agent: Sendable {
         // A stream that ends (or an agent that stops) before 30 s after a crash saves what it has.
         let saveWhatThereIs: @Sendable () -> Void = { [self] in
             finishRecording()
-            guard let crashAt = pendingSave.withLock({ value -> Double? in defer { value = nil }; return value }) else { return }
-            saveTrace(ring.withLock { $0.window(from: crashAt - 30, to: crashAt + 30) }, crashAt: crashAt)
+            if let crashAt = pendingSave.withLock({ value -> Double? in defer { value = nil }; return value }) {
+                let window = ring.withLock { $0.window(from: crashAt - 30, to: crashAt + 30) }
+                files.async { self.saveTrace(window, crashAt: crashAt) }
+            }
+            files.sync {}                  // everything written before the agent goes on (or exits)
         }
         if configuration.imu.simulated {
             let player = TracePlayer(path: configuration.imu.trace ?? "", speed: configuration.imu.speed, onSample: onSample) { [self] problem in
@@ -315,44 +325,54 @@ public final class Agent: Sendable {
         }
     }
 
-    /// One sample into the recording, with the GPS speed when the fix is fresh (the `speed_mps` column).
+    /// One sample into the recording, with the GPS speed when the fix is fresh (the `speed_mps`
+    /// column). Once a second (trace time) the batch goes to `files`; no I/O here.
     private func record(_ sample: IMUSample) {
-        let fix = location.withLock { $0.lastFix }
         var sample = sample
-        if let fix, let speed = fix.speed, clock.now() - fix.time < 3 { sample.speed = speed }
-        let done = recording.withLock { r -> Bool in
-            guard var current = r else { return false }
-            do {
-                if current.writer == nil {
-                    current.writer = try TraceFileWriter(path: current.path, hasGyro: sample.gyro != nil, hasSpeed: true, metadata: [
-                        ("rate_hz", String(Int(configuration.imu.rateHz))), ("source", "rideguard run (ctl record)"),
-                        ("recorded", ISO8601DateFormatter().string(from: Date())),
-                    ])
-                    current.until = sample.t + current.seconds
-                }
-                try current.writer?.append(sample)
-            } catch {
-                say("recording stopped: \(error)")
-                r = nil
-                return false
+        if let fix = location.withLock({ $0.lastFix }), let speed = fix.speed, clock.now() - fix.time < 3 { sample.speed = speed }
+        let handoff = recording.withLock { r -> (batch: [IMUSample], file: RecordingFile, last: Bool)? in
+            guard var current = r else { return nil }
+            if current.until.isNaN { current.until = sample.t + current.seconds }
+            current.batch.append(sample)
+            let last = sample.t >= current.until
+            guard last || sample.t >= current.nextHandoff else {
+                r = current
+                return nil
             }
-            r = current
-            return sample.t >= current.until
+            let batch = current.batch
+            current.batch.removeAll(keepingCapacity: true)
+            current.nextHandoff = sample.t + 1
+            r = last ? nil : current
+            if last { recordingActive.store(false, ordering: .relaxed) }
+            return (batch, current.file, last)
         }
-        if done { finishRecording() }
+        guard let handoff else { return }
+        files.async { [self] in
+            handoff.file.write(handoff.batch)
+            if handoff.last { finished(handoff.file) }
+        }
     }
 
-    /// Closes the recording, if any, and says where it is.
+    /// Ends the recording, if any: what is collected is written, and the journal says where it is.
     func finishRecording() {
-        guard let finished = recording.withLock({ r -> Recording? in defer { r = nil }; return r }) else { return }
-        do {
-            try finished.writer?.flush()
-            let text = "recording saved: \(finished.path) (\(finished.writer?.samplesWritten ?? 0) samples)"
-            say(text)
-            try? database.journal(JournalEntry("system", text), at: clock.now())
-        } catch {
-            say("recording \(finished.path): \(error)")
+        guard let current = recording.withLock({ r -> Recording? in
+            defer {
+                r = nil
+                recordingActive.store(false, ordering: .relaxed)
+            }
+            return r
+        }) else { return }
+        files.async { [self] in
+            current.file.write(current.batch)
+            finished(current.file)
         }
+    }
+
+    /// On `files`.
+    private func finished(_ file: RecordingFile) {
+        let text = file.close()
+        say(text)
+        try? database.journal(JournalEntry("system", text), at: clock.now())
     }
 
     /// Starts a recording of `seconds` into the `recordings` folder next to the database.
@@ -367,9 +387,14 @@ public final class Agent: Sendable {
         do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
             return .failure(RecordingRefused(reason: "cannot create \(folder): \(error.localizedDescription)"))
         }
+        let file = RecordingFile(path: path, metadata: [
+            ("rate_hz", String(Int(configuration.imu.rateHz))), ("source", "rideguard run (ctl record)"),
+            ("recorded", ISO8601DateFormatter().string(from: Date())),
+        ])
         let started = recording.withLock { r -> Bool in
             guard r == nil else { return false }
-            r = Recording(path: path, seconds: seconds)
+            r = Recording(file: file, seconds: seconds)
+            recordingActive.store(true, ordering: .relaxed)
             return true
         }
         guard started else { return .failure(RecordingRefused(reason: "a recording is already running (rideguard ctl record --stop)")) }
@@ -505,7 +530,7 @@ public final class Agent: Sendable {
             line.add("hold_s", hold, decimals: 2)
         case "record":
             if request["stop"] as? Bool == true {
-                let path = recording.withLock { $0?.path }
+                let path = recording.withLock { $0?.file.path }
                 finishRecording()
                 if let path { line.add("ok", true); line.add("path", path) } else { line.add("error", "no recording is running") }
                 return line.text
@@ -656,5 +681,36 @@ struct Arming: Service, CustomStringConvertible {
 
     func run() async throws {
         await agent.keepArmed()
+    }
+}
+
+/// The file of a recording, used only on the agent's `files` queue: opened with the first batch
+/// (which says whether there is a gyro), written a batch at a time.
+final class RecordingFile: @unchecked Sendable {
+    let path: String
+    private let metadata: [(key: String, value: String)]
+    private var writer: TraceFileWriter?
+    private var problem: String?
+
+    init(path: String, metadata: [(key: String, value: String)]) {
+        self.path = path
+        self.metadata = metadata
+    }
+
+    func write(_ batch: [IMUSample]) {
+        guard problem == nil, let first = batch.first else { return }
+        do {
+            if writer == nil { writer = try TraceFileWriter(path: path, hasGyro: first.gyro != nil, hasSpeed: true, metadata: metadata) }
+            for sample in batch { try writer?.append(sample) }
+            try writer?.flush()
+        } catch {
+            problem = "\(error)"
+        }
+    }
+
+    /// What happened, for the journal.
+    func close() -> String {
+        if let problem { return "recording \(path) stopped: \(problem)" }
+        return "recording saved: \(path) (\(writer?.samplesWritten ?? 0) samples)"
     }
 }

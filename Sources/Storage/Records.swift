@@ -73,7 +73,8 @@ extension RideGuardDatabase {
 
     // MARK: Contacts
 
-    /// Adds a contact; the number is cleaned to E.164 (a wrong one is refused with the reason).
+    /// Adds a contact, and journals it (number masked); the number is cleaned to E.164 (a wrong one is
+    /// refused with the reason).
     @discardableResult
     public func addContact(name: String, number: String, now: Double) throws -> Contact {
         let trimmed = name.trimmingCharacters(in: .whitespaces)
@@ -86,19 +87,23 @@ extension RideGuardDatabase {
             }
             var contact = Contact(id: nil, name: trimmed, number: e164, createdAt: now)
             try contact.insert(db)
+            var entry = JournalRecord(id: nil, time: now, kind: "system", text: "contact added: \(trimmed) \(PhoneNumber.mask(e164))")
+            try entry.insert(db)
             return contact
         }
     }
 
-    /// Removes the contact with this name or number; returns it, or throws when there is none.
+    /// Removes the contact with this name or number, and journals it; returns it, or throws when there is none.
     @discardableResult
-    public func removeContact(_ nameOrNumber: String) throws -> Contact {
+    public func removeContact(_ nameOrNumber: String, now: Double) throws -> Contact {
         let number = try? PhoneNumber(nameOrNumber).e164
         return try queue.write { db in
             let matches = try Contact.filter(Column("name") == nameOrNumber || Column("number") == (number ?? "")).fetchAll(db)
             guard let contact = matches.first else { throw RecordError(reason: "no contact named or numbered '\(nameOrNumber)'") }
             guard matches.count == 1 else { throw RecordError(reason: "\(matches.count) contacts match '\(nameOrNumber)': remove by number") }
             _ = try contact.delete(db)
+            var entry = JournalRecord(id: nil, time: now, kind: "system", text: "contact removed: \(contact.name) \(PhoneNumber.mask(contact.number))")
+            try entry.insert(db)
             return contact
         }
     }

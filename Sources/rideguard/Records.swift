@@ -88,7 +88,6 @@ struct Contacts: ParsableCommand {
         func run() throws {
             let database = try db.open()
             let contact = try refusing { try database.addContact(name: name, number: number, now: Date().timeIntervalSince1970) }
-            try? database.journal(JournalEntry("system", "contact added: \(contact.name) \(PhoneNumber.mask(contact.number))"), at: Date().timeIntervalSince1970)
             print("added \(contact.name) \(contact.number)")
         }
     }
@@ -100,8 +99,7 @@ struct Contacts: ParsableCommand {
 
         func run() throws {
             let database = try db.open()
-            let contact = try refusing { try database.removeContact(nameOrNumber) }
-            try? database.journal(JournalEntry("system", "contact removed: \(contact.name) \(PhoneNumber.mask(contact.number))"), at: Date().timeIntervalSince1970)
+            let contact = try refusing { try database.removeContact(nameOrNumber, now: Date().timeIntervalSince1970) }
             print("removed \(contact.name) \(contact.number)")
         }
     }

@@ -120,7 +120,6 @@ struct Setup: AsyncParsableCommand {
                     guard let number = try ask.text("\(contactName)'s mobile number, with its country code (+33 6 12 34 56 78)", default: nil) else { continue }
                     do {
                         let added = try database.addContact(name: contactName, number: number, now: Date().timeIntervalSince1970)
-                        journal(database, "contact added: \(added.name) \(PhoneNumber.mask(added.number))")
                         print("added \(added.name) \(added.number)")
                         break
                     } catch let error as RecordError {
@@ -181,12 +180,7 @@ struct Setup: AsyncParsableCommand {
             return
         }
         let added = try refusing { try database.addContact(name: name, number: number, now: Date().timeIntervalSince1970) }
-        journal(database, "contact added: \(added.name) \(PhoneNumber.mask(added.number))")
         print("added \(added.name) \(added.number)")
-    }
-
-    func journal(_ database: RideGuardDatabase, _ text: String) {
-        try? database.journal(JournalEntry("system", text), at: Date().timeIntervalSince1970)
     }
 
     /// Rewrites the configuration file with the new language, keeping its comments and its mode.

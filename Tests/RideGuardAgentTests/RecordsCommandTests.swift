@@ -24,6 +24,8 @@ import Testing
         let missing = try Rideguard.run(["contacts", "remove", "Nobody", "--database", db])
         #expect(missing.status == 1 && missing.stderr.contains("no contact named or numbered 'Nobody'"))
         #expect(try RideGuardDatabase(path: db).contacts().map(\.name) == ["Jo"])
+        let journal = try RideGuardDatabase(path: db).journal(kind: "system").map(\.text)
+        #expect(journal == ["contact removed: Sam +33•••••5678", "contact added: Jo +49•••••••5678", "contact added: Sam +33•••••5678"])
     }
 
     /// Without --database, the commands use the database the configuration names: the agent's.
