@@ -147,6 +147,7 @@ public final class Agent: Sendable {
         // systemd waits 90 s before SIGKILL; a part that has not stopped after 10 s is cancelled.
         settings.maximumGracefulShutdownDuration = .seconds(10)
         let group = ServiceGroup(configuration: settings)
+        StartupMemory.release()   // the configuration, the database and the command line are done with
         self.group.withLock { $0 = group }
         if stopping.load(ordering: .acquiring) { await group.triggerGracefulShutdown() }
         do {

@@ -44,7 +44,10 @@ public enum ConfigurationFile {
         var problems: [ConfigurationFileError.Problem] = []
         let root: Node?
         do {
-            root = try Yams.compose(yaml: text)
+            // The basic resolver leaves every scalar a string, read below by the key's own type.
+            // (Yams' default resolver matches each one against regular expressions, which pulls
+            // ICU's regex engine into the agent's memory for nothing.)
+            root = try Yams.compose(yaml: text, .basic)
         } catch {
             let line = (error as? YamlError).flatMap(errorLine)
             throw ConfigurationFileError(source: source, problems: [.init(line: line, key: "file", reason: "not valid YAML: \(error)")])
@@ -64,7 +67,7 @@ public enum ConfigurationFile {
                 continue
             }
             guard let mapping = value.mapping else {
-                if value.null == nil { problems.append(.init(line: line(value), key: section, reason: "expected keys under it")) }
+                if !isNull(value) { problems.append(.init(line: line(value), key: section, reason: "expected keys under it")) }
                 continue
             }
             for (entryKey, entryValue) in mapping {
@@ -127,7 +130,7 @@ public enum ConfigurationFile {
             "simulated": { c, n throws(ValueError) in c.gps.simulated = try bool(n) },
             "gpsd": { c, n throws(ValueError) in c.gps.gpsd = try string(n) },
             "fixed_position": { c, n throws(ValueError) in
-                guard let items = n.sequence, items.count == 2, let lat = items[0].float, let lon = items[1].float else {
+                guard let items = n.sequence, items.count == 2, let lat = try? double(items[0]), let lon = try? double(items[1]) else {
                     throw ValueError(reason: "expected [latitude, longitude]")
                 }
                 c.gps.fixedPosition = [lat, lon]
@@ -186,9 +189,19 @@ public enum ConfigurationFile {
         return value
     }
 
+    /// YAML 1.1's words, as before: true/yes/on and false/no/off, any case.
     static func bool(_ n: Node) throws(ValueError) -> Bool {
-        guard let value = n.bool else { throw ValueError(reason: "'\(n.scalar?.string ?? "…")' is not true or false") }
-        return value
+        switch n.scalar?.string.lowercased() {
+        case "true", "yes", "on": return true
+        case "false", "no", "off": return false
+        default: throw ValueError(reason: "'\(n.scalar?.string ?? "…")' is not true or false")
+        }
+    }
+
+    /// An empty value, `~` or `null`, unquoted.
+    static func isNull(_ n: Node) -> Bool {
+        guard let scalar = n.scalar, scalar.style == .plain else { return false }
+        return ["", "~", "null", "Null", "NULL"].contains(scalar.string)
     }
 
     static func line(_ n: Node) -> Int? { n.mark.map { $0.line } }

@@ -90,6 +90,29 @@ import Testing
         #expect(found.contains(.init(line: 11, key: "modme", reason: "unknown section (did you mean modem?)")))
     }
 
+    /// Every scalar is read as text by its key's type: YAML 1.1's yes/no/on/off still work, an
+    /// empty section is allowed, and a position must be two numbers.
+    @Test func scalarsAreReadByTheirKey() throws {
+        let c = try ConfigurationFile.parse("""
+            gpio:
+              simulated: Yes
+            modem:
+              simulated: on
+            gps:
+              simulated: TRUE
+              fixed_position: [-33.9, 1.5e2]
+            imu:
+            workflow: ~
+            """, source: "x")
+        #expect(c.gpio.simulated && c.modem.simulated && c.gps.simulated)
+        #expect(c.gps.fixedPosition == [-33.9, 150])
+        #expect(try !ConfigurationFile.parse("gpio:\n  simulated: off\n", source: "x").gpio.simulated)
+        #expect(problems("gpio:\n  simulated: maybe\n") == [.init(line: 2, key: "gpio.simulated", reason: "'maybe' is not true or false")])
+        #expect(problems("gps:\n  fixed_position: [north, 5]\n") == [.init(line: 2, key: "gps.fixed_position", reason: "expected [latitude, longitude]")])
+        #expect(problems("imu: fast\n") == [.init(line: 1, key: "imu", reason: "expected keys under it")])
+        #expect(problems("imu: \"\"\n") == [.init(line: 1, key: "imu", reason: "expected keys under it")])
+    }
+
     @Test func baudIsAWholeSupportedSpeed() {
         #expect(problems("modem:\n  baud: 115200.5\n") == [.init(line: 2, key: "modem.baud", reason: "'115200.5' is not a whole number")])
         #expect(problems("modem:\n  baud: 1234\n").first?.reason
