@@ -60,6 +60,11 @@ public struct CrashDetector: Sendable {
     private var pulseHorizontalPeak = 0.0
     private var pulseBaseline = Vector3.zero
     private var lastImpactReport = -Double.infinity
+    private var lastPulseEnd = -Double.infinity
+
+    // GPS speed: the last reading and since when it has been read (a trace holds it between fixes).
+    private var speedReading = Double.nan
+    private var speedReadingSince = Double.nan
     private var collisionTime = -Double.infinity
 
     // Evidence over the last 20 s (two 10 s buckets).
@@ -84,6 +89,9 @@ public struct CrashDetector: Sendable {
     private var gyroTiltValid = false
     private var rotationSinceStill = Quaternion.identity
     private var gyroAnchorTime = -Double.infinity
+    // The smoothed force when the current still period began, and at the gyro anchor.
+    private var forceAtStillStart = Vector3.zero
+    private var forceAtAnchor = Vector3.zero
 
     // Crash state.
     public private(set) var phase = Phase.learning
@@ -180,17 +188,27 @@ public struct CrashDetector: Sendable {
         // hidden (a dead axis, or free fall): the split into forward and sideways is then unreliable.
         let degenerate = !plausible(reference.magnitude)
         let uncertain = magnitude < 0.9 * gravity || degenerate || deadReported != .zero
-        if uncertain && !degenerate && gyroTiltValid && t - gyroAnchorTime <= 60 && postureDegrees >= 40 {
-            // How far gravity has turned since the bike was last still and upright, by the gyro. It
-            // only settles a tilt the accelerometer already sees as large but ambiguous: the gyro
-            // measures the geometric lean, which in a steady turn is large while the force stays
-            // along the bike. It needs a trustworthy vertical and a recent anchor (it drifts).
-            let gyroTilt = acosDegrees(max(-1, min(1, up.dot(rotationSinceUpright.inverseRotate(up)))))
-            postureDegrees = max(postureDegrees, gyroTilt)
+        if uncertain && gyroTiltValid && t - gyroAnchorTime <= 60 {
+            // How far gravity has turned since the bike was last still and upright, by the gyro
+            // (it drifts: the anchor must be recent). With a known dead axis, gravity at the anchor
+            // is rebuilt around it and the result must also match what the live axes read now,
+            // which a turn (force along the bike, not gravity) does not. Otherwise the gyro only
+            // settles a tilt the accelerometer already sees as large but ambiguous: it measures
+            // the geometric lean, which in a steady turn is large while the force stays along the
+            // bike, and needs a trustworthy vertical.
+            if deadReported != .zero {
+                // Only after a rotation as fast as a fall (riding turns and stops stay far below):
+                // over a long stop the integrated bias alone would tilt the rebuilt gravity.
+                let fellFast = max(recent.peakRotation, previous.peakRotation) >= 1.5
+                if fellFast, let tilt = deadAxisGyroTilt(now: smoothed) { postureDegrees = max(postureDegrees, tilt) }
+            } else if !degenerate && postureDegrees >= 40 {
+                postureDegrees = max(postureDegrees, acosDegrees(max(-1, min(1, up.dot(rotationSinceUpright.inverseRotate(up))))))
+            }
         }
         let lying = isLying(cosine: cosine, uncertain: uncertain)
 
         trackImpact(a, up: up, t: t, dt: dt, emit: emit)
+        if let speed = sample.speed { watchSpeed(speed, t: t) }
         let still = updateStillness(sample, t: t)
 
         if crashed {
@@ -211,9 +229,13 @@ public struct CrashDetector: Sendable {
             // The rotation counts from the start of the last still period in which the bike stood
             // upright for a second. The smoothed signals lag, so a slow fall begins while it still
             // looks still and upright; a still period must last before it becomes the reference.
-            if still && stillFor == 0 { rotationSinceStill = .identity }
+            if still && stillFor == 0 {
+                rotationSinceStill = .identity
+                forceAtStillStart = smoothed
+            }
             if still && stillFor >= 1 && postureDegrees < 20 && !lying {
                 rotationSinceUpright = rotationSinceStill
+                forceAtAnchor = forceAtStillStart
                 gyroTiltValid = true
                 gyroAnchorTime = t
                 if (gyroSmoothed - gyroBias).magnitude < 0.05 { gyroBias += (gyroSmoothed - gyroBias) * (dt / (5 + dt)) }
@@ -222,13 +244,21 @@ public struct CrashDetector: Sendable {
         if stillFor >= 2 && (magnitude < 0.9 * gravity || degenerate) { sawDeficientRest = true }
         if lying && still {
             // Uncertain postures wait longer (free fall cannot last that long). A reference far from 1 g
-            // also needs a clearer angle: there hard braking can look like a large tilt for a few seconds.
+            // also needs a clearer angle, or a longer rest: there hard braking can look like a large
+            // tilt for a few seconds.
             let needed = uncertain ? cfg.lowMagnitudeRestConfirmationSeconds : cfg.restConfirmationSeconds
             let clear = !degenerate || postureDegrees >= max(cfg.lyingAngleDegrees, 65)
+                || stillFor >= cfg.ambiguousRestConfirmationSeconds
             if clear && stillFor >= needed && t - lyingSince >= min(needed, cfg.restConfirmationSeconds) {
                 declareCrash(.lyingStill, t: t, stillFor: stillFor, emit: emit)
                 return
             }
+        } else if still && postureDegrees >= cfg.lyingAngleDegrees && stillFor >= cfg.ambiguousRestConfirmationSeconds {
+            // Past the lying angle but about the pitch axis: a wheelie moves, and is never held
+            // still for seconds. A bike that came to rest that far over has gone down, whatever
+            // the learned forward axis says (it can be wrong after a short ride).
+            declareCrash(.lyingStill, t: t, stillFor: stillFor, emit: emit)
+            return
         }
         if t - collisionTime <= cfg.collisionWatchSeconds && still && stillFor >= cfg.collisionRestSeconds {
             declareCrash(.collisionThenStill, t: t, stillFor: stillFor, emit: emit)
@@ -277,6 +307,36 @@ public struct CrashDetector: Sendable {
         reference = mean
         phase = .moving
         emit(.uprightLearned(t: t, up: direction))
+    }
+
+    /// The tilt since the gyro anchor when a known dead axis hides part of gravity. At rest the full
+    /// gravity is 1 g, so at the anchor its hidden part along the dead axis is ±√(1 − |visible|²);
+    /// each sign, turned by the rotation the gyro measured since, predicts what the live axes read
+    /// now. The sign whose prediction matches the reading (clearly better than the other) gives
+    /// the tilt; none matching, the gyro says nothing.
+    private func deadAxisGyroTilt(now: Vector3) -> Double? {
+        guard let dead = (0..<3).first(where: { deadReported[$0] != 0 }) else { return nil }
+        let anchor = forceAtAnchor / standardGravity
+        let current = now / standardGravity
+        var visibleNow = current
+        visibleNow[dead] = 0
+        let hidden = max(0, 1 - anchor.dot(anchor)).squareRoot()
+        let hiddenNow = max(0, 1 - visibleNow.dot(visibleNow)).squareRoot()
+        func candidate(_ sign: Double) -> (error: Double, tilt: Double) {
+            var gravity = anchor
+            gravity[dead] += sign * hidden
+            let turned = rotationSinceUpright.inverseRotate(gravity)
+            // The live axes must read the turned gravity, and the dead one must hide what is
+            // missing from 1 g now.
+            var mismatch = turned - current
+            mismatch[dead] = abs(turned[dead]) - hiddenNow
+            let cosine = gravity.dot(turned) / max(gravity.dot(gravity), 1e-9)
+            return (mismatch.magnitude, acosDegrees(max(-1, min(1, cosine))))
+        }
+        let plus = candidate(1), minus = candidate(-1)
+        let (best, other) = plus.error <= minus.error ? (plus, minus) : (minus, plus)
+        guard best.error < 0.25, best.error < 0.5 * other.error || hidden < 0.1 else { return nil }
+        return best.tilt
     }
 
     /// Lying: far from upright, and tilted sideways (a wheelie tilts as far, but about the pitch
@@ -369,6 +429,7 @@ public struct CrashDetector: Sendable {
         pulseHorizontalPeak = max(pulseHorizontalPeak, horizontal.magnitude / g)
         guard t - pulseLastAbove > 0.1 || t - pulseStart > cfg.pulseMaximumSeconds else { return }
         inPulse = false
+        lastPulseEnd = t
         let deltaV = pulseDeltaV.magnitude
         recent.deltaV = max(recent.deltaV, deltaV)
         if pulseHorizontalPeak >= cfg.collisionPeakG && deltaV >= cfg.collisionDeltaV {
@@ -378,6 +439,26 @@ public struct CrashDetector: Sendable {
             lastImpactReport = t
             emit(.impact(t: pulseStart, peakG: pulsePeak, horizontalG: pulseHorizontalPeak, deltaV: deltaV))
         }
+    }
+
+    /// A collision seen by GPS: the speed fell between two readings faster than any brakes can
+    /// stop a bike, with an impact pulse in between. It needs no axis in particular, so it still
+    /// sees a pinned collision whose longitudinal pulse fell on a dead or clipped axis.
+    private mutating func watchSpeed(_ speed: Double, t: Double) {
+        guard speed.isFinite, speed != speedReading else { return }
+        let cfg = configuration
+        if speedReading.isFinite {
+            // A held value is the last fix repeated: GPS gives one at least every second.
+            let drop = speedReading - speed
+            let interval = min(t - speedReadingSince, 1)
+            if drop >= cfg.collisionSpeedDrop && drop > cfg.maximumBrakingG * standardGravity * interval
+                && t - lastPulseEnd <= 1.5 {
+                collisionTime = t
+                recent.deltaV = max(recent.deltaV, drop)
+            }
+        }
+        speedReading = speed
+        speedReadingSince = t
     }
 
     /// Still while the smoothed signals stay where they settled; returns whether still now.
@@ -421,7 +502,8 @@ public struct CrashDetector: Sendable {
     /// After a crash: upright and not lying still for `rearmSeconds` re-arms.
     private mutating func watchForRearm(lying: Bool, still: Bool, magnitude: Double, t: Double,
                                         emit: (DetectorEvent) -> Void) {
-        let upright = postureDegrees < 30 && magnitude > 0.7 * gravity
+        // Upright reads what the learned reference read (less than 1 g when a dead axis hides part).
+        let upright = postureDegrees < 30 && magnitude > 0.7 * min(gravity, reference?.magnitude ?? gravity)
         if upright {
             if uprightSince.isNaN { uprightSince = t }
             if t - uprightSince >= configuration.rearmSeconds {

@@ -17,6 +17,10 @@ public struct DetectorConfiguration: Equatable, Sendable, Codable {
     /// gravity), so that free fall during a jump can never last long enough to look like rest, and
     /// once an axis is known dead (the wheelie/fall distinction is then lost).
     public var lowMagnitudeRestConfirmationSeconds = 3.0
+    /// Used for a tilt past the lying angle that is ambiguous: it looks like a pitch (a wheelie), or
+    /// the sensor misses an axis and the angle is short of a clear 65°. Neither a wheelie nor hard
+    /// braking is held still that long, while a fallen bike stays down, seconds.
+    public var ambiguousRestConfirmationSeconds = 4.0
     /// Low-pass time constant (two cascaded stages) that removes engine and road vibration, seconds.
     public var smoothingSeconds = 0.2
     /// The smoothed acceleration must stay within this distance of where it settled, m/s².
@@ -32,6 +36,11 @@ public struct DetectorConfiguration: Equatable, Sendable, Codable {
     /// Horizontal change of velocity within one pulse that makes it a collision, m/s. A sensor
     /// clipping at ±8 g under-reads a 20–40 g pulse, so this is set well below the true delta-v.
     public var collisionDeltaV = 2.0
+    /// A GPS speed drop at least this large, between two readings, faster than `maximumBrakingG`
+    /// and with an impact pulse in between, is a collision too, m/s.
+    public var collisionSpeedDrop = 5.0
+    /// The hardest a motorcycle brakes (about 1 g with ABS on dry asphalt), in g.
+    public var maximumBrakingG = 1.3
     /// Longest pulse integrated for delta-v, seconds (hard braking lasts longer and peaks far lower).
     public var pulseMaximumSeconds = 0.4
     /// After a collision, how long the detector waits for the bike to come to rest, seconds.
@@ -63,6 +72,8 @@ public struct DetectorConfiguration: Equatable, Sendable, Codable {
         check(restConfirmationSeconds >= 0.2 && restConfirmationSeconds <= 10, "restConfirmationSeconds must be 0.2...10")
         check(lowMagnitudeRestConfirmationSeconds >= restConfirmationSeconds && lowMagnitudeRestConfirmationSeconds <= 15,
               "lowMagnitudeRestConfirmationSeconds must be at least restConfirmationSeconds and at most 15")
+        check(ambiguousRestConfirmationSeconds >= lowMagnitudeRestConfirmationSeconds && ambiguousRestConfirmationSeconds <= 20,
+              "ambiguousRestConfirmationSeconds must be at least lowMagnitudeRestConfirmationSeconds and at most 20")
         check(smoothingSeconds > 0.01 && smoothingSeconds <= 1, "smoothingSeconds must be 0.01...1")
         check(stillAccelerationTolerance > 0, "stillAccelerationTolerance must be positive")
         check(stillRotationTolerance > 0, "stillRotationTolerance must be positive")
@@ -70,6 +81,8 @@ public struct DetectorConfiguration: Equatable, Sendable, Codable {
         check(impactThresholdG > 1, "impactThresholdG must be above 1")
         check(collisionPeakG > impactThresholdG, "collisionPeakG must be above impactThresholdG")
         check(collisionDeltaV > 0, "collisionDeltaV must be positive")
+        check(collisionSpeedDrop > 0, "collisionSpeedDrop must be positive")
+        check(maximumBrakingG >= 0.8 && maximumBrakingG <= 3, "maximumBrakingG must be 0.8...3")
         check(pulseMaximumSeconds > 0.05 && pulseMaximumSeconds <= 2, "pulseMaximumSeconds must be 0.05...2")
         check(uprightLearningSeconds >= 1, "uprightLearningSeconds must be at least 1")
         if let up = calibratedUp {
@@ -99,6 +112,7 @@ extension DetectorConfiguration {
         Setting("wheelieMaximumDegrees", \.wheelieMaximumDegrees, "beyond this posture a pitch-like tilt is lying too (°)"),
         Setting("restConfirmationSeconds", \.restConfirmationSeconds, "lying and still for this long before the alarm (s)"),
         Setting("lowMagnitudeRestConfirmationSeconds", \.lowMagnitudeRestConfirmationSeconds, "the same when the sensor reads well under 1 g at rest or has a dead axis (s)"),
+        Setting("ambiguousRestConfirmationSeconds", \.ambiguousRestConfirmationSeconds, "the same for a tilt past the angle that looks like a wheelie, or is short of 65° with a dead axis (s)"),
         Setting("smoothingSeconds", \.smoothingSeconds, "low-pass time constant removing engine and road vibration (s)"),
         Setting("stillAccelerationTolerance", \.stillAccelerationTolerance, "how far the smoothed acceleration may wander and still be still (m/s²)"),
         Setting("stillRotationTolerance", \.stillRotationTolerance, "how far the smoothed rotation may wander and still be still (rad/s)"),
@@ -106,6 +120,8 @@ extension DetectorConfiguration {
         Setting("impactThresholdG", \.impactThresholdG, "dynamic acceleration that opens an impact pulse (g)"),
         Setting("collisionPeakG", \.collisionPeakG, "horizontal peak that makes a pulse a collision (g)"),
         Setting("collisionDeltaV", \.collisionDeltaV, "horizontal delta-v within one pulse that makes it a collision (m/s)"),
+        Setting("collisionSpeedDrop", \.collisionSpeedDrop, "a GPS speed drop this large between two fixes, faster than any braking and with an impact, is a collision (m/s)"),
+        Setting("maximumBrakingG", \.maximumBrakingG, "the hardest a motorcycle brakes; a GPS speed drop faster than this is a collision (g)"),
         Setting("pulseMaximumSeconds", \.pulseMaximumSeconds, "longest pulse integrated for delta-v (s)"),
         Setting("collisionWatchSeconds", \.collisionWatchSeconds, "after a collision, how long to wait for the bike to come to rest (s)"),
         Setting("collisionRestSeconds", \.collisionRestSeconds, "after a collision, still for this long before the alarm (s)"),

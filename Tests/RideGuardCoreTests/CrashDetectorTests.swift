@@ -136,6 +136,51 @@ func ride(_ feeder: inout SignalFeeder, seconds: Double) {
         #expect(feeder.crashes.isEmpty)
     }
 
+    /// Past the lying angle about the pitch axis: a wheelie moves and comes down within seconds, a
+    /// bike that rests there has gone down (the learned forward axis can be wrong after a short ride).
+    @Test func pitchLikeTiltHeldStillIsACrashAfterTheLongerRest() throws {
+        var feeder = SignalFeeder()
+        ride(&feeder, seconds: 90)
+        #expect(feeder.detector.forward != nil)
+        // Balancing a wheelie past the angle: the pitch wanders by ±6° (never still), for 10 s.
+        feeder.feed(10) { t in vibrating(pitched((66 + 6 * sin(2 * .pi * 0.7 * t)) * .pi / 180), t) }
+        ride(&feeder, seconds: 10)
+        #expect(feeder.crashes.isEmpty)
+        // Resting at 66°, about the pitch axis, the engine idling.
+        let rest = feeder.t
+        feeder.feed(3.5) { t in vibrating(pitched(66 * .pi / 180), t, amplitude: 0.1) }
+        #expect(feeder.crashes.isEmpty, "a pitch-like tilt waits for the longer rest")
+        feeder.feed(4) { t in vibrating(pitched(66 * .pi / 180), t, amplitude: 0.1) }
+        let crash = try #require(feeder.crashes.first)
+        #expect(crash.t - rest > 4 && crash.t - rest < 5.5, "\(crash.t - rest) s after coming to rest")
+    }
+
+    /// GPS at 1 Hz sees what a dead longitudinal axis hides: 14 m/s gone between two fixes, an
+    /// impact in between. Braking as hard as a bike can (1 g) to a stop, over a pothole, is not it.
+    @Test func speedGoneFasterThanBrakesCanIsACollision() throws {
+        func run(speeds: [Double], pulse: Bool) -> SignalFeeder {
+            var feeder = SignalFeeder()
+            feeder.feed(40, speed: speeds[0]) { t in vibrating(Vector3(0, 0, g), t) }
+            for (index, speed) in speeds.enumerated().dropFirst() {
+                if pulse && index == 1 {
+                    // A 4 g vertical knock: all that a sensor with a dead x axis sees of the crash.
+                    feeder.feed(0.05, speed: speeds[0]) { _ in Vector3(0, 0, 4 * g) }
+                    feeder.feed(0.95, speed: speeds[0]) { t in vibrating(Vector3(0, 0, g), t) }
+                }
+                feeder.feed(1, speed: speed) { t in vibrating(Vector3(0, 0, g), t, amplitude: 0.1) }
+            }
+            feeder.feed(8, speed: speeds.last!) { t in vibrating(Vector3(0, 0, g), t, amplitude: 0.1) }
+            return feeder
+        }
+        let pinned = run(speeds: [14, 0.2], pulse: true)
+        let crash = try #require(pinned.crashes.first)
+        #expect(crash.evidence.reason == .collisionThenStill)
+        #expect(crash.evidence.deltaV > 13)
+        #expect(crash.t - 41 < 4)
+        #expect(run(speeds: [14, 4.2, 0], pulse: true).crashes.isEmpty, "1 g braking over a pothole")
+        #expect(run(speeds: [14, 0.2], pulse: false).crashes.isEmpty, "a GPS jump without an impact")
+    }
+
     @Test func collisionThatLeavesTheBikeUprightIsACrash() throws {
         var feeder = SignalFeeder()
         feeder.rate = 1000
@@ -232,7 +277,31 @@ func ride(_ feeder: inout SignalFeeder, seconds: Double) {
         #expect(throws: ConfigurationError(key: "smoothingSeconds", reason: "smoothingSeconds must be 0.01...1")) {
             try config.set("smoothingSeconds", to: "5")
         }
-        #expect(DetectorConfiguration.settings.count == 19)
+        #expect(DetectorConfiguration.settings.count == 22)
+    }
+
+    @Test func gyroRebuildsGravityAroundADeadAxisThatCarriesMostOfIt() throws {
+        // Tilted 50° about x with y dead: upright, the sensor reads only 0.64 g, no trustworthy
+        // vertical. Once y is known dead, gravity at the last upright stop is rebuilt (the hidden
+        // part's sign is the one whose gyro-turned prediction matches the live axes).
+        let tilt = 50.0 * .pi / 180
+        let mounting: (Vector3) -> Vector3 = { v in Vector3(v.x, 0.02, v.y * sin(tilt) + v.z * cos(tilt)) }
+        for direction in [-1.0, 1.0] {
+            var feeder = SignalFeeder(mounting: mounting)
+            ride(&feeder, seconds: 40)
+            feeder.feed(5) { _ in Vector3(0, 0, g) }                   // a stop: the deficient rest
+            ride(&feeder, seconds: 40)                                 // y is reported dead
+            #expect(feeder.events.contains { if case .sensorFault(_, .deadAxis(1)) = $0 { true } else { false } })
+            feeder.feed(5, gyro: .zero) { _ in Vector3(0, 0, g) }      // upright at a stop
+            let fall = 85.0 * .pi / 180, duration = 0.8, start = feeder.t
+            let rate = direction * fall / duration
+            feeder.feed(duration, gyro: Vector3(rate, 0, 0)) { t in rolled(rate * (t - start)) }
+            let rest = feeder.t
+            feeder.feed(8, gyro: .zero) { _ in rolled(direction * fall) }
+            let crash = try #require(feeder.crashes.first, "falling \(direction)")
+            #expect(crash.t - rest < 4.5)
+            #expect(crash.evidence.postureDegrees > 70, "\(crash.evidence.postureDegrees)°")
+        }
     }
 
     @Test func gyroSeesTheFallWhenTheDeadAxisTakesGravity() throws {
