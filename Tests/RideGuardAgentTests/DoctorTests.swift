@@ -89,7 +89,10 @@ extension AgentTests {
         }
         usleep(500_000)
         #expect(process.wait(0) == nil, "the agent died")
-        #expect(try Rideguard.run(["status", "--socket", rig.socket]).stdout.contains("state: armed"))
+        // Still answering (the example trace's crash, 31 s in, may have started the countdown by now
+        // on a slow machine: any state will do).
+        let after = try Rideguard.run(["status", "--socket", rig.socket])
+        #expect(after.status == 0 && after.stdout.contains("state: "), "\(after.stdout)\(after.stderr)")
     }
 
     /// An armed agent whose IMU stops sending tells systemd it is blind, and says so again when the
