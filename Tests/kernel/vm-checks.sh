@@ -1,0 +1,184 @@
+#!/bin/sh
+# The VM's /init (busybox sh): RideGuard against a real kernel's GPIO and IIO. scripts/vm-test.sh
+# boots Debian's kernel with this, the rideguard binary, our test-only modules and a trace.
+#   - gpio-sim lines named GPIO17 (the button) and GPIO18 (the buzzer), read and driven through
+#     sysfs as an outside circuit would: a press is the line's pull going down;
+#   - rideguard-imu-sim, an MPU6050-like IIO device fed with the trace, read through libiio's local:
+# Every check prints "vm-test: ok - …" or "vm-test: not ok - …"; the last line counts them.
+# RIDEGUARD_VM_BREAK=buzzer|button on the kernel command line breaks the wiring on purpose, to show
+# that the checks fail when the buzzer does not toggle or a press is not seen.
+
+export PATH=/bin:/sbin:/usr/bin
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /tmp /run /var/lib/rideguard
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "vm-test: ok - $*"; }
+bad() { fail=$((fail + 1)); echo "vm-test: not ok - $*"; }
+finish() {
+    echo "vm-test: $pass passed, $fail failed"
+    sync
+    poweroff -f
+}
+# waits up to $2 seconds for the agent's log to contain $1
+wait_log() {
+    i=0
+    while [ $i -lt $(($2 * 10)) ]; do
+        grep -q "$1" /tmp/agent.log 2>/dev/null && return 0
+        usleep 100000
+        i=$((i + 1))
+    done
+    return 1
+}
+
+break=$(sed -n 's/.*RIDEGUARD_VM_BREAK=\([a-z]*\).*/\1/p' /proc/cmdline)
+echo "vm-test: kernel $(uname -r), $(nproc) CPU, break=${break:-nothing}"
+
+for module in configfs industrialio kfifo_buf gpio-sim-rg rideguard-imu-sim; do
+    insmod /modules/$module.ko || { bad "insmod $module"; finish; }
+done
+mount -t configfs configfs /sys/kernel/config
+
+# A gpio-sim chip with the Pi's line names, as the Pi's pinctrl names them.
+sim=/sys/kernel/config/gpio-sim/rideguard
+mkdir $sim $sim/bank0
+echo rideguard-vm > $sim/bank0/label
+echo 28 > $sim/bank0/num_lines
+for n in 17 18 27; do
+    mkdir $sim/bank0/line$n
+    echo GPIO$n > $sim/bank0/line$n/name
+done
+echo 1 > $sim/live
+lines=/sys/devices/platform/$(cat $sim/dev_name)/$(cat $sim/bank0/chip_name)
+[ -e $lines/sim_gpio17/pull ] && ok "gpio-sim chip $(cat $sim/bank0/chip_name) with GPIO17/GPIO18" || { bad "gpio-sim lines at $lines"; finish; }
+echo pull-up > $lines/sim_gpio17/pull   # the button's pull-up, released
+
+# The button as the rider would: the line pulled to ground while held.
+button_line=17
+[ "$break" = button ] && button_line=27
+press() { echo pull-down > $lines/sim_gpio$button_line/pull; }
+release() { echo pull-up > $lines/sim_gpio$button_line/pull; }
+
+buzzer=GPIO18
+[ "$break" = buzzer ] && buzzer=GPIO27
+mkdir -p /etc/rideguard
+cat > /etc/rideguard/config.yaml <<YAML
+imu:
+  device: rideguard-imu-sim
+  rate_hz: $(cat /feed/rate)
+gpio:
+  buzzer: $buzzer
+  button: GPIO17
+gps:
+  simulated: true
+  fixed_position: [48.85837, 2.29448]
+modem:
+  simulated: true
+workflow:
+  countdown_s: 20
+database: /var/lib/rideguard/rideguard.sqlite
+control_socket: /run/rideguard/control.sock
+YAML
+rideguard config check || bad "config check"
+rideguard contacts add Anna "+33 6 12 34 56 78" > /dev/null || bad "contacts add"
+rideguard message set "I may have crashed. Please call me." > /dev/null || bad "message set"
+# The device takes whole records per write: dd writes blocks of 100 records.
+feed() { dd if="$1" of=/dev/rideguard-imu-sim bs=2400 2>/dev/null; }
+
+# --- The IMU through libiio's local backend: the rate and 1 g at rest.
+feed /feed/rest.bin
+rideguard record --device rideguard-imu-sim --rate "$(cat /feed/rate)" --duration 4 --out /tmp/rest.csv
+awk -F, -v rate="$(cat /feed/rate)" '
+    /^#/ || /^time_s/ { next }
+    { if (n == 0) first = $1; last = $1; n++; g2 += ($2 * $2 + $3 * $3 + $4 * $4) / (9.80665 * 9.80665) }
+    END {
+        measured = (n - 1) / (last - first); mean = g2 / n   # busybox awk has no sqrt: |a|² in g²
+        printf "vm-test: recorded %d samples, %.1f Hz (nominal %d), mean |a|² %.3f g²\n", n, measured, rate, mean
+        exit !(n > 2 * rate && measured > 0.9 * rate && measured < 1.1 * rate && mean > 0.94 && mean < 1.06)
+    }' /tmp/rest.csv && ok "record: the IIO device's rate and 1 g at rest" || bad "record: rate or 1 g at rest"
+
+# --- doctor on healthy lines, then on a line that is taken and on one that does not exist.
+rideguard doctor > /tmp/doctor.out 2>&1
+status=$?
+cat /tmp/doctor.out
+[ $status -eq 0 ] && ! grep -q "✗" /tmp/doctor.out && ok "doctor passes on healthy lines and IMU" || bad "doctor on healthy hardware (exit $status)"
+
+base=
+for chip in /sys/class/gpio/gpiochip*; do
+    [ "$(cat $chip/label)" = rideguard-vm ] && base=$(cat $chip/base)
+done
+echo $((base + 17)) > /sys/class/gpio/export   # sysfs takes the button's line, as another program would
+rideguard doctor > /tmp/doctor.out 2>&1
+status=$?
+cat /tmp/doctor.out
+[ $status -ne 0 ] && grep "✗" /tmp/doctor.out | grep -q "GPIO17" && ok "doctor fails on a taken button line, naming it" || bad "doctor on a taken line (exit $status)"
+echo $((base + 17)) > /sys/class/gpio/unexport
+
+sed 's/button: GPIO17/button: GPIO5/' /etc/rideguard/config.yaml > /tmp/missing.yaml
+rideguard doctor --config /tmp/missing.yaml > /tmp/doctor.out 2>&1
+status=$?
+cat /tmp/doctor.out
+[ $status -ne 0 ] && grep "✗" /tmp/doctor.out | grep -q "GPIO5" && ok "doctor fails on a missing line, naming it" || bad "doctor on a missing line (exit $status)"
+
+# --- The agent: a replayed fall on the kernel's IIO, the buzzer on the real line, a press on it.
+rideguard run > /tmp/agent.log 2>&1 &
+agent=$!
+wait_log "armed: protecting" 60 && ok "agent armed on the real lines and IMU" || bad "agent did not arm"
+feed /feed/ride.bin &
+feeder=$!
+if wait_log "countdown of 20 s started" 150; then
+    ok "crash detected from the fall played through the IIO device"
+    # The buzzer's line as the circuit sees it, every 10 ms for 3 s.
+    i=0 changes=0 high=0 previous=
+    while [ $i -lt 300 ]; do
+        value=$(cat $lines/sim_gpio18/value)
+        [ "$value" = 1 ] && high=$((high + 1))
+        [ -n "$previous" ] && [ "$value" != "$previous" ] && changes=$((changes + 1))
+        previous=$value
+        usleep 10000
+        i=$((i + 1))
+    done
+    echo "vm-test: buzzer line GPIO18: $changes changes, high in $high of 300 reads"
+    [ $changes -ge 4 ] && [ $high -ge 15 ] && [ $high -le 285 ] && ok "the buzzer line toggles during the countdown" \
+        || bad "the buzzer line does not follow the countdown pattern"
+    press
+    sleep 2
+    release
+    wait_log "rider is fine" 10 && ok "a 2 s press on GPIO17 is the rider's 'I'm fine'" || bad "the press on GPIO17 was not seen"
+    sleep 2
+    i=0 high=0
+    while [ $i -lt 50 ]; do
+        [ "$(cat $lines/sim_gpio18/value)" = 1 ] && high=$((high + 1))
+        usleep 20000
+        i=$((i + 1))
+    done
+    [ $high -eq 0 ] && ok "the buzzer is silent after 'I'm fine'" || bad "the buzzer still sounds after 'I'm fine' ($high of 50 reads high)"
+    sleep 20   # past the end of the countdown: nothing may go out
+    ! grep -q "simulated modem" /tmp/agent.log && ok "nothing sent after 'I'm fine'" || bad "an SMS went out after 'I'm fine'"
+else
+    bad "no countdown after the fall"
+fi
+kill $feeder 2>/dev/null
+
+# --- The chip goes away and comes back: the agent stays up and keeps answering.
+echo 0 > $sim/live
+sleep 3
+kill -0 $agent 2>/dev/null && rideguard status > /dev/null && ok "agent runs and answers with the GPIO chip gone" || bad "agent after the chip went away"
+echo 1 > $sim/live
+sleep 3
+kill -0 $agent 2>/dev/null && rideguard status > /tmp/status.out && ok "agent runs and answers after the chip came back" || bad "agent after the chip came back"
+cat /tmp/status.out 2>/dev/null
+
+kill -TERM $agent
+wait $agent
+echo "vm-test: agent exit $?"
+echo "----- agent log"
+cat /tmp/agent.log
+echo "-----"
+finish
