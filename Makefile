@@ -3,18 +3,23 @@
 #   sudo make install    the binary, the unit, the udev rules, a default configuration, the state
 #                        directory and the service user; enables the service (start it after setup)
 #   make deb             build/rideguard_<version>_<arch>.deb from the same layout
+#   make deb-arm64       build/rideguard_<version>_arm64.deb from any Debian machine: cross-compiled
+#                        with Debian's Swift against trixie's arm64 libraries (scripts/build-arm64.sh)
 #   sudo make uninstall  removes what install put in place, except the configuration and the database
 # DESTDIR installs into a staging folder (as `make deb` does) without touching the system.
 
-VERSION  ?= 0.1.0
+VERSION  ?= $(shell sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/rideguard/RideGuard.swift)
 PREFIX   ?= /usr
 DESTDIR  ?=
 ARCH     := $(shell dpkg --print-architecture 2>/dev/null || uname -m)
-BINARY   := .build/release/rideguard
+BINARY   ?= .build/release/rideguard
+# How to run $(BINARY) on this machine (an emulator for a cross-built one), and how to strip it.
+RUN      ?=
+STRIP    ?= strip
 DEBROOT  := build/deb/root
 DEB      := build/rideguard_$(VERSION)_$(ARCH).deb
 
-.PHONY: all install uninstall deb clean
+.PHONY: all install stage uninstall deb deb-arm64 clean
 
 all: $(BINARY)
 
@@ -25,7 +30,12 @@ $(BINARY):
 	swift build -c release --product rideguard --static-swift-stdlib
 
 install: $(BINARY)
-	install -D -s -m 0755 $(BINARY) $(DESTDIR)$(PREFIX)/bin/rideguard
+	$(MAKE) stage
+
+# The files of an installation, from a binary already built.
+stage:
+	install -D -m 0755 $(BINARY) $(DESTDIR)$(PREFIX)/bin/rideguard
+	$(STRIP) $(DESTDIR)$(PREFIX)/bin/rideguard
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system $(DESTDIR)$(PREFIX)/lib/udev/rules.d
 	sed 's|/usr/bin/rideguard|$(PREFIX)/bin/rideguard|' systemd/rideguard.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/rideguard.service
 	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/rideguard.service
@@ -38,10 +48,10 @@ install: $(BINARY)
 	# The configuration is the installer's: an existing one is never overwritten.
 	install -d -m 0755 $(DESTDIR)/etc/rideguard
 	if [ -e $(DESTDIR)/etc/rideguard/config.yaml ]; then \
-		$(BINARY) config example > $(DESTDIR)/etc/rideguard/config.yaml.example; \
+		$(RUN) $(BINARY) config example > $(DESTDIR)/etc/rideguard/config.yaml.example; \
 		echo "kept /etc/rideguard/config.yaml; the current defaults are in config.yaml.example"; \
 	else \
-		$(BINARY) config example > $(DESTDIR)/etc/rideguard/config.yaml; \
+		$(RUN) $(BINARY) config example > $(DESTDIR)/etc/rideguard/config.yaml; \
 	fi
 	# Installing on this machine (not into a staging folder): the user, the state directory, udev, systemd.
 	if [ -z "$(DESTDIR)" ]; then $(PREFIX)/lib/rideguard/setup-system; fi
@@ -57,6 +67,9 @@ deb:
 	rm -rf build/deb
 	$(MAKE) install DESTDIR=$(CURDIR)/$(DEBROOT) PREFIX=/usr
 	bash scripts/build-deb.sh $(DEBROOT) $(VERSION) $(ARCH) $(DEB)
+
+deb-arm64:
+	bash scripts/build-arm64.sh $(VERSION)
 
 clean:
 	rm -rf build

@@ -2,8 +2,12 @@
 # Turns the staged install (make install DESTDIR=…) into a .deb with dpkg-deb: control file with
 # the dependencies dpkg-shlibdeps reads off the binary, the configuration as a conffile, and the
 # maintainer scripts in scripts/deb/. Called by `make deb`.
+#   build-deb.sh ROOT VERSION ARCH OUT [SHLIBS]
+# A cross-built binary's libraries are not this machine's: SHLIBS, the shlibs control files of the
+# target's library packages (scripts/arm64-sysroot.sh collects them), maps each library the binary
+# needs to its package, as dpkg-shlibdeps does from the installed ones.
 set -euo pipefail
-root=$1 version=$2 arch=$3 out=$4
+root=$1 version=$2 arch=$3 out=$4 shlibs=${5:-}
 here=$(cd "$(dirname "$0")" && pwd)
 bash "$here/install-deps.sh" --deb
 
@@ -13,13 +17,20 @@ for script in postinst prerm postrm; do
 done
 echo /etc/rideguard/config.yaml > "$root/DEBIAN/conffiles"
 
-# dpkg-shlibdeps wants to run in a source package: give it the smallest one.
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir "$work/debian"
-printf 'Source: rideguard\n\nPackage: rideguard\nArchitecture: any\n' > "$work/debian/control"
 binary=$(readlink -f "$root/usr/bin/rideguard")
-depends=$(cd "$work" && dpkg-shlibdeps -O "$binary" | sed -n 's/^shlibs:Depends=//p')
+if [ -n "$shlibs" ]; then
+    # Each NEEDED soname (libfoo.so.N) → the shlibs line "libfoo N package (>= version)".
+    depends=$(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\.so\.\(.*\)\]/\1 \2/p' | while read -r name soversion; do
+        awk -v n="$name" -v v="$soversion" '$1 == n && $2 == v { $1 = $2 = ""; sub(/^ +/, ""); print; exit }' "$shlibs"
+    done | sort -u | paste -sd, | sed 's/,/, /g')
+else
+    # dpkg-shlibdeps wants to run in a source package: give it the smallest one.
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+    mkdir "$work/debian"
+    printf 'Source: rideguard\n\nPackage: rideguard\nArchitecture: any\n' > "$work/debian/control"
+    depends=$(cd "$work" && dpkg-shlibdeps -O "$binary" | sed -n 's/^shlibs:Depends=//p')
+fi
 [ -n "$depends" ] || { echo "build-deb: dpkg-shlibdeps found no dependency for $binary" >&2; exit 1; }
 
 cat > "$root/DEBIAN/control" <<CONTROL

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Installs build/rideguard_*_arm64.deb in a Debian trixie arm64 root with `apt install ./…deb` (apt
+# fetches its dependencies from trixie) and runs, under qemu-user: --version, `config check` on the
+# installed default, `replay` of the installed example trace (a crash must be detected) and the demo
+# (3 SMS sent). The root is made once with debootstrap (kept under ${RIDEGUARD_CACHE:-/var/cache/rideguard})
+# and each run installs into a fresh copy of it. Run as root.
+#   scripts/check-deb-arm64.sh build/rideguard_0.2.0_arm64.deb
+set -euo pipefail
+deb=$(readlink -f "$1")
+cache=${RIDEGUARD_CACHE:-/var/cache/rideguard}
+base="$cache/trixie-arm64"
+mirror=${RIDEGUARD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+fail() { echo "check-deb-arm64: $*" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || fail "run as root (chroot)"
+started=$(date +%s)
+
+for p in qemu-user-static debootstrap; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || {
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends qemu-user-static debootstrap >/dev/null
+        break
+    }
+done
+# arm64 programs run through qemu-user: register it with the kernel where nothing did yet
+# (F: the interpreter is opened now, so it also works inside the chroot).
+if [ "$(dpkg --print-architecture)" != arm64 ] && [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
+    [ -e /proc/sys/fs/binfmt_misc/register ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+    sed -n '/^:/p' /usr/lib/binfmt.d/qemu-aarch64.conf > /proc/sys/fs/binfmt_misc/register
+fi
+
+if [ ! -e "$base/ready" ]; then
+    echo "check-deb-arm64: making a Debian trixie arm64 root in $base"
+    rm -rf "$base"
+    debootstrap --arch=arm64 --variant=minbase trixie "$base" "$mirror" > "$cache/trixie-arm64.log" 2>&1 \
+        || { tail -20 "$cache/trixie-arm64.log" >&2; exit 1; }
+    echo 'Acquire::Check-Valid-Until "false";' > "$base/etc/apt/apt.conf.d/99rideguard"
+    touch "$base/ready"
+fi
+
+root=$(mktemp -d "$cache/trixie-arm64-check.XXXXXX")
+mounts=()
+cleanup() {
+    for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount "${mounts[$i]}" 2>/dev/null || umount -l "${mounts[$i]}"; done
+    rm -rf "$root"
+}
+trap cleanup EXIT
+cp -a "$base/." "$root/"
+mount -t proc proc "$root/proc"; mounts+=("$root/proc")
+mount --bind /dev "$root/dev"; mounts+=("$root/dev")
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+cp "$deb" "$root/tmp/"
+in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"; }
+
+in_root apt-get update -qq
+install_started=$(date +%s)
+in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "/tmp/$(basename "$deb")" > "$root/tmp/apt.out" 2>&1 \
+    || { tail -30 "$root/tmp/apt.out" >&2; fail "apt install failed"; }
+echo "check-deb-arm64: installed with apt in $(( $(date +%s) - install_started )) s: $(in_root dpkg-query -W -f='${Package} ${Version} ${Architecture}, Depends: ${Depends}' rideguard)"
+
+version=$(in_root rideguard --version)
+[ "$version" = "$(dpkg-deb -f "$deb" Version)" ] || fail "rideguard --version says '$version'"
+in_root rideguard config check --config /etc/rideguard/config.yaml
+in_root rideguard replay /usr/share/rideguard/example-lowside.csv | tee "$root/tmp/replay.out" | tail -2
+grep -q "CRASH DETECTED" "$root/tmp/replay.out" || fail "replay of the example trace detected no crash"
+in_root bash -c 'cd / && rideguard demo --speed 6' > "$root/tmp/demo.out" 2>&1 || { tail -20 "$root/tmp/demo.out" >&2; fail "the demo failed"; }
+tail -1 "$root/tmp/demo.out"
+grep -q "demo over: 3 SMS sent" "$root/tmp/demo.out" || fail "the demo did not send its 3 SMS"
+echo "check-deb-arm64: rideguard $version installs and runs in trixie arm64 ($(( $(date +%s) - started )) s)"

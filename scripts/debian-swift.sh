@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Debian's own Swift: runs a command in this repository inside an amd64 Debian sid root that has
+# sid's `swiftlang` (6.2.3) and RideGuard's build dependencies. Trixie's swiftlang 6.0.3 cannot
+# build RideGuard: swift-log 1.16.2 needs the 6.2 language (`nonisolated(nonsending)`).
+#
+#   scripts/debian-swift.sh swift build ...      the repository is at /src, the current directory
+#   scripts/debian-swift.sh --arm64-sysroot ...  also mounts the arm64 build root at /sysroot
+#
+# The root is made once with debootstrap (about a minute here) and kept under
+# ${RIDEGUARD_CACHE:-/var/cache/rideguard}. Needs root (chroot, bind mounts).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+cache=${RIDEGUARD_CACHE:-/var/cache/rideguard}
+root="$cache/sid-amd64"
+mirror=${RIDEGUARD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+packages=swiftlang,libc6-dev,g++,pkg-config,libgpiod-dev,libiio-dev,libgps-dev,libsqlite3-dev,git,ca-certificates
+
+[ "$(id -u)" -eq 0 ] || { echo "debian-swift: run as root (chroot and bind mounts)" >&2; exit 1; }
+
+sysroot=""
+if [ "${1:-}" = "--arm64-sysroot" ]; then
+    shift
+    sysroot=$(bash "$here/arm64-sysroot.sh")
+fi
+
+if [ ! -x "$root/usr/libexec/swift/bin/swift-frontend" ]; then
+    dpkg-query -W -f='${Status}' debootstrap 2>/dev/null | grep -q "install ok installed" \
+        || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }
+    mkdir -p "$cache"
+    rm -rf "$root"
+    echo "debian-swift: making a Debian sid root with swiftlang in $root" >&2
+    debootstrap --variant=minbase --include="$packages" sid "$root" "$mirror" > "$cache/sid-amd64.log" 2>&1 \
+        || { tail -20 "$cache/sid-amd64.log" >&2; exit 1; }
+    # A snapshot mirror's Release files may be past their Valid-Until date.
+    echo 'Acquire::Check-Valid-Until "false";' > "$root/etc/apt/apt.conf.d/99rideguard"
+    rm -f "$root"/var/cache/apt/archives/*.deb
+    # Where git finds packages (a local mirror on machines without GitHub): the host's rewrites.
+    git config --system --get-regexp '^url\.' 2>/dev/null | while read -r key value; do
+        chroot "$root" git config --system --add "$key" "$value"
+    done
+fi
+
+mounts=()
+cleanup() {
+    for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount "${mounts[$i]}" 2>/dev/null || umount -l "${mounts[$i]}"; done
+}
+trap cleanup EXIT
+bind() {
+    mkdir -p "$root$2"
+    mount --bind "$1" "$root$2"
+    mounts+=("$root$2")
+}
+mkdir -p "$root/proc"
+mount -t proc proc "$root/proc"
+mounts+=("$root/proc")
+bind /dev /dev
+bind "$repo" /src
+for rewrite in $(git config --system --get-regexp '^url\.' 2>/dev/null | sed -n 's/^url\.\(\/[^ ]*\)\.insteadof .*/\1/p' | sort -u); do
+    bind "$rewrite" "$rewrite"
+done
+[ -n "$sysroot" ] && bind "$sysroot" /sysroot
+cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+
+chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/bin:/usr/bin:/bin TERM="${TERM:-dumb}" \
+    PKG_CONFIG_PATH="${PKG_CONFIG_PATH:-}" /bin/bash -c 'cd /src && exec "$@"' bash "$@"
