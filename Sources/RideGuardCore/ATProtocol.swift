@@ -54,7 +54,7 @@ public enum ATFinal: Equatable, Sendable {
     /// A vendor's own final word: `COMMAND NOT SUPPORT` (Huawei), `TOO MANY PARAMETERS`, `NO CARRIER`.
     case other(String)
 
-    init?(line: String) {
+    public init?(line: String) {
         switch line {
         case "OK": self = .ok
         case "ERROR": self = .error
@@ -94,6 +94,14 @@ public struct ATExchange: Sendable {
     public init(command: String) {
         self.command = command
         answerPrefix = ATExchange.prefix(of: command)
+    }
+
+    /// A read query (`AT+CPIN?`) has its answer line (`+CPIN: READY`): some modems (Wavecom M1306,
+    /// Sierra SL8084TR) send no final result code after it, so the session takes this as the
+    /// answer once a short grace period passes without one.
+    public var hasQueryAnswer: Bool {
+        guard command.hasSuffix("?"), let answerPrefix else { return false }
+        return information.contains { $0.hasPrefix(answerPrefix) }
     }
 
     public mutating func consume(_ item: ATLineReader.Item) -> Outcome {

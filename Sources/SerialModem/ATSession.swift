@@ -30,6 +30,16 @@ public actor ATSession {
     private let onUnsolicited: @Sendable (String) -> Void
     /// Noise seen on the line, in bytes (a wrong baud rate shows here).
     public private(set) var garbageBytes = 0
+    /// How long a query's answer line waits for its final result code before it is taken as the
+    /// answer (modems that send `+CPIN: READY` and no `OK`).
+    public var answerGraceSeconds = 0.3
+    /// After a query was answered without its final result code, the next command waits this long:
+    /// a late final then arrives while no command runs, and is dropped, never taken as the next
+    /// command's.
+    public var strayFinalQuietSeconds = 1.0
+    private var quietUntil = ContinuousClock.now
+    /// Final result codes that came while no command was running (dropped).
+    public private(set) var strayFinals = 0
 
     public init(port: SerialPort, onUnsolicited: @escaping @Sendable (String) -> Void) {
         self.port = port
@@ -86,6 +96,11 @@ public actor ATSession {
     private func send(_ command: String, suffix: String, timeout: Double) async throws -> [String] {
         if let gone { throw ATError.disconnected(gone) }
         guard current == nil else { throw ATError.busy }
+        if quietUntil > .now {
+            try await Task.sleep(until: quietUntil)
+            if let gone { throw ATError.disconnected(gone) }
+            guard current == nil else { throw ATError.busy }
+        }
         nextID += 1
         let id = nextID
         return try await withCheckedThrowingContinuation { continuation in
@@ -127,6 +142,18 @@ public actor ATSession {
         }
     }
 
+    /// The query has its answer line: without a final result code within the grace period, the
+    /// answer stands, and the next command waits for a late final to pass.
+    private func armAnswerGrace(id: Int) {
+        Task {
+            try? await Task.sleep(for: .seconds(answerGraceSeconds))
+            guard let pending = current, pending.id == id, pending.exchange.hasQueryAnswer else { return }
+            current = nil
+            quietUntil = .now + .seconds(strayFinalQuietSeconds)
+            pending.continuation.resume(returning: pending.exchange.information)
+        }
+    }
+
     private func fail(id: Int, _ error: any Error) {
         guard let pending = current, pending.id == id else { return }
         current = nil
@@ -141,7 +168,13 @@ public actor ATSession {
         for item in reader.feed(bytes) {
             if case .garbage(let count) = item { garbageBytes += count }
             guard var pending = current else {
-                if case .line(let line) = item { onUnsolicited(line) }
+                if case .line(let line) = item {
+                    // A late OK/ERROR belongs to no command; NO CARRIER, BUSY… also announce calls.
+                    switch ATFinal(line: line) {
+                    case .ok, .error, .cmeError, .cmsError: strayFinals += 1
+                    case .other, nil: onUnsolicited(line)
+                    }
+                }
                 continue
             }
             let outcome = pending.exchange.consume(item)
@@ -164,7 +197,9 @@ public actor ATSession {
                 } else {
                     pending.continuation.resume(throwing: ATError.failed(command: pending.exchange.command, final: final))
                 }
-            case .pending, .echo, .information:
+            case .information:
+                if pending.exchange.hasQueryAnswer { armAnswerGrace(id: pending.id) }
+            case .pending, .echo:
                 break
             }
         }

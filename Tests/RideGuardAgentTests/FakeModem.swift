@@ -29,6 +29,13 @@ final class FakeModem: @unchecked Sendable {
         var urcInsideResponses = false
         var noiseBeforeAnswers = false
         var pin: String?
+        /// Answer AT+CPIN? with `+CPIN: READY` and no final result code (Wavecom M1306, Sierra
+        /// SL8084TR: python-gsmmodem issue 19, gammu pull request 422).
+        var cpinWithoutFinal = false
+        /// Send AT+CPIN?'s `OK` this long after its answer line (a slow modem), seconds.
+        var cpinLateFinal: Double?
+        /// Every other command is answered this long after it arrives, seconds.
+        var answerDelay = 0.0
     }
 
     struct Received: Sendable {
@@ -194,6 +201,8 @@ final class FakeModem: @unchecked Sendable {
         }
         guard booted else { return false }          // still booting: silence
         if echo { write(master, command + "\r") }
+        let delay = state.withLock { $0.script.answerDelay }
+        if delay > 0 && command != "AT+CPIN?" { usleep(useconds_t(delay * 1e6)) }
         switch command {
         case "AT", "AT+CMEE=1", "AT+CMGF=0":
             reply(master, [])
@@ -201,8 +210,16 @@ final class FakeModem: @unchecked Sendable {
             state.withLock { $0.script.echo = false }
             reply(master, [])
         case "AT+CPIN?":
-            let locked = state.withLock { $0.script.pin != nil && !$0.unlocked }
-            reply(master, [locked ? "+CPIN: SIM PIN" : "+CPIN: READY"])
+            let (locked, withoutFinal, late) = state.withLock { s in
+                (s.script.pin != nil && !s.unlocked, s.script.cpinWithoutFinal, s.script.cpinLateFinal)
+            }
+            let answer = locked ? "+CPIN: SIM PIN" : "+CPIN: READY"
+            if withoutFinal || late != nil {
+                write(master, "\r\n\(answer)\r\n")
+                if let late { DispatchQueue.global().asyncAfter(deadline: .now() + late) { self.write(master, "\r\nOK\r\n") } }
+            } else {
+                reply(master, [answer])
+            }
         case "AT+CSQ":
             reply(master, ["+CSQ: 20,99"])
         case "AT+CSCA?":

@@ -173,6 +173,40 @@ import Testing
         await badModem.close()
     }
 
+    /// Wavecom M1306 and Sierra SL8084TR answer AT+CPIN? with `+CPIN: READY` and no `OK`: the answer
+    /// line stands once the grace period passes, for bring-up, `modem status` and a send.
+    @Test func aModemThatOmitsTheOKAfterCPINStillSends() throws {
+        var script = FakeModem.Script()
+        script.cpinWithoutFinal = true
+        let fake = try FakeModem(script: script)
+        let database = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-cpin-\(UUID().uuidString).sqlite").path
+        let result = try Rideguard.run(["sms", "send", "--device", fake.link, "--to", "+33 6 12 34 56 78",
+                                        "--text", "Sent past a quiet CPIN", "--database", database, "--timeout", "30"])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(fake.messages == ["Sent past a quiet CPIN"])
+        let status = try Rideguard.run(["modem", "status", "--device", fake.link, "--json"])
+        #expect(status.status == 0, "\(status.stdout)\(status.stderr)")
+        #expect(status.stdout.contains("\"sim\":\"READY\"") && status.stdout.contains("\"registration\":\"home\""), "\(status.stdout)")
+    }
+
+    /// A modem whose `OK` after `+CPIN: READY` comes late (after the grace period), while the next
+    /// command waits for its slow answer: that OK must not be taken as the next command's (AT+CSQ
+    /// would then report no signal, AT+CREG? no registration).
+    @Test func aLateFinalIsNotTheNextCommandsAnswer() async throws {
+        var script = FakeModem.Script()
+        script.cpinLateFinal = 0.6
+        script.answerDelay = 0.5
+        let fake = try FakeModem(script: script)
+        let (sender, outbox, modem) = try makeSender(fake)
+        try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Late OK", now: Date().timeIntervalSince1970)
+        #expect(try await sender.flush(until: Date().timeIntervalSince1970 + 30) == 0)
+        #expect(fake.messages == ["Late OK"])
+        let health = await modem.checkHealth()
+        #expect(health.sim == "READY" && health.signalDBm == -73 && health.registration == "home", "\(health)")
+        #expect(health.serviceCentre == "+33609001390", "the answer to AT+CSCA? after AT+CMGF=0: \(health)")
+        await modem.close()
+    }
+
     @Test func smsSendCommandPrintsTheReferences() throws {
         let fake = try FakeModem()
         let database = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-cli-\(UUID().uuidString).sqlite").path
