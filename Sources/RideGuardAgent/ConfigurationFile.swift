@@ -30,11 +30,25 @@ public enum ConfigurationFile {
     public static let defaultPath = "/etc/rideguard/config.yaml"
 
     public static func load(path: String) throws(ConfigurationFileError) -> AgentConfiguration {
-        let text: String
+        // The system's own reason (errno), never Foundation's "The operation could not be completed".
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else {
+            let reason = errno == ENOENT ? "no such file" : String(cString: strerror(errno))
+            throw ConfigurationFileError(source: path, problems: [.init(line: nil, key: "file", reason: "cannot read: \(reason)")])
+        }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        var info = stat()
+        if fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {
+            throw ConfigurationFileError(source: path, problems: [.init(line: nil, key: "file", reason: "is a folder, not a file")])
+        }
+        let data: Data?
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            data = try handle.readToEnd()
         } catch {
-            throw ConfigurationFileError(source: path, problems: [.init(line: nil, key: "file", reason: "cannot read: \((error as NSError).localizedDescription)")])
+            throw ConfigurationFileError(source: path, problems: [.init(line: nil, key: "file", reason: "cannot read: input/output error")])
+        }
+        guard let text = String(data: data ?? Data(), encoding: .utf8) else {
+            throw ConfigurationFileError(source: path, problems: [.init(line: nil, key: "file", reason: "not UTF-8 text")])
         }
         return try parse(text, source: path)
     }

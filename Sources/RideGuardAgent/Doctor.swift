@@ -57,23 +57,30 @@ public struct Doctor: Sendable {
             if check.outcome == .failed { canProtect = false }
             report(check)
         }
+        // Whatever is wrong with the file, every other part is still checked: with the defaults.
         let configuration: AgentConfiguration
-        do {
-            configuration = try ConfigurationFile.load(path: configurationPath)
-            note(DoctorCheck("configuration", .ok, configurationPath))
-        } catch {
-            note(DoctorCheck("configuration", .failed, error.description,
-                             fix: "correct the file (rideguard config example prints every key with its default), then run doctor again"))
-            return false
+        if !FileManager.default.fileExists(atPath: configurationPath) {
+            configuration = AgentConfiguration()
+            note(DoctorCheck("configuration", .warning, "no \(configurationPath): using the defaults",
+                             fix: "rideguard config example > \(configurationPath) to write one"))
+        } else {
+            do {
+                configuration = try ConfigurationFile.load(path: configurationPath)
+                note(DoctorCheck("configuration", .ok, configurationPath))
+            } catch {
+                configuration = AgentConfiguration()
+                note(DoctorCheck("configuration", .failed, error.description + "; checking the rest with the defaults",
+                                 fix: "correct the file (rideguard config example prints every key with its default), then run doctor again"))
+            }
         }
-        let database: RideGuardDatabase
+        let database: RideGuardDatabase?
         do {
             database = try RideGuardDatabase(path: configuration.database)
             note(DoctorCheck("database", .ok, configuration.database))
         } catch {
+            database = nil
             note(DoctorCheck("database", .failed, "\(configuration.database): \(error)",
                              fix: "the folder must exist and be writable by the service user (sudo install -d -o rideguard -g rideguard /var/lib/rideguard)"))
-            return false
         }
         let agent = Self.agentStatus(configuration.controlSocket)
         switch agent {
@@ -91,7 +98,8 @@ public struct Doctor: Sendable {
         note(status.map { gpioFromAgent($0, configuration.gpio) } ?? checkGPIO(configuration.gpio))
         note(checkGPS(configuration.gps))
         if let status { note(modemFromAgent(status)) } else { note(await checkModem(configuration.modem)) }
-        note(checkContacts(database))
+        note(database.map(checkContacts) ?? DoctorCheck("contacts", .failed, "not checked: the database cannot be opened",
+                                                        fix: "fix the database first (above)"))
         return canProtect
     }
 

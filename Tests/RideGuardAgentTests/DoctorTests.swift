@@ -51,14 +51,38 @@ extension AgentTests {
         #expect(out.contains("✗ contacts: no emergency contact\n    → sudo rideguard setup, or rideguard contacts add NAME NUMBER"))
         #expect(out.hasSuffix("RideGuard cannot protect the rider yet: fix each ✗ above.\n"))
 
-        // A broken configuration stops the sequence at its first step, naming the line.
+        // A broken configuration is named by file:line:key, and every other part is still checked,
+        // with the defaults.
         try Data("imu:\n  rate_hz: fast\n".utf8).write(to: config)
-        let broken = try Rideguard.run(["doctor", "--config", config.path, "--json"])
+        let broken = try Rideguard.run(["doctor", "--config", config.path, "--json", "--gps-wait", "0", "--modem-wait", "1"])
         #expect(broken.status == 1)
         let checks = broken.lines.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: String] }
-        #expect(checks.count == 1)
-        #expect(checks.first?["part"] == "configuration" && checks.first?["outcome"] == "failed")
-        #expect(checks.first?["detail"] == "\(config.path):2: imu.rate_hz: 'fast' is not a number")
+        #expect(checks.map { $0["part"] ?? "" } == ["configuration", "database", "agent", "IMU", "GPIO", "gpsd", "modem", "contacts"])
+        #expect(checks.first?["outcome"] == "failed")
+        #expect(checks.first?["detail"] == "\(config.path):2: imu.rate_hz: 'fast' is not a number; checking the rest with the defaults")
+    }
+
+    @Test func doctorWithoutAConfigurationChecksEverythingWithTheDefaults() throws {
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-no-config-\(UUID().uuidString).yaml").path
+        let result = try Rideguard.run(["doctor", "--config", missing, "--gps-wait", "0", "--modem-wait", "1"])
+        let lines = result.lines
+        #expect(lines.first == "! configuration: no \(missing): using the defaults")
+        #expect(lines.dropFirst().first == "    → rideguard config example > \(missing) to write one")
+        // Every part is checked; what fails is what this machine lacks, never the missing file.
+        for part in ["database", "agent", "IMU", "GPIO", "gpsd", "modem", "contacts"] {
+            #expect(lines.contains { $0.dropFirst(2).hasPrefix("\(part):") }, "no \(part) line in \(result.stdout)")
+        }
+        #expect(lines.contains { $0.hasPrefix("✗ IMU:") } && lines.contains { $0.hasPrefix("✗ GPIO:") })
+        #expect(!result.stdout.contains("could not be completed") && !result.stdout.contains("doesn’t exist"))
+        #expect(result.status == 1)
+    }
+
+    @Test func anUnreadableConfigurationSaysWhyInTheSystemsWords() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-folder-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let result = try Rideguard.run(["config", "check", "--config", folder.path])
+        #expect(result.status != 0)
+        #expect((result.stdout + result.stderr).contains("\(folder.path): file: is a folder, not a file"), "\(result.stdout)\(result.stderr)")
     }
 
     @Test func doctorAsksTheRunningAgentForTheHardwareItHolds() throws {
