@@ -5,10 +5,19 @@ import CGPIOD
 import Foundation
 import Synchronization
 
-/// Watches an input line on a dedicated thread and reports each edge with the kernel's timestamp
-/// (CLOCK_MONOTONIC, seconds). Stops within `pollInterval` of `stop()`.
+/// Watches the button's input line on a dedicated thread and reports each edge with the kernel's
+/// timestamp (CLOCK_MONOTONIC, seconds). The line comes from `open`; after an error (a loose
+/// connector, the chip gone) the watcher releases it and calls `open` again with backoff, 0.5 s
+/// doubling to 30 s, the way the IMU is reopened. Stops within `pollInterval` of `stop()`.
 public final class ButtonWatcher: Sendable {
     public typealias Edge = (pressed: Bool, monotonicSeconds: Double)
+
+    public enum Event: Sendable {
+        /// The line is requested and watched (again).
+        case opened
+        /// Opening or watching failed; the next attempt is in `retryIn` seconds.
+        case failed(GPIOError, retryIn: Double)
+    }
 
     /// Flags shared with the thread (atomics cannot be copied into its closure).
     private final class Flags: Sendable {
@@ -16,39 +25,57 @@ public final class ButtonWatcher: Sendable {
         let finished = Atomic<Bool>(false)
     }
 
-    private let line: GPIOLine
     private let flags = Flags()
     public let pollInterval: Double
 
-    /// Starts watching; `onEdge` and `onError` run on the watcher's thread. After an error the
-    /// watcher stops: the owner reopens the line (with backoff) and starts a new one.
-    public init(line: GPIOLine, pollInterval: Double = 0.2,
-                onEdge: @escaping @Sendable (Edge) -> Void, onError: @escaping @Sendable (GPIOError) -> Void) {
-        self.line = line
+    /// Starts watching; `onEdge` and `onEvent` run on the watcher's thread.
+    public init(open: @escaping @Sendable () throws(GPIOError) -> GPIOLine, pollInterval: Double = 0.2,
+                onEdge: @escaping @Sendable (Edge) -> Void, onEvent: @escaping @Sendable (Event) -> Void) {
         self.pollInterval = pollInterval
         let flags = self.flags
         let thread = Thread {
             defer { flags.finished.store(true, ordering: .releasing) }
+            var backoff = 0.5
             while flags.running.load(ordering: .acquiring) {
-                let waited = line.waitForEdge(timeout: pollInterval)
-                switch waited {
-                case .failure(let error):
-                    onError(error)
-                    return
-                case .success(false):
-                    continue
-                case .success(true):
-                    switch line.readEdge() {
-                    case .success(let edge): onEdge(edge)
-                    case .failure(let error):
-                        onError(error)
-                        return
-                    }
+                let failure: GPIOError
+                do throws(GPIOError) {
+                    let line = try open()
+                    onEvent(.opened)
+                    backoff = 0.5
+                    guard let error = ButtonWatcher.watch(line, flags: flags, pollInterval: pollInterval, onEdge: onEdge) else { return }
+                    failure = error
+                } catch {
+                    failure = error
                 }
+                guard flags.running.load(ordering: .acquiring) else { return }
+                onEvent(.failed(failure, retryIn: backoff))
+                var left = backoff
+                while left > 0 && flags.running.load(ordering: .acquiring) {
+                    usleep(100_000)
+                    left -= 0.1
+                }
+                backoff = min(30, backoff * 2)
             }
         }
         thread.name = "rideguard-button"
         thread.start()
+    }
+
+    /// Reports the line's edges until `stop()` (nil) or an error (returned; the line is released).
+    private static func watch(_ line: GPIOLine, flags: Flags, pollInterval: Double,
+                              onEdge: @Sendable (Edge) -> Void) -> GPIOError? {
+        while flags.running.load(ordering: .acquiring) {
+            switch line.waitForEdge(timeout: pollInterval) {
+            case .failure(let error): return error
+            case .success(false): continue
+            case .success(true):
+                switch line.readEdge() {
+                case .success(let edge): onEdge(edge)
+                case .failure(let error): return error
+                }
+            }
+        }
+        return nil
     }
 
     /// Asks the thread to stop; it notices within one poll interval.

@@ -116,9 +116,13 @@ public final class IIOSampler: Sendable {
         thread.start()
     }
 
-    /// Stops sampling: cancels a refill in progress; the thread ends within one refill.
+    /// Stops sampling: the thread ends after the refill in progress (a refill takes 1/25 s). Only a
+    /// refill still blocked after a second is cancelled: cancelling a pending read makes libiio's
+    /// network backend print "ERROR: READ INTEGER: -9" on stderr.
     public func stop() {
         shared.running.store(false, ordering: .releasing)
+        let deadline = monotonicSeconds() + 1
+        while shared.buffer.withLock({ $0 != nil }) && monotonicSeconds() < deadline { usleep(5_000) }
         shared.buffer.withLock { buffer in if let buffer { iio_buffer_cancel(buffer.pointer) } }
     }
 
@@ -171,8 +175,12 @@ public final class IIOSampler: Sendable {
         }
         shared.buffer.withLock { $0 = BufferHandle(pointer: buffer) }
         defer {
-            shared.buffer.withLock { $0 = nil }
-            iio_buffer_destroy(buffer)
+            // Under the lock: the watchdog and stop() never cancel a destroyed buffer, and stop()
+            // returns only once it is gone.
+            shared.buffer.withLock {
+                $0 = nil
+                iio_buffer_destroy(buffer)
+            }
         }
         onEvent(.opened(device: name, gyro: hasGyro, timestamps: timestamp != nil, rateHz: actualRate, accelScale: accel[0].scale))
 

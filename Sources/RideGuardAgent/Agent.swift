@@ -58,8 +58,17 @@ public final class Agent: Sendable {
     }
     let sensor = Mutex(SensorStatus())
     let modemHealth = Mutex<Modem?>(nil)
-    /// Why the buzzer or the button could not be requested, for `status` and `doctor`.
-    let gpioProblems = Mutex<[String]>([])
+    /// Why the buzzer or the button cannot be used, by part, for `status` and `doctor`.
+    final class PartProblems: Sendable {
+        private let byPart = Mutex<[String: String]>([:])
+        func set(_ part: String, _ problem: String?) { byPart.withLock { $0[part] = problem } }
+        /// "button: …; buzzer: …", or nil when every part works.
+        var summary: String? {
+            let all = byPart.withLock { $0 }
+            return all.isEmpty ? nil : all.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; ")
+        }
+    }
+    let gpioProblems = PartProblems()
 
     /// `say` gets the lines a person watching the terminal (or journald) reads.
     public init(configuration: AgentConfiguration, clock: any ServiceClock = SystemServiceClock(),
@@ -72,13 +81,26 @@ public final class Agent: Sendable {
         if configuration.gpio.simulated {
             output = SimulatedBuzzer()
         } else {
+            let address = Agent.address(configuration.gpio.buzzer)
+            let open: @Sendable () throws(GPIOError) -> GPIOLine = { () throws(GPIOError) -> GPIOLine in try GPIOLine.output(address) }
+            let line: GPIOLine?
             do {
-                let line = try GPIOLine.output(Agent.address(configuration.gpio.buzzer))
-                output = GPIOBuzzer(line: line) { error in say("buzzer: \(error)") }
+                line = try open()
             } catch {
-                say("buzzer unavailable (\(error)): alarms will be silent")
-                gpioProblems.withLock { $0.append("buzzer: \(error)") }
-                output = SimulatedBuzzer()
+                say("buzzer unavailable (\(error)): alarms are silent until it can be requested")
+                gpioProblems.set("buzzer", "\(error)")
+                line = nil
+            }
+            let problems = gpioProblems
+            output = GPIOBuzzer(line: line, open: open) { event in
+                switch event {
+                case .lost(let error):
+                    say("buzzer: \(error); requesting it again")
+                    problems.set("buzzer", "\(error)")
+                case .back:
+                    say("buzzer back: \(address) works again")
+                    problems.set("buzzer", nil)
+                }
             }
         }
         player = BuzzerPlayer(output: output, clock: clock) { pattern in
@@ -436,24 +458,39 @@ public final class Agent: Sendable {
         }
     }
 
+    /// The button's line, watched on its own thread and reopened with backoff after an error: a
+    /// loose connector must not leave the rider unable to cancel. While it is gone the fault is
+    /// journaled, shown in `status` and, when armed, sounded; "button back" when it returns.
     private func startButton() -> @Sendable () -> Void {
         guard !configuration.gpio.simulated else { return {} }
-        do {
-            let line = try GPIOLine.input(Agent.address(configuration.gpio.button), activeLow: configuration.gpio.buttonActiveLow)
-            let watcher = ButtonWatcher(line: line, onEdge: { [self] edge in
-                // Kernel timestamps are monotonic; the workflow's time is the wall clock.
-                var ts = timespec()
-                clock_gettime(CLOCK_MONOTONIC, &ts)
-                let age = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9 - edge.monotonicSeconds
-                let at = clock.now() - max(0, age)
-                Task { await service.buttonEdge(pressed: edge.pressed, at: at) }
-            }, onError: { [self] error in say("button: \(error)") })
-            return { watcher.stop() }
-        } catch {
-            say("button unavailable: \(error)")
-            gpioProblems.withLock { $0.append("button: \(error)") }
-            return {}
-        }
+        let address = Agent.address(configuration.gpio.button)
+        let activeLow = configuration.gpio.buttonActiveLow
+        let lost = Atomic<Bool>(false)
+        let watcher = ButtonWatcher(open: { () throws(GPIOError) -> GPIOLine in
+            try GPIOLine.input(address, activeLow: activeLow)
+        }, onEdge: { [self] edge in
+            // Kernel timestamps are monotonic; the workflow's time is the wall clock.
+            var ts = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &ts)
+            let age = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9 - edge.monotonicSeconds
+            let at = clock.now() - max(0, age)
+            Task { await service.buttonEdge(pressed: edge.pressed, at: at) }
+        }, onEvent: { [self] event in
+            switch event {
+            case .opened:
+                gpioProblems.set("button", nil)
+                if lost.exchange(false, ordering: .acquiringAndReleasing) {
+                    Task { await service.handle(.partRecovered(at: clock.now(), summary: "button back: \(address) works again")) }
+                }
+            case .failed(let error, let retry):
+                gpioProblems.set("button", "\(error); retrying")
+                say("button: \(error); retrying in \(DecimalFormat.string(retry, decimals: 1)) s")
+                if !lost.exchange(true, ordering: .acquiringAndReleasing) {
+                    Task { await service.handle(.sensorFault(at: clock.now(), summary: "button lost: \(error); retrying until it is back")) }
+                }
+            }
+        })
+        return { watcher.stop() }
     }
 
     private func startSender() -> Task<Void, Never> {
@@ -560,8 +597,7 @@ public final class Agent: Sendable {
             line.addRaw("sensor", sensorLine.text)
             var gpioLine = JSONLine()
             gpioLine.add("simulated", configuration.gpio.simulated)
-            let gpioProblems = gpioProblems.withLock { $0 }
-            if !gpioProblems.isEmpty { gpioLine.add("problem", gpioProblems.joined(separator: "; ")) }
+            if let problem = gpioProblems.summary { gpioLine.add("problem", problem) }
             line.addRaw("gpio", gpioLine.text)
             if let fix = location.withLock({ $0.lastFix }) {
                 var fixLine = JSONLine()
@@ -592,14 +628,53 @@ public final class Agent: Sendable {
         return line.text
     }
 
-    /// Writes the messages the workflow asks for into the outbox, one per recipient.
+    /// Writes the messages the workflow asks for into the outbox, one per recipient. A database
+    /// that fails is never read as "no contacts": the failure is journaled (to stdout too, the
+    /// journal may be what failed), sounded, and the queueing retried on its own task, 1 s doubling
+    /// to 30 s, while the emergency still wants the messages.
     func queue(_ kind: MessageKind, to recipients: Recipients) async {
-        let contacts = (try? database.contacts()) ?? []
+        var queued: Set<String> = []
+        do {
+            try queueNow(kind, to: recipients, skipping: &queued)
+        } catch {
+            say("messages: could not queue the \(kind.rawValue): \(error); retrying")
+            await service.handle(.messagesBlocked(at: clock.now(), summary: "could not queue the \(kind.rawValue): \(error); retrying"))
+            Task { [queued] in await retryQueue(kind, to: recipients, skipping: queued) }
+        }
+    }
+
+    private func retryQueue(_ kind: MessageKind, to recipients: Recipients, skipping alreadyQueued: Set<String>) async {
+        var queued = alreadyQueued
+        var delay = 1.0
+        var attempts = 1
+        while !stopping.load(ordering: .acquiring) {
+            try? await clock.sleep(until: clock.now() + delay)
+            let state = await service.state
+            guard kind == .allClear || [.emergencySending, .emergencySent, .emergencySendingFailed].contains(state) else {
+                try? database.journal(JournalEntry("messages", "\(kind.rawValue) no longer needed (\(state.rawValue)): not queued"), at: clock.now())
+                return
+            }
+            attempts += 1
+            do {
+                try queueNow(kind, to: recipients, skipping: &queued)
+                await service.handle(.partRecovered(at: clock.now(), summary: "\(kind.rawValue) queued after \(attempts) attempts"))
+                return
+            } catch {
+                say("messages: could not queue the \(kind.rawValue) (attempt \(attempts)): \(error)")
+                delay = min(30, delay * 2)
+            }
+        }
+    }
+
+    /// Queues one message per recipient not in `queued` (those a failed attempt already queued),
+    /// adding each to it.
+    private func queueNow(_ kind: MessageKind, to recipients: Recipients, skipping queued: inout Set<String>) throws {
+        let contacts = try database.contacts()
         let numbers: [String] = switch recipients {
         case .everyContact: contacts.map(\.number)
         case .only(let list): list
         }
-        let profile = (try? database.profile()) ?? RiderProfile()
+        let profile = try database.profile()
         let fix = location.withLock { $0.lastFix }
         let crash = lastCrash.withLock { $0 }
         let formatter = DateFormatter()
@@ -616,8 +691,9 @@ public final class Agent: Sendable {
         case .locationUpdate: MessageComposer.locationUpdate(context)
         case .allClear: MessageComposer.allClear(context)
         }
-        for number in numbers {
-            _ = try? database.outbox.enqueue(recipient: number, kind: kind.rawValue, body: text, now: clock.now())
+        for number in numbers where !queued.contains(number) {
+            _ = try database.outbox.enqueue(recipient: number, kind: kind.rawValue, body: text, now: clock.now())
+            queued.insert(number)
         }
         try? database.journal(JournalEntry("messages", "\(kind.rawValue) queued for \(numbers.count) contact(s)"), at: clock.now())
     }

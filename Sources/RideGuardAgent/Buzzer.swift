@@ -8,18 +8,45 @@ public protocol BuzzerOutput: Sendable {
     func set(_ on: Bool)
 }
 
-/// The buzzer on a GPIO line. A failed write is reported, not fatal: the agent keeps detecting.
-public struct GPIOBuzzer: BuzzerOutput {
-    let line: GPIOLine
-    let onError: @Sendable (GPIOError) -> Void
+/// The buzzer on a GPIO line. A failed write is reported, not fatal: the agent keeps detecting, and
+/// the line is requested again (at most once a second, when the buzzer is next switched) until it
+/// works: a chip that went away and came back, a connector pushed back in.
+public final class GPIOBuzzer: BuzzerOutput {
+    public enum Event: Sendable {
+        case lost(GPIOError)
+        case back
+    }
 
-    public init(line: GPIOLine, onError: @escaping @Sendable (GPIOError) -> Void) {
-        self.line = line
-        self.onError = onError
+    private let open: @Sendable () throws(GPIOError) -> GPIOLine
+    private let onEvent: @Sendable (Event) -> Void
+    private let line: Mutex<(current: GPIOLine?, nextTry: Double)>
+
+    /// `line` is the one already requested, or nil when that failed (the first `set` tries again).
+    public init(line: GPIOLine?, open: @escaping @Sendable () throws(GPIOError) -> GPIOLine,
+                onEvent: @escaping @Sendable (Event) -> Void) {
+        self.open = open
+        self.onEvent = onEvent
+        self.line = Mutex((line, 0))
     }
 
     public func set(_ on: Bool) {
-        do { try line.set(on) } catch { onError(error) }
+        line.withLock { state in
+            let now = Date().timeIntervalSinceReferenceDate
+            if state.current == nil {
+                guard now >= state.nextTry else { return }
+                state.nextTry = now + 1
+                guard let reopened = try? open() else { return }
+                state.current = reopened
+                onEvent(.back)
+            }
+            do throws(GPIOError) {
+                try state.current?.set(on)
+            } catch {
+                state.current = nil
+                state.nextTry = now + 1
+                onEvent(.lost(error))
+            }
+        }
     }
 }
 

@@ -75,6 +75,10 @@ public enum WorkflowEvent: Equatable, Sendable {
     /// Every alert queued for this emergency is delivered.
     case allAlertsDelivered(at: Double)
     case sensorFault(at: Double, summary: String)
+    /// A part that had failed works again ("button back").
+    case partRecovered(at: Double, summary: String)
+    /// Messages the emergency needs could not be queued (the database failed); the owner retries.
+    case messagesBlocked(at: Double, summary: String)
     /// A usable GPS fix arrived.
     case locationFix(at: Double)
 }
@@ -152,6 +156,16 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
         case .sensorFault(_, let summary):
             actions.append(.journal(JournalEntry("system", "sensor fault: \(summary)")))
             if state == .armed { play(.fault, &actions) }
+        case .partRecovered(_, let summary):
+            actions.append(.journal(JournalEntry("system", summary)))
+            if buzzer == .fault {
+                if state == .armed { play(.resumed, &actions) }
+                if state == .emergencySending || state == .emergencySendingFailed { play(.alarm, &actions) }
+            }
+        case .messagesBlocked(_, let summary):
+            // The rider must know that nobody is being alerted: the fault pattern replaces the alarm.
+            actions.append(.journal(JournalEntry("alerts", summary)))
+            play(.fault, &actions)
         case .locationFix(_):
             let tracking = state == .emergencySent
             if (tracking || state == .emergencySending || state == .emergencySendingFailed) && !fixSeenSinceEmergency {

@@ -227,24 +227,23 @@ struct Setup: AsyncParsableCommand {
     }
 
     func waitForPress(_ gpio: AgentConfiguration.GPIO, seconds: Double) -> Result<Bool, GPIOError> {
-        let line: GPIOLine
-        do {
-            line = try GPIOLine.input(Agent.address(gpio.button), consumer: "rideguard-setup", activeLow: gpio.buttonActiveLow)
-        } catch {
-            return .failure(error)
-        }
         print("Press the button now (\(Int(seconds)) s)…")
         Output.flush()
-        let seen = Mutex<Result<Bool, GPIOError>>(.success(false))
-        let watcher = ButtonWatcher(line: line, onEdge: { edge in
-            if edge.pressed { seen.withLock { $0 = .success(true) } }
-        }, onError: { error in seen.withLock { $0 = .failure(error) } })
+        let seen = Mutex<Result<Bool, GPIOError>?>(nil)
+        let address = Agent.address(gpio.button)
+        let watcher = ButtonWatcher(open: { () throws(GPIOError) -> GPIOLine in
+            try GPIOLine.input(address, consumer: "rideguard-setup", activeLow: gpio.buttonActiveLow)
+        }, onEdge: { edge in
+            if edge.pressed { seen.withLock { $0 = $0 ?? .success(true) } }
+        }, onEvent: { event in
+            if case .failed(let error, _) = event { seen.withLock { $0 = $0 ?? .failure(error) } }
+        })
         defer { watcher.stop() }
         let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline, case .success(false) = seen.withLock({ $0 }) {
+        while Date() < deadline, seen.withLock({ $0 }) == nil {
             usleep(50_000)
         }
-        return seen.withLock { $0 }
+        return seen.withLock { $0 } ?? .success(false)
     }
 
     func beep(_ buzzer: String) {

@@ -292,6 +292,30 @@ struct WorkflowDriver {
         #expect(d.buzzer.last == .armed)
     }
 
+    @Test func aPartBackStopsTheFaultPatternItStarted() {
+        var d = WorkflowDriver(to: .armed)
+        d.send(.sensorFault(at: 5, summary: "button lost: line GPIO17: No such device"))
+        #expect(d.buzzer == [.fault])
+        d.send(.partRecovered(at: 9, summary: "button back"))
+        #expect(d.buzzer == [.fault, .resumed])
+        #expect(d.workflow.buzzer == .off)
+        #expect(d.actions.contains(.journal(JournalEntry("system", "button back"))))
+        // During a countdown the countdown's pattern goes on: a part coming back does not touch it.
+        var counting = WorkflowDriver(to: .alertCountdown)
+        counting.send(.partRecovered(at: 9, summary: "button back"))
+        #expect(counting.buzzer.isEmpty)
+    }
+
+    @Test func blockedMessagesSoundTheFaultUntilTheyAreQueued() {
+        var d = WorkflowDriver(to: .emergencySending)
+        d.send(.messagesBlocked(at: 61, summary: "could not queue the alert: disk I/O error; retrying"))
+        #expect(d.workflow.state == .emergencySending)
+        #expect(d.buzzer.last == .fault)
+        #expect(d.actions.contains(.journal(JournalEntry("alerts", "could not queue the alert: disk I/O error; retrying"))))
+        d.send(.partRecovered(at: 63, summary: "alert queued after 2 attempts"))
+        #expect(d.buzzer.last == .alarm)
+    }
+
     @Test func firstFixAfterAnAlertWithoutOneSendsAnUpdate() {
         var d = WorkflowDriver(to: .emergencySent)
         d.send(.locationFix(at: 80))

@@ -26,11 +26,11 @@ finish() {
     sync
     poweroff -f
 }
-# waits up to $2 seconds for the agent's log to contain $1
+# waits up to $2 seconds for the agent's log to contain $1 ($3 times, default once)
 wait_log() {
     i=0
     while [ $i -lt $(($2 * 10)) ]; do
-        grep -q "$1" /tmp/agent.log 2>/dev/null && return 0
+        [ "$(grep -c "$1" /tmp/agent.log 2>/dev/null)" -ge "${3:-1}" ] && return 0
         usleep 100000
         i=$((i + 1))
     done
@@ -166,14 +166,38 @@ else
 fi
 kill $feeder 2>/dev/null
 
-# --- The chip goes away and comes back: the agent stays up and keeps answering.
+# --- The chip goes away and comes back: the agent stays up, says the button is gone, reopens both
+# lines.
 echo 0 > $sim/live
 sleep 3
-kill -0 $agent 2>/dev/null && rideguard status > /dev/null && ok "agent runs and answers with the GPIO chip gone" || bad "agent after the chip went away"
+kill -0 $agent 2>/dev/null && rideguard status > /tmp/status.out && ok "agent runs and answers with the GPIO chip gone" || bad "agent after the chip went away"
+cat /tmp/status.out
+wait_log "button lost" 5 && grep -q "button:" /tmp/status.out && ok "the lost button is journaled and shown in status" || bad "the lost button is not reported"
 echo 1 > $sim/live
-sleep 3
+lines=/sys/devices/platform/$(cat $sim/dev_name)/$(cat $sim/bank0/chip_name)   # a new chip: maybe a new name
+echo pull-up > $lines/sim_gpio17/pull
+wait_log "button back" 40 && ok "the button is reopened when the chip is back" || bad "the button was not reopened"
 kill -0 $agent 2>/dev/null && rideguard status > /tmp/status.out && ok "agent runs and answers after the chip came back" || bad "agent after the chip came back"
-cat /tmp/status.out 2>/dev/null
+# The reopened lines work: a 4 s hold raises a manual SOS, whose countdown the buzzer sounds on
+# the requested-again line; a 2 s hold then cancels it.
+press
+sleep 4
+release
+wait_log "manual SOS" 10 && ok "a 4 s hold on the reopened button raises a manual SOS" || bad "no manual SOS from the reopened button"
+i=0 changes=0 previous=
+while [ $i -lt 200 ]; do
+    value=$(cat $lines/sim_gpio18/value)
+    [ -n "$previous" ] && [ "$value" != "$previous" ] && changes=$((changes + 1))
+    previous=$value
+    usleep 10000
+    i=$((i + 1))
+done
+wait_log "buzzer back" 1 && [ $changes -ge 2 ] && ok "the buzzer line is requested again and sounds ($changes changes)" \
+    || bad "the buzzer did not come back ($changes changes)"
+press
+sleep 2
+release
+wait_log "rider is fine: countdown cancelled" 10 2 && ok "a 2 s hold on the reopened button cancels it" || bad "the reopened button did not cancel the manual SOS"
 
 kill -TERM $agent
 wait $agent
