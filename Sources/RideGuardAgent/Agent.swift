@@ -21,7 +21,8 @@ public final class Agent: Sendable {
     let service: EmergencyService
     let player: BuzzerPlayer
     let location = Mutex(LocationStore())
-    let lastCrash = Mutex<(evidence: CrashEvidence, time: Double)?>(nil)
+    /// gpsd's latest speed, put on every sample the sampler reads (the detector's GPS rules).
+    let speeds = SpeedSnapshot()
     let stopping = Atomic<Bool>(false)
     /// A recording asked for with `rideguard ctl record`: the sampler collects a second of samples at
     /// a time and hands it to `files`, so the agent goes on protecting while it records.
@@ -262,7 +263,10 @@ public final class Agent: Sendable {
         let pendingSave = Mutex<Double?>(nil)
         let nextProgress = Mutex(-Double.infinity)
         let simulated = configuration.imu.simulated
-        let onSample: @Sendable (IMUSample) -> Void = { [self] sample in
+        let onSample: @Sendable (IMUSample) -> Void = { [self] incoming in
+            let now = clock.now()
+            var sample = incoming
+            if sample.speed == nil { sample.speed = speeds.fresh(at: now) }
             var events: [DetectorEvent] = []
             let state = detector.withLock { d -> CrashDetector.State in
                 d.process(sample) { events.append($0) }
@@ -278,7 +282,6 @@ public final class Agent: Sendable {
                 say("IMU: samples again")
                 Task { await self.reportArmedStatus() }
             }
-            let now = clock.now()
             let ping = sensor.withLock { s -> Bool in
                 s.samples += 1
                 s.lastSampleWall = now
@@ -348,11 +351,9 @@ public final class Agent: Sendable {
         }
     }
 
-    /// One sample into the recording, with the GPS speed when the fix is fresh (the `speed_mps`
-    /// column). Once a second (trace time) the batch goes to `files`; no I/O here.
+    /// One sample into the recording, with its GPS speed (the `speed_mps` column). Once a second
+    /// (trace time) the batch goes to `files`; no I/O here.
     private func record(_ sample: IMUSample) {
-        var sample = sample
-        if let fix = location.withLock({ $0.lastFix }), let speed = fix.speed, clock.now() - fix.time < 3 { sample.speed = speed }
         let handoff = recording.withLock { r -> (batch: [IMUSample], file: RecordingFile, last: Bool)? in
             guard var current = r else { return nil }
             if current.until.isNaN { current.until = sample.t + current.seconds }
@@ -428,8 +429,7 @@ public final class Agent: Sendable {
     private func detected(_ event: DetectorEvent) async {
         switch event {
         case .crashDetected(_, let evidence):
-            lastCrash.withLock { $0 = (evidence, clock.now()) }
-            await service.handle(.crashDetected(at: clock.now(), summary: evidence.summary))
+            await service.handle(.crashDetected(at: clock.now(), summary: evidence.summary, evidence: evidence))
         case .sensorFault(_, let fault):
             if case .timeWentBackwards = fault { return }
             sensor.withLock { $0.lastFault = fault.summary }
@@ -635,7 +635,7 @@ public final class Agent: Sendable {
     func queue(_ kind: MessageKind, to recipients: Recipients) async {
         var queued: Set<String> = []
         do {
-            try queueNow(kind, to: recipients, skipping: &queued)
+            try queueNow(kind, to: recipients, about: await service.snapshot, skipping: &queued)
         } catch {
             say("messages: could not queue the \(kind.rawValue): \(error); retrying")
             await service.handle(.messagesBlocked(at: clock.now(), summary: "could not queue the \(kind.rawValue): \(error); retrying"))
@@ -656,7 +656,7 @@ public final class Agent: Sendable {
             }
             attempts += 1
             do {
-                try queueNow(kind, to: recipients, skipping: &queued)
+                try queueNow(kind, to: recipients, about: await service.snapshot, skipping: &queued)
                 await service.handle(.partRecovered(at: clock.now(), summary: "\(kind.rawValue) queued after \(attempts) attempts"))
                 return
             } catch {
@@ -667,8 +667,13 @@ public final class Agent: Sendable {
     }
 
     /// Queues one message per recipient not in `queued` (those a failed attempt already queued),
-    /// adding each to it.
-    private func queueNow(_ kind: MessageKind, to recipients: Recipients, skipping queued: inout Set<String>) throws {
+    /// adding each to it. What the messages say of the emergency (crash or SOS, when, the crash's
+    /// evidence) comes from its persisted state, never from an earlier one.
+    private func queueNow(_ kind: MessageKind, to recipients: Recipients, about emergency: EmergencyWorkflow,
+                          skipping queued: inout Set<String>) throws {
+        let crash = emergency.crash
+        let trigger = emergency.trigger ?? .manual
+        let startedAt = crash?.time ?? emergency.countdownStart
         let contacts = try database.contacts()
         let numbers: [String] = switch recipients {
         case .everyContact: contacts.map(\.number)
@@ -676,16 +681,15 @@ public final class Agent: Sendable {
         }
         let profile = try database.profile()
         let fix = location.withLock { $0.lastFix }
-        let crash = lastCrash.withLock { $0 }
         let formatter = DateFormatter()
         formatter.dateFormat = "HH:mm"
         let motion = crash.flatMap { c in location.withLock { $0.motion(before: c.time) } }
         let context = MessageContext(
             riderName: profile.name ?? "the rider", riderMessage: profile.message ?? "RideGuard: I may have crashed.",
             medicalNote: profile.medicalNote, language: configuration.messages.language, mapLink: configuration.messages.mapLink,
-            trigger: crash == nil ? .manual : .crash, crashTime: crash.map { formatter.string(from: Date(timeIntervalSince1970: $0.time)) },
+            trigger: trigger, crashTime: startedAt.map { formatter.string(from: Date(timeIntervalSince1970: $0)) },
             evidence: crash?.evidence, fix: fix, fixAge: fix.map { clock.now() - $0.time },
-            speedBefore: motion?.speed ?? crash?.evidence.speedBefore, headingBefore: motion?.heading)
+            speedBefore: motion?.speed ?? crash?.evidence?.speedBefore, headingBefore: motion?.heading)
         let text: String = switch kind {
         case .alert: MessageComposer.alert(context)
         case .locationUpdate: MessageComposer.locationUpdate(context)
@@ -708,6 +712,7 @@ public final class Agent: Sendable {
                 switch event {
                 case .fix(let fix):
                     location.withLock { $0.update(fix) }
+                    if let speed = fix.speed { speeds.store(speed, at: clock.now()) }
                     if !seenFix.exchange(true, ordering: .acquiringAndReleasing) {
                         Task { await service.handle(.locationFix(at: clock.now())) }
                     }

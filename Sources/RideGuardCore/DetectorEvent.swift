@@ -31,8 +31,8 @@ public enum DetectorEvent: Equatable, Sendable {
 }
 
 /// Why the detector believes the bike went down, with the numbers behind it.
-public struct CrashEvidence: Equatable, Sendable {
-    public enum Reason: String, Sendable {
+public struct CrashEvidence: Codable, Equatable, Sendable {
+    public enum Reason: String, Codable, Sendable {
         /// The bike lies far from upright and has been still.
         case lyingStill = "lying_still"
         /// A collision pulse, then the bike came to rest (possibly still upright).

@@ -32,6 +32,13 @@ public struct WorkflowConfiguration: Codable, Equatable, Sendable {
     }
 }
 
+/// What an emergency raised by a crash knows of it.
+public struct CrashFacts: Codable, Equatable, Sendable {
+    /// When it was detected, in the events' time base (the wall clock in the agent).
+    public var time: Double
+    public var evidence: CrashEvidence?
+}
+
 /// The emergency states of docs/architecture.md.
 public enum WorkflowState: String, Codable, CaseIterable, Sendable {
     case disarmed, armed, alertCountdown, emergencySending, emergencySent, emergencySendingFailed, emergencyEnded
@@ -67,7 +74,8 @@ public enum WorkflowEvent: Equatable, Sendable {
     /// The owner checked configuration, contacts and sensors; `problems` empty means ready.
     case arm(at: Double, problems: [String])
     case disarm(at: Double)
-    case crashDetected(at: Double, summary: String)
+    /// `evidence` is what the alert tells (time, impact, posture); nil only in tests of the states.
+    case crashDetected(at: Double, summary: String, evidence: CrashEvidence? = nil)
     case gesture(GestureDecoder.Gesture)
     case timerFired(WorkflowTimer, at: Double)
     /// The modem delivered an alert to this contact (number).
@@ -108,6 +116,9 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
     /// Deadlines of the running timers, in the events' time base.
     public private(set) var deadlines: [WorkflowTimer: Double] = [:]
     public private(set) var countdownStart: Double?
+    /// The crash this emergency is about: its time and evidence, for every message of it. Kept in
+    /// the persisted state (a restart mid-emergency keeps them), cleared when the emergency ends.
+    public private(set) var crash: CrashFacts?
     /// Contacts (numbers) an alert reached in this emergency.
     public private(set) var alerted: [String] = []
     public private(set) var fixSeenSinceEmergency = false
@@ -138,10 +149,11 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
                 play(.off, &actions)
                 actions.append(.journal(JournalEntry("system", "protection stopped")))
             }
-        case .crashDetected(let t, let summary):
+        case .crashDetected(let t, let summary, let evidence):
             actions.append(.journal(JournalEntry("detections", "crash detected: \(summary)")))
             if state == .armed {
                 startCountdown(.crash, at: t, seconds: configuration.countdownSeconds, into: &actions)
+                crash = CrashFacts(time: t, evidence: evidence)
             } else if state == .disarmed || state == .emergencyEnded {
                 actions.append(.journal(JournalEntry("detections", "not protecting: no countdown (press the button to resume)")))
             }
@@ -228,6 +240,7 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
         state = .alertCountdown
         self.trigger = trigger
         countdownStart = t
+        crash = nil
         alerted = []
         fixSeenSinceEmergency = false
         setTimer(.countdown, t + seconds, &actions)
@@ -262,6 +275,7 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
             state = .armed
             trigger = nil
             countdownStart = nil
+            crash = nil
             clearTimer(.countdown, &actions)
             clearTimer(.countdownStep, &actions)
             play(.acknowledge, &actions)
@@ -350,6 +364,7 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
 
     private mutating func endEmergency(pattern: BuzzerPattern, reason: String, _ actions: inout [WorkflowAction]) {
         state = .emergencyEnded
+        crash = nil
         for timer in WorkflowTimer.allCases { clearTimer(timer, &actions) }
         actions.append(.stopTracking)
         play(pattern, &actions)

@@ -164,6 +164,44 @@ import Testing
         #expect(secondLog.contains("resumed in state emergencySending after a restart"))
     }
 
+    /// A crash, "I'm fine", then a manual SOS: the SOS's alert says SOS, with none of the
+    /// cancelled crash's time, impact or posture.
+    @Test func aManualSOSAfterACancelledCrashTellsNothingOfThatCrash() throws {
+        let rig = try Rig("sos-after-crash")
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
+        defer { process.kill(SIGTERM) }
+        try waitForState(rig.folder, "alertCountdown")
+        #expect(try Rideguard.run(["ctl", "press", "--hold", "1.5", "--socket", rig.socket]).status == 0)
+        try waitForState(rig.folder, "armed", seconds: 10)
+        usleep(1_500_000)                                      // "I'm fine" at 1 s; the button is up at 1.5 s
+        #expect(try Rideguard.run(["ctl", "press", "--hold", "3.5", "--socket", rig.socket]).status == 0)
+        try waitFor(40) { rig.modem.messages.count >= 2 }
+        let alerts = rig.modem.messages.prefix(2)
+        #expect(alerts.allSatisfy { $0.contains("SOS at") && !$0.contains("Crash at") && !$0.contains("impact") }, "\(alerts)")
+    }
+
+    /// Killed (SIGKILL) during a crash's countdown: after the restart the countdown runs out and the
+    /// alert still tells the crash's time and evidence, from the persisted emergency.
+    @Test func killedDuringTheCountdownTheAlertStillTellsTheCrash() throws {
+        let rig = try Rig("kill-countdown")
+        let first = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
+        try waitForState(rig.folder, "alertCountdown")
+        first.kill(SIGKILL)
+        // After the restart the bike lies where it fell: still, on its side, no new fall to detect.
+        let lying = rig.folder.appendingPathComponent("lying.csv")
+        var trace = "# rideguard-trace v1\n# rate_hz: 100\ntime_s,ax,ay,az,gx,gy,gz\n"
+        for i in 0..<6000 { trace += "\(Double(i) / 100),9.7900,0.1200,0.3100,0.00100,-0.00200,0.00000\n" }
+        try Data(trace.utf8).write(to: lying)
+        let yaml = try String(contentsOf: rig.config, encoding: .utf8)
+            .replacingOccurrences(of: Rideguard.fixtures.appendingPathComponent("example-lowside.csv").path, with: lying.path)
+        try Data(yaml.utf8).write(to: rig.config)
+        let second = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
+        defer { second.kill(SIGTERM) }
+        try waitFor(40) { rig.modem.messages.count >= 2 }
+        let alerts = rig.modem.messages.prefix(2)
+        #expect(alerts.allSatisfy { $0.contains("Crash at") && $0.contains("impact") }, "\(alerts)")
+    }
+
     func status(_ folder: URL) throws -> [String: Any] {
         let result = try Rideguard.run(["status", "--json", "--socket", folder.appendingPathComponent("control.sock").path])
         return (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any] ?? [:]
@@ -213,6 +251,23 @@ import Testing
         #expect(rows.count > 100)
         #expect(try Rideguard.run(["ctl", "record", "--name", "ride1", "--socket", rig.socket]).stderr.contains("exists already"))
         #expect(process.wait(0) == nil)
+    }
+
+    /// gpsd's speed (gpsfake: a rider at 12 m/s) rides on every sample the agent's detector gets:
+    /// the recording, written from those samples, carries it.
+    @Test func theSamplesCarryGpsdsSpeed() throws {
+        let rig = try Rig("speed", riderSpeed: 12)
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
+        defer { process.kill(SIGTERM) }
+        try waitForState(rig.folder, "armed", seconds: 20)
+        try waitFor(20) { ((try? status(rig.folder))?["fix"] as? [String: Any]) != nil }
+        #expect(try Rideguard.run(["ctl", "record", "--name", "fast", "--duration", "2", "--socket", rig.socket]).status == 0)
+        let path = rig.folder.appendingPathComponent("recordings/fast.csv").path
+        try waitFor(20) { (try? RideGuardDatabase(path: rig.database).journal(kind: "system"))?.contains { $0.text.hasPrefix("recording saved: \(path)") } ?? false }
+        let rows = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }.dropFirst()
+        let speeds = rows.compactMap { $0.split(separator: ",", omittingEmptySubsequences: false).last.flatMap { Double($0) } }
+        #expect(speeds.count > 100 && speeds.count == rows.count, "\(rows.prefix(3))")
+        #expect(speeds.allSatisfy { abs($0 - 12) < 0.5 }, "\(Set(speeds))")
     }
 
     @Test func longHoldAfterTheAlertSendsTheAllClearToEveryoneAlerted() throws {

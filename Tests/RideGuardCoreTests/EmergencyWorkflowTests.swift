@@ -316,6 +316,25 @@ struct WorkflowDriver {
         #expect(d.buzzer.last == .alarm)
     }
 
+    @Test func theCrashsFactsLastAsLongAsItsEmergency() throws {
+        let evidence = CrashEvidence(reason: .lyingStill, postureDegrees: 86, stillSeconds: 1.3, peakG: 5.3, deltaV: 5.1,
+                                     peakRotationDegreesPerSecond: 187, speedBefore: nil, fallTime: 28.8)
+        var d = WorkflowDriver(to: .armed)
+        d.send(.crashDetected(at: 30, summary: "bike down", evidence: evidence))
+        #expect(d.workflow.crash == CrashFacts(time: 30, evidence: evidence))
+        // Persisted with the state: a restart keeps them.
+        let restored = try JSONDecoder().decode(EmergencyWorkflow.self, from: JSONEncoder().encode(d.workflow))
+        #expect(restored.crash == CrashFacts(time: 30, evidence: evidence))
+        // "I'm fine" ends it: a manual SOS afterwards knows no crash.
+        d.send(.gesture(.down(at: 32)))
+        d.send(.gesture(.held(seconds: 1, at: 33)))
+        #expect(d.workflow.state == .armed && d.workflow.crash == nil)
+        d.send(.gesture(.released(duration: 1.1, at: 33.1)))
+        d.send(.gesture(.down(at: 40)))
+        d.send(.gesture(.held(seconds: 3, at: 43)))
+        #expect(d.workflow.state == .alertCountdown && d.workflow.trigger == .manual && d.workflow.crash == nil)
+    }
+
     @Test func firstFixAfterAnAlertWithoutOneSendsAnUpdate() {
         var d = WorkflowDriver(to: .emergencySent)
         d.send(.locationFix(at: 80))
