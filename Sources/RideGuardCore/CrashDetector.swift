@@ -387,12 +387,21 @@ public struct CrashDetector: Sendable {
     /// running average at first, so that a start on the side stand fades fast, then exponential.
     /// Gross outliers (a wheelie, a fall) are left out. Quiet rest refines gravity's magnitude.
     /// A reference far from 1 g (dead axis) is kept as first learned.
+    ///
+    /// Only while the bike is really upright: a bike pushed at walking pace leans for real (nothing
+    /// balances the lean as in a turn), and the reference must not follow it. So once a minute of
+    /// riding taught it, only forces within `uprightLearningConeDegrees` of it refine it (riding
+    /// keeps the force on the bike's up; a pushed lean, hard braking, a camber do not), and never
+    /// while GPS says walking pace. Before that, a wide cone lets a start on the side stand fade.
     private mutating func learnUp(magnitude: Double, still: Bool, dt: Double, up: Vector3) {
         guard configuration.calibratedUp == nil, let reference, plausible(reference.magnitude) else { return }
+        let taught = uprightLearnedSeconds >= configuration.uprightLearningSeconds
+        let coneDegrees = taught ? configuration.uprightLearningConeDegrees : 40
         guard magnitude > 0.6 * gravity && magnitude < 2 * gravity,
-              let direction = smoothed.normalized, direction.dot(up) > 0.766 else { return }
+              let direction = smoothed.normalized, acosDegrees(direction.dot(up)) < coneDegrees else { return }
+        let walkingPace = speedReading.isFinite && speedReading < configuration.movingSpeed && !still
         let shaking = max(activity.x, activity.y, activity.z) > 0.3
-        if shaking {
+        if shaking && !walkingPace {
             uprightLearnedSeconds += dt
             let k = dt / (min(configuration.uprightLearningSeconds, uprightLearnedSeconds) + dt)
             if let refined = (up + (direction - up) * k).normalized { self.reference = refined * gravity }

@@ -51,6 +51,10 @@ public struct DetectorConfiguration: Equatable, Sendable, Codable {
     public var movingSpeed = 2.0
     /// Time constant for learning the bike's upright reference while riding, seconds.
     public var uprightLearningSeconds = 60.0
+    /// Once that much riding taught the upright reference, only forces this close to it refine it,
+    /// degrees: riding (coordinated turns, straight lines) keeps the force on the bike's up; a bike
+    /// pushed at a lean, or hard braking, does not.
+    public var uprightLearningConeDegrees = 5.0
     /// A fixed upright reference from a calibration (sensor-frame vector), instead of learning it.
     public var calibratedUp: [Double]? = nil
     /// Upright and moving for this long after a crash re-arms the detector, seconds.
@@ -85,6 +89,7 @@ public struct DetectorConfiguration: Equatable, Sendable, Codable {
         check(maximumBrakingG >= 0.8 && maximumBrakingG <= 3, "maximumBrakingG must be 0.8...3")
         check(pulseMaximumSeconds > 0.05 && pulseMaximumSeconds <= 2, "pulseMaximumSeconds must be 0.05...2")
         check(uprightLearningSeconds >= 1, "uprightLearningSeconds must be at least 1")
+        check(uprightLearningConeDegrees > 0 && uprightLearningConeDegrees <= 40, "uprightLearningConeDegrees must be above 0 and at most 40")
         if let up = calibratedUp {
             check(up.count == 3 && Vector3(up[0], up[1], up[2]).magnitude > 0.1, "calibratedUp must be three numbers, not all zero")
         }
@@ -127,6 +132,7 @@ extension DetectorConfiguration {
         Setting("collisionRestSeconds", \.collisionRestSeconds, "after a collision, still for this long before the alarm (s)"),
         Setting("movingSpeed", \.movingSpeed, "GPS speed above which the bike is moving, whatever the accelerometer says (m/s)"),
         Setting("uprightLearningSeconds", \.uprightLearningSeconds, "time constant for learning the bike's upright reference while riding (s)"),
+        Setting("uprightLearningConeDegrees", \.uprightLearningConeDegrees, "once learned, only forces this close to the upright reference refine it: a bike pushed at a lean does not (°)"),
         Setting("rearmSeconds", \.rearmSeconds, "upright for this long after a crash re-arms the detector (s)"),
         Setting("gapSeconds", \.gapSeconds, "a gap between samples longer than this is reported (s)"),
         Setting("reportedImpactG", \.reportedImpactG, "impacts weaker than this are not reported as events (g)"),

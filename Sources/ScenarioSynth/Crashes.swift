@@ -100,9 +100,27 @@ extension BikeSimulator {
     }
 
     /// Stopped, the rider loses the bike: it falls over like a pendulum and lands on its side.
-    mutating func tipOver() {
+    mutating func tipOver(rest: ClosedRange<Double> = 72...95) {
         let side: Double = roll >= 0 ? 1 : -1
-        fallOver(from: roll == 0 ? side * 0.05 : roll, toward: side, impact: rng.uniform(1.5...4))
+        fallOver(from: roll == 0 ? side * 0.05 : roll, toward: side, impact: rng.uniform(1.5...4), rest: rest)
+    }
+
+    /// The engine off, the rider walks the bike (parking, manoeuvring): at walking pace, leaned 6–20°
+    /// toward the rider, each step a small bump. Unlike a lean in a turn, nothing balances this
+    /// lean: gravity really tilts in the bike's frame, for as long as it is pushed.
+    mutating func push(for seconds: Double) {
+        engine = .off
+        let lean = rng.sign() * rng.uniform(6...20) * .pi / 180
+        let pace = rng.uniform(0.6...1.4)
+        let cadence = rng.uniform(1.6...2.1)
+        let from = roll
+        run(seconds) { sim, x in
+            let elapsed = x * seconds
+            sim.speed = pace * smoothstep(min(1, elapsed / 2))
+            sim.roll = from + (lean - from) * smoothstep(min(1, elapsed / 3))
+            let phase = 2 * .pi * cadence * elapsed
+            return Vector3(0, 0, 0.1 * BikeSimulator.g * sin(phase)) + sim.right * (0.04 * BikeSimulator.g * sin(phase / 2))
+        }
     }
 
     /// A slow U-turn, then the bike drops to the inside.
@@ -115,9 +133,10 @@ extension BikeSimulator {
     // MARK: - Pieces
 
     /// An inverted pendulum about the tyres' contact line, from `start` roll to the ground.
-    mutating func fallOver(from start: Double, toward side: Double, impact: Double) {
+    /// `rest`: the roll it comes to rest at, degrees (on the handlebar and a footpeg, or crash bars).
+    mutating func fallOver(from start: Double, toward side: Double, impact: Double, rest: ClosedRange<Double> = 72...95) {
         let height = rng.uniform(0.5...0.8)
-        let restRoll = side * rng.uniform(72...95) * .pi / 180
+        let restRoll = side * rng.uniform(rest) * .pi / 180
         var angle = abs(start), rate = 0.02
         let decel = speed > 0 ? 0.4 * Self.g : 0
         while angle < abs(restRoll) {

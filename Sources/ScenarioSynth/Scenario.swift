@@ -5,6 +5,8 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
     case pinnedCollision = "pinned_collision"
     case tipOverAtStop = "tip_over_at_stop"
     case slowTurnDrop = "slow_turn_drop"
+    /// Pushed at walking pace, leaned toward the rider, then dropped.
+    case pushedThenDropped = "pushed_then_dropped"
     // Rides that end on the side stand.
     case normalRide = "normal_ride"
     case hardRide = "hard_ride"
@@ -13,7 +15,7 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
 
     public var isCrash: Bool {
         switch self {
-        case .lowside, .highside, .collision, .pinnedCollision, .tipOverAtStop, .slowTurnDrop: true
+        case .lowside, .highside, .collision, .pinnedCollision, .tipOverAtStop, .slowTurnDrop, .pushedThenDropped: true
         case .normalRide, .hardRide, .roughRoad, .offRoad: false
         }
     }

@@ -52,6 +52,12 @@ public enum TraceSynthesizer {
             sim.stop()
             crashStart = sim.t
             sim.slowTurnDrop()
+        case .pushedThenDropped:
+            sim.ride(for: crashRiding, style: .normal)
+            sim.stop()
+            sim.push(for: sim.rng.uniform(20...120))
+            crashStart = sim.t
+            sim.tipOver(rest: 66...85)          // real dropped bikes lay at 66–71° (crash bars, panniers)
         }
         if scenario.isCrash {
             rest = sim.t

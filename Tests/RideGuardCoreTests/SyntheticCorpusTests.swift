@@ -38,6 +38,23 @@ import ScenarioSynth
         }
     }
 
+    /// Pushed at walking pace, leaned 6–20° toward the rider, then dropped onto crash bars (66–85°):
+    /// the upright reference must not follow the push's lean (it did: these two were missed, lying
+    /// at 57° from a reference that had leaned with the bike). One trace has GPS speed, one has not.
+    @Test(arguments: [UInt64(17322176838642444209), 10142586107325357260])
+    func aBikePushedAtALeanThenDroppedIsACrash(seed: UInt64) throws {
+        var detector = CrashDetector()
+        var detections: [Double] = []
+        let label = TraceSynthesizer.generate(.pushedThenDropped, seed: seed) { sample in
+            detector.process(sample) { event in
+                if case .crashDetected(let t, _) = event { detections.append(t) }
+            }
+        }
+        let rest = try #require(label.rest)
+        let detection = try #require(detections.first, "missed; posture at the end \(detector.state.postureDegrees)°")
+        #expect(detection >= label.crashStart! && detection - rest <= 6)
+    }
+
     @Test func generatorIsDeterministicAndLabelsAreConsistent() {
         var first: [IMUSample] = []
         var second: [IMUSample] = []
