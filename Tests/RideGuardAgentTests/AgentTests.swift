@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Storage
 import Testing
 
@@ -35,11 +36,11 @@ import Testing
         let database: String
         var socket: String { folder.appendingPathComponent("control.sock").path }
 
-        init(_ name: String, modem: FakeModem? = nil, riderSpeed: Double = 0,
+        init(_ name: String, modem: FakeModem? = nil, riderSpeed: Double = 0, gpsLog: String? = nil,
              trace: URL = Rideguard.fixtures.appendingPathComponent("example-lowside.csv"), playback: Double = 4,
              contacts: Bool = true, imu: String? = nil) throws {
             self.modem = try modem ?? FakeModem()
-            gps = try GPSFake(log: NMEALog.movingRider(latitude: 45.1, longitude: 5.7, speed: riderSpeed, course: 0, seconds: 120))
+            gps = try GPSFake(log: gpsLog ?? NMEALog.movingRider(latitude: 45.1, longitude: 5.7, speed: riderSpeed, course: 0, seconds: 120))
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-\(name)-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             database = folder.appendingPathComponent("rideguard.sqlite").path
@@ -268,6 +269,58 @@ import Testing
         let speeds = rows.compactMap { $0.split(separator: ",", omittingEmptySubsequences: false).last.flatMap { Double($0) } }
         #expect(speeds.count > 100 && speeds.count == rows.count, "\(rows.prefix(3))")
         #expect(speeds.allSatisfy { abs($0 - 12) < 0.5 }, "\(Set(speeds))")
+    }
+
+    /// A bike pinned upright by a collision whose pulse the accelerometer barely shows (bumps, no
+    /// horizontal delta-v): only GPS tells it, the speed gone from 15 m/s to 0 faster than brakes can.
+    /// The same ride is a collision with gpsd's speed, and nothing without it.
+    @Test(arguments: [true, false])
+    func aCollisionOnlyGPSSpeedReveals(speedDrops: Bool) throws {
+        // 40 s upright at 100 Hz; a 4 g vertical bump every 0.5 s from 2 to 16 s, then still.
+        var trace = "# rideguard-trace v1\n# rate_hz: 100\ntime_s,ax,ay,az,gx,gy,gz\n"
+        for i in 0..<4000 {
+            let t = Double(i) / 100
+            let bump = t >= 2 && t < 16 && i % 50 < 3
+            let noise = i % 2 == 0 ? 0.02 : -0.02
+            trace += "\(t),\(0.12 + noise),\(-0.03 - noise),\(bump ? 49.0 : 9.79 + noise),0.00100,-0.00200,0.00000\n"
+        }
+        let file = try Rideguard.temporaryFile("pinned-\(UUID().uuidString).csv", contents: Data(trace.utf8))
+        // gpsfake gives a fix every 0.2 s: 15 m/s for the first 8 s of its log, then 0.
+        let log = speedDrops ? NMEALog.stoppedDead(latitude: 45.1, longitude: 5.7, speed: 15, before: 40, after: 300)
+                             : NMEALog.movingRider(latitude: 45.1, longitude: 5.7, speed: 0, course: 0, seconds: 120)
+        let rig = try Rig("gps-collision-\(speedDrops)", gpsLog: log, trace: file, playback: 1)
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
+        defer { process.kill(SIGTERM) }
+        try waitForState(rig.folder, "armed", seconds: 20)
+        let detections = { (try? RideGuardDatabase(path: rig.database).journal(kind: "detections"))?.map(\.text) ?? [] }
+        if speedDrops {
+            try waitFor(40) { detections().contains { $0.hasPrefix("crash detected") } }
+            #expect(detections().contains { $0.hasPrefix("crash detected") && $0.contains("collision") }, "\(detections())")
+        } else {
+            usleep(32_000_000)                               // the whole trace and its stillness
+            #expect(!detections().contains { $0.hasPrefix("crash detected") }, "\(detections())")
+        }
+    }
+
+    /// The contacts cannot be read when the countdown runs out (the table is gone for a while): the
+    /// alert is not "sent to nobody". The failure is journaled, the fault pattern plays, and the
+    /// alert is queued and delivered to every contact once the table is back.
+    @Test func aDatabaseFailureDelaysTheAlertButNeverLosesIt() throws {
+        let rig = try Rig("db-failure")
+        let log = rig.folder.appendingPathComponent("agent.log").path
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], stdout: log, stderr: log)
+        defer { process.kill(SIGTERM) }
+        try waitForState(rig.folder, "alertCountdown")
+        let database = try DatabaseQueue(path: rig.database)
+        try database.write { try $0.execute(sql: "ALTER TABLE contacts RENAME TO contacts_away") }
+        let journal = { (try? RideGuardDatabase(path: rig.database).journal(kind: "alerts"))?.map(\.text) ?? [] }
+        try waitFor(30) { journal().contains { $0.hasPrefix("could not queue the alert:") } }
+        #expect(rig.modem.received.isEmpty)
+        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        #expect(output.contains("buzzer: two long beeps every 30 s"), "\(output)")
+        try database.write { try $0.execute(sql: "ALTER TABLE contacts_away RENAME TO contacts") }
+        try waitFor(60) { Set(rig.modem.received.map(\.decoded.number)) == ["+33612345678", "+4915112345678"] }
+        #expect((try RideGuardDatabase(path: rig.database).journal(kind: "system")).contains { $0.text.hasPrefix("alert queued after") })
     }
 
     @Test func longHoldAfterTheAlertSendsTheAllClearToEveryoneAlerted() throws {

@@ -18,6 +18,14 @@ enum NMEALog {
         return lines.joined(separator: "\r\n") + "\r\n"
     }
 
+    /// A rider at `speed` m/s for `before` fixes, then stopped dead (0 m/s) for `after` fixes: what
+    /// GPS shows of a collision.
+    static func stoppedDead(latitude: Double, longitude: Double, speed: Double, before: Int, after: Int) -> String {
+        let moving = movingRider(latitude: latitude, longitude: longitude, speed: speed, course: 0, seconds: before)
+        let stopped = movingRider(latitude: latitude + speed * Double(before) / 111_320, longitude: longitude, speed: 0, course: 0, seconds: after)
+        return moving + stopped.split(separator: "\r\n").dropFirst().joined(separator: "\r\n") + "\r\n"
+    }
+
     /// A receiver that reports the time but no fix (antenna covered).
     static func noFix(seconds: Int) -> String {
         var lines = ["# rideguard test log: no fix"]
