@@ -21,7 +21,7 @@ started=$(date +%s)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 need=()
-for p in qemu-system-x86 busybox-static cpio python3 make gcc; do
+for p in qemu-system-x86 busybox-static cpio python3 make gcc iiod; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 # The kernel Debian installs by default on amd64, and the headers to build modules against it.
@@ -82,7 +82,10 @@ mkdir -p "$fs"/{bin,usr/bin,modules,feed,etc,proc,sys,dev}
 cp /bin/busybox "$fs/bin/busybox"
 ln -s busybox "$fs/bin/sh"
 cp "$binary" "$fs/usr/bin/rideguard"
-ldd "$binary" | grep -o '/[^ ]*' | sort -u | while read -r lib; do
+# iiod, Debian's own: the network backend's real peer, serving the VM's kernel IIO device.
+mkdir -p "$fs/usr/sbin"
+cp /usr/sbin/iiod "$fs/usr/sbin/iiod"
+for program in "$binary" /usr/sbin/iiod; do ldd "$program"; done | grep -o '/[^ ]*' | sort -u | while read -r lib; do
     mkdir -p "$fs$(dirname "$lib")"
     cp -L "$lib" "$fs$lib"
 done

@@ -8,7 +8,7 @@
 # RIDEGUARD_VM_BREAK=buzzer|button on the kernel command line breaks the wiring on purpose, to show
 # that the checks fail when the buzzer does not toggle or a press is not seen.
 
-export PATH=/bin:/sbin:/usr/bin
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -102,6 +102,26 @@ awk -F, -v rate="$(cat /feed/rate)" '
         printf "vm-test: recorded %d samples, %.1f Hz (nominal %d), mean |a|² %.3f g²\n", n, measured, rate, mean
         exit !(n > 2 * rate && measured > 0.9 * rate && measured < 1.1 * rate && mean > 0.94 && mean < 1.06)
     }' /tmp/rest.csv && ok "record: the IIO device's rate and 1 g at rest" || bad "record: rate or 1 g at rest"
+
+# --- The same device through Debian's iiod and libiio's network backend: a stop leaves no error.
+ifconfig lo 127.0.0.1 up
+iiod > /tmp/iiod.log 2>&1 &
+iiod_pid=$!
+i=0   # until it listens on 30431 (0x76DF)
+while [ $i -lt 150 ] && ! grep -q ':76DF 0\{8\}:0000 0A\|:76DF 0\{32\}:0000 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null; do
+    usleep 100000
+    i=$((i + 1))
+done
+if ! kill -0 $iiod_pid 2>/dev/null; then wait $iiod_pid; echo "vm-test: iiod exited with $?: $(cat /tmp/iiod.log)"; fi
+rideguard record --uri ip:127.0.0.1 --device rideguard-imu-sim --rate "$(cat /feed/rate)" --duration 3 --out /tmp/net.csv \
+    > /tmp/net.out 2> /tmp/net.err
+status=$?
+cat /tmp/net.err
+samples=$(grep -c '^[0-9]' /tmp/net.csv 2>/dev/null)
+[ $status -eq 0 ] && [ "${samples:-0}" -gt "$(( $(cat /feed/rate) * 2 ))" ] && ok "record through iiod over the network backend ($samples samples)" \
+    || { bad "record through iiod (exit $status, ${samples:-0} samples)"; cat /tmp/iiod.log; }
+! grep -q "ERROR" /tmp/net.err && ok "stopping the network recording leaves libiio nothing to complain about" || bad "libiio printed an error on stop"
+kill $iiod_pid 2>/dev/null
 
 # --- doctor on healthy lines, then on a line that is taken and on one that does not exist.
 rideguard doctor > /tmp/doctor.out 2>&1
