@@ -15,15 +15,7 @@ if [ "$(dpkg --print-architecture)" = arm64 ]; then
 fi
 [ "$(id -u)" -eq 0 ] || { echo "build-arm64: run as root (the Debian Swift root is a chroot)" >&2; exit 1; }
 
-need=()
-for p in qemu-user-static binutils debootstrap; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
-done
-if [ ${#need[@]} -gt 0 ]; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
-
+bash scripts/install-deps.sh --cross
 sysroot=$(bash scripts/arm64-sysroot.sh)
 compiler=$(bash scripts/debian-swift.sh dpkg-query -W -f='${Version}' swiftlang)
 [ "${compiler%%-*}" = "$(cut -d- -f1 "$sysroot/swiftlang-version")" ] || {

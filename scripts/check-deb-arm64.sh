@@ -14,13 +14,7 @@ fail() { echo "check-deb-arm64: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || fail "run as root (chroot)"
 started=$(date +%s)
 
-for p in qemu-user-static debootstrap; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || {
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends qemu-user-static debootstrap >/dev/null
-        break
-    }
-done
+bash "$(dirname "$0")/install-deps.sh" --cross
 # arm64 programs run through qemu-user: register it with the kernel where nothing did yet
 # (F: the interpreter is opened now, so it also works inside the chroot).
 if [ "$(dpkg --print-architecture)" != arm64 ] && [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then

@@ -25,8 +25,7 @@ if [ "${1:-}" = "--arm64-sysroot" ]; then
 fi
 
 if [ ! -x "$root/usr/libexec/swift/bin/swift-frontend" ]; then
-    dpkg-query -W -f='${Status}' debootstrap 2>/dev/null | grep -q "install ok installed" \
-        || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }
+    bash "$here/install-deps.sh" --cross >&2
     mkdir -p "$cache"
     rm -rf "$root"
     echo "debian-swift: making a Debian sid root with swiftlang in $root" >&2

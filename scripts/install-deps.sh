@@ -3,16 +3,20 @@
 # Uses sudo only when not root. Swift itself must already be installed (see README).
 set -euo pipefail
 
+#   install-deps.sh [--test | --deb | --vm | --cross] [PACKAGE …]   extra arguments are more packages
 packages=(pkg-config libgpiod-dev libiio-dev libgps-dev libsqlite3-dev)
-if [ "${1:-}" = "--test" ]; then
+case "${1:-}" in
     # The tests run a real gpsd fed by gpsfake (which needs Debian's python3 and its gps module),
     # and open the HTML reports in headless Chromium.
-    packages+=(gpsd gpsd-clients python3-gps chromium)
-fi
-if [ "${1:-}" = "--deb" ]; then
+    --test) packages+=(gpsd gpsd-clients python3-gps chromium); shift ;;
     # dpkg-shlibdeps works out the .deb's dependencies from the libraries the binary links.
-    packages+=(dpkg-dev)
-fi
+    --deb) packages+=(dpkg-dev); shift ;;
+    # scripts/vm-test.sh: qemu, the initramfs's busybox and cpio, module builds, Debian's iiod.
+    --vm) packages+=(qemu-system-x86 busybox-static cpio python3 make gcc iiod); shift ;;
+    # Debian roots for other releases and architectures, and running arm64 programs here.
+    --cross) packages+=(debootstrap qemu-user-static binutils); shift ;;
+esac
+packages+=("$@")
 
 missing=()
 for p in "${packages[@]}"; do

@@ -18,25 +18,15 @@ binary=${1:-.build/release/rideguard}
 cache=${RIDEGUARD_CACHE:-/var/cache/rideguard}/kernel
 started=$(date +%s)
 
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-need=()
-for p in qemu-system-x86 busybox-static cpio python3 make gcc iiod; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
-done
+bash scripts/install-deps.sh --vm
 # The kernel Debian installs by default on amd64, and the headers to build modules against it.
 abi=$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/.*Depends: linux-image-\(.*\)$/\1/p' | head -1)
 if [ -z "$abi" ]; then
-    $sudo apt-get update -qq
+    apt-get update -qq
     abi=$(apt-cache depends linux-image-amd64 | sed -n 's/.*Depends: linux-image-\(.*\)$/\1/p' | head -1)
 fi
 [ -n "$abi" ] || { echo "vm-test: apt knows no linux-image-amd64" >&2; exit 1; }
-dpkg-query -W -f='${Status}' "linux-headers-$abi" 2>/dev/null | grep -q "install ok installed" || need+=("linux-headers-$abi")
-if [ ${#need[@]} -gt 0 ]; then
-    echo "vm-test: installing ${need[*]}"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
+bash scripts/install-deps.sh "linux-headers-$abi"
 
 # The kernel image and the matching source, downloaded once (apt-get download, not installed).
 version=$(dpkg-query -W -f='${Version}' "linux-headers-$abi")

@@ -32,14 +32,12 @@ public actor ATSession {
     public private(set) var garbageBytes = 0
     /// How long a query's answer line waits for its final result code before it is taken as the
     /// answer (modems that send `+CPIN: READY` and no `OK`).
-    public var answerGraceSeconds = 0.3
+    private let answerGrace = Duration.milliseconds(300)
     /// After a query was answered without its final result code, the next command waits this long:
     /// a late final then arrives while no command runs, and is dropped, never taken as the next
     /// command's.
-    public var strayFinalQuietSeconds = 1.0
+    private let strayFinalQuiet = Duration.seconds(1)
     private var quietUntil = ContinuousClock.now
-    /// Final result codes that came while no command was running (dropped).
-    public private(set) var strayFinals = 0
 
     public init(port: SerialPort, onUnsolicited: @escaping @Sendable (String) -> Void) {
         self.port = port
@@ -146,10 +144,10 @@ public actor ATSession {
     /// answer stands, and the next command waits for a late final to pass.
     private func armAnswerGrace(id: Int) {
         Task {
-            try? await Task.sleep(for: .seconds(answerGraceSeconds))
+            try? await Task.sleep(for: answerGrace)
             guard let pending = current, pending.id == id, pending.exchange.hasQueryAnswer else { return }
             current = nil
-            quietUntil = .now + .seconds(strayFinalQuietSeconds)
+            quietUntil = .now + strayFinalQuiet
             pending.continuation.resume(returning: pending.exchange.information)
         }
     }
@@ -171,7 +169,7 @@ public actor ATSession {
                 if case .line(let line) = item {
                     // A late OK/ERROR belongs to no command; NO CARRIER, BUSY… also announce calls.
                     switch ATFinal(line: line) {
-                    case .ok, .error, .cmeError, .cmsError: strayFinals += 1
+                    case .ok, .error, .cmeError, .cmsError: break
                     case .other, nil: onUnsolicited(line)
                     }
                 }
