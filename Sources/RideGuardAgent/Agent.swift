@@ -159,7 +159,9 @@ public final class Agent: Sendable {
                     let control = try ControlSocket(path: configuration.controlSocket) { [self] request in answer(request) }
                     return { control.close() }
                 } catch {
-                    say("\(error) (status and ctl press unavailable)")
+                    let text = "\(error) (status and ctl press unavailable; detection goes on)"
+                    say(text)
+                    try? database.journal(JournalEntry("system", text), at: clock.now())
                     return {}
                 }
             },

@@ -1,81 +1,137 @@
 import Foundation
 import RideGuardCore
+import Storage
 import Synchronization
 
-/// The agent's control socket: a Unix stream socket (mode 0660, the service's group) taking one
-/// JSON request per line and answering one JSON line: {"cmd":"status"}, {"cmd":"press","hold":1.5}.
+/// The agent's control socket: a Unix stream socket (mode 0660, the service's group, in a folder
+/// of mode 0750) taking one JSON request per line and answering one JSON line:
+/// {"cmd":"status"}, {"cmd":"press","hold":1.5}. Clients are served concurrently, each with a short
+/// deadline, and at most `maximumClients` at once: a client that says nothing delays nobody.
 public final class ControlSocket: Sendable {
     private final class Flags: Sendable {
         let running = Atomic<Bool>(true)
         let listening = Atomic<Int32>(-1)
+        let clients = Atomic<Int>(0)
     }
+
+    /// Clients served at once; one more is told "busy" and closed.
+    static let maximumClients = 8
+    /// A client has this long to send its request line, seconds.
+    static let requestDeadline = 2.0
 
     let path: String
     private let flags = Flags()
 
-    /// Starts listening; `handle` answers one request (run on the socket's thread).
+    /// Starts listening; `handle` answers one request (run on the client's own thread).
+    ///
+    /// Whatever the umask: the socket's folder is created 0750 (and refused when others may write
+    /// to it), and the socket is bound inside a private folder (0700), given mode 0660 there and
+    /// only then renamed into place, so nobody else can ever reach it with a looser mode.
     init(path: String, handle: @escaping @Sendable ([String: Any]) -> String) throws {
         self.path = path
-        let folder = (path as NSString).deletingLastPathComponent
-        if !folder.isEmpty { try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
-        unlink(path)
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ControlSocketError(path: path, reason: String(cString: strerror(errno))) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            Glibc.close(fd)
-            throw ControlSocketError(path: path, reason: "path too long for a Unix socket")
+        guard path.utf8.count <= SocketPath.maximumLength else {
+            throw ControlSocketError(path: path, reason: "path too long for a Unix socket (\(path.utf8.count) bytes, at most \(SocketPath.maximumLength))")
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, b) in bytes.enumerated() { raw[i] = b }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0, listen(fd, 8) == 0 else {
-            let reason = String(cString: strerror(errno))
-            Glibc.close(fd)
-            throw ControlSocketError(path: path, reason: reason)
-        }
-        chmod(path, 0o660)
+        let folder = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+        try Self.prepare(folder: folder, for: path)
+        let fd = try Self.bindPrivately(path, in: folder)
         flags.listening.store(fd, ordering: .releasing)
         let flags = self.flags
         let thread = Thread {
             while flags.running.load(ordering: .acquiring) {
                 let client = accept(fd, nil, nil)
-                if client < 0 { if errno == EINTR { continue } else { return } }
-                ControlSocket.serve(client, handle)
+                if client < 0 { if errno == EINTR || errno == ECONNABORTED { continue } else { return } }
+                guard flags.clients.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue <= Self.maximumClients else {
+                    flags.clients.wrappingSubtract(1, ordering: .acquiringAndReleasing)
+                    var busy = JSONLine()
+                    busy.add("error", "busy: \(Self.maximumClients) clients are already connected; try again")
+                    Self.reply(busy.text, to: client)
+                    Glibc.close(client)
+                    continue
+                }
+                let worker = Thread {
+                    Self.serve(client, handle)
+                    flags.clients.wrappingSubtract(1, ordering: .acquiringAndReleasing)
+                }
+                worker.name = "rideguard-control-client"
+                worker.start()
             }
         }
         thread.name = "rideguard-control"
         thread.start()
     }
 
+    /// Creates the socket's folder 0750 when it is missing; refuses one that others may write to
+    /// (they could replace the socket with their own).
+    static func prepare(folder: String, for path: String) throws {
+        do { try PrivateFiles.createFolder(folder) } catch { throw ControlSocketError(path: path, reason: "folder \(error)") }
+        var info = stat()
+        guard stat(folder, &info) == 0 else { throw ControlSocketError(path: path, reason: "folder \(folder): \(String(cString: strerror(errno)))") }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw ControlSocketError(path: path, reason: "\(folder) is not a folder") }
+        guard info.st_mode & S_IWOTH == 0 else {
+            throw ControlSocketError(path: path, reason: "refusing to listen: the folder \(folder) is writable by every user (mode 0\(String(info.st_mode & 0o7777, radix: 8))); use a folder of mode 0750 such as /run/rideguard")
+        }
+    }
+
+    /// Binds and listens at a path inside a fresh private folder next to `path`, sets the socket's
+    /// mode there, then renames it to `path`. Returns the listening descriptor.
+    static func bindPrivately(_ path: String, in folder: String) throws -> Int32 {
+        var template = Array("\(folder)/.control-XXXXXX".utf8CString)
+        guard let staging = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) }) else {
+            throw ControlSocketError(path: path, reason: "cannot create a private folder in \(folder): \(String(cString: strerror(errno)))")
+        }
+        defer { rmdir(staging) }
+        let temporary = staging + "/s"
+        guard temporary.utf8.count <= SocketPath.maximumLength else {
+            throw ControlSocketError(path: path, reason: "the folder's path is too long for a Unix socket")
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw ControlSocketError(path: path, reason: String(cString: strerror(errno))) }
+        var address = SocketPath.address(temporary)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0, chmod(temporary, 0o660) == 0, listen(fd, 16) == 0, rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            Glibc.close(fd)
+            unlink(temporary)
+            throw ControlSocketError(path: path, reason: reason)
+        }
+        return fd
+    }
+
+    /// Reads one request line (within the deadline) and answers it.
     private static func serve(_ client: Int32, _ handle: ([String: Any]) -> String) {
         defer { Glibc.close(client) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let deadline = Date().addingTimeInterval(requestDeadline)
         var buffer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1024)
         while !buffer.contains(0x0A) && buffer.count < 8192 {
+            var wait = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+            let left = Int32(max(0, deadline.timeIntervalSinceNow * 1000))
+            let ready = poll(&wait, 1, left)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { break }
             let n = read(client, &chunk, chunk.count)
+            if n < 0 && errno == EINTR { continue }
             if n <= 0 { break }
             buffer += chunk[0..<n]
         }
         let line = buffer.split(separator: 0x0A).first.map { Data($0) } ?? Data()
-        let answer: String
         if let request = (try? JSONSerialization.jsonObject(with: line)) as? [String: Any] {
-            answer = handle(request)
+            reply(handle(request), to: client)
         } else {
             var error = JSONLine()
-            error.add("error", "not a JSON request (send {\"cmd\":\"status\"})")
-            answer = error.text
+            error.add("error", buffer.isEmpty ? "no request within \(Int(requestDeadline)) s (send {\"cmd\":\"status\"})"
+                                              : "not a JSON request (send {\"cmd\":\"status\"})")
+            reply(error.text, to: client)
         }
+    }
+
+    private static func reply(_ answer: String, to client: Int32) {
         let bytes = Array((answer + "\n").utf8)
         // A client gone before the answer (Ctrl-C on `rideguard status`) must not SIGPIPE the agent.
-        _ = bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        _ = bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
     }
 
     func close() {
@@ -88,16 +144,14 @@ public final class ControlSocket: Sendable {
         unlink(path)
     }
 
-    /// Sends one request to a running agent and returns its answer.
-    public static func request(_ json: String, path: String) throws -> String {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    /// Sends one request to a running agent and returns its answer (within `timeout` seconds).
+    public static func request(_ json: String, path: String, timeout: Double = 10) throws -> String {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ControlSocketError(path: path, reason: String(cString: strerror(errno))) }
         defer { Glibc.close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, b) in Array(path.utf8).prefix(raw.count - 1).enumerated() { raw[i] = b }
-        }
+        var limit = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        var address = SocketPath.address(path)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
@@ -111,10 +165,30 @@ public final class ControlSocket: Sendable {
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             let n = read(fd, &chunk, chunk.count)
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                throw ControlSocketError(path: path, reason: "the agent did not answer within \(Int(timeout)) s", errno: ETIMEDOUT)
+            }
             if n <= 0 { break }
             out += chunk[0..<n]
         }
         return String(decoding: out, as: UTF8.self).trimmingCharacters(in: .newlines)
+    }
+}
+
+/// Unix socket paths: at most 107 bytes (`sun_path` holds 108 with the closing NUL).
+public enum SocketPath {
+    public static let maximumLength = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
+
+    static func address(_ path: String) -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        var bytes = Array(path.utf8)
+        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }    // abstract socket (systemd's notify socket may be one)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in bytes.prefix(raw.count - 1).enumerated() { raw[i] = b }
+        }
+        return address
     }
 }
 
@@ -129,17 +203,11 @@ public struct ControlSocketError: Error, CustomStringConvertible, Sendable {
 enum SystemdNotify {
     static func send(_ message: String) {
         guard let path = ProcessInfo.processInfo.environment["NOTIFY_SOCKET"], !path.isEmpty else { return }
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return }
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var bytes = Array(path.utf8)
-        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }    // abstract socket
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, b) in bytes.prefix(raw.count - 1).enumerated() { raw[i] = b }
-        }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
+        var address = SocketPath.address(path)
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + min(path.utf8.count, SocketPath.maximumLength))
         let payload = Array(message.utf8)
         _ = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sockaddr in

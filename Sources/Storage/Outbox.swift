@@ -42,15 +42,22 @@ public final class RideGuardDatabase: Sendable {
     public let path: String
     let queue: DatabaseQueue
 
+    /// Opens (or creates) the database. Whatever the umask, its folder is created 0750 and the file
+    /// (with SQLite's side files) is 0600; a looser existing file is tightened, and the journal says so.
     public init(path: String) throws {
         self.path = path
         let folder = (path as NSString).deletingLastPathComponent
-        if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        if !folder.isEmpty { try PrivateFiles.createFolder(folder) }
+        let tightened = try PrivateFiles.protectDatabase(path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         queue = try DatabaseQueue(path: path, configuration: configuration)
         try Self.migrator.migrate(queue)
         Self.giveToFolderOwner(path, folder: folder.isEmpty ? "." : folder)
+        for change in tightened {
+            try journal(JournalEntry("system", "database: tightened \(change): other users could read the contacts and the medical note"),
+                        at: Date().timeIntervalSince1970)
+        }
     }
 
     /// Run as root (`sudo rideguard setup`), a new database file would belong to root and the
