@@ -701,7 +701,9 @@ public final class Agent: Sendable {
             _ = try database.outbox.enqueue(recipient: number, kind: kind.rawValue, body: text, now: clock.now())
             queued.insert(number)
         }
-        try? database.journal(JournalEntry("messages", "\(kind.rawValue) queued for \(numbers.count) contact(s)"), at: clock.now())
+        let who = numbers.map(PhoneNumber.mask).joined(separator: ", ")
+        try? database.journal(JournalEntry("messages", "\(kind.rawValue) queued for \(numbers.count) contact\(numbers.count == 1 ? "" : "s"): \(who)"),
+                              at: clock.now())
     }
 
     /// Fixes from gpsd, or a simulated position refreshed every second; the first fix is reported

@@ -41,23 +41,19 @@ public actor OutboxSender {
     @discardableResult
     public func sendDue() async throws -> Int {
         while let message = try outbox.claimNext(now: clock.now()), let id = message.id {
-            let who = PhoneNumber.mask(message.recipient)
             let references: [Int]
             do {
                 references = try await modem.send(message.body, to: message.recipient)
             } catch {
                 if error.permanent {
-                    try outbox.markFailed(id, error: error.reason, now: clock.now())
-                    log("gave up on \(message.kind) to \(who): \(error.reason)")
+                    log(try outbox.markFailed(id, error: error.reason, now: clock.now()))
                 } else {
                     let wait = Self.backoff(afterAttempts: message.attempts, base: retryBase)
-                    try outbox.markRetry(id, error: error.reason, at: clock.now() + wait, now: clock.now())
-                    log("could not send \(message.kind) to \(who) (attempt \(message.attempts)): \(error.reason); retrying in \(Int(wait)) s")
+                    log(try outbox.markRetry(id, error: error.reason, at: clock.now() + wait, now: clock.now()))
                 }
                 continue
             }
-            try outbox.markSent(id, references: references, now: clock.now())
-            log("sent \(message.kind) to \(who): reference \(references.map(String.init).joined(separator: ", "))")
+            log(try outbox.markSent(id, references: references, now: clock.now()))
             await onSent(message, references)
         }
         return try outbox.countPending()

@@ -44,7 +44,7 @@ public enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
         switch self {
         case .off: "silent"
         case .armed: "one short chirp: protection is on"
-        case .countdownSlow: "a beep every 2 s: a crash was detected, the countdown runs"
+        case .countdownSlow: "a beep every 2 s: the countdown runs (after a crash, or an SOS you raised)"
         case .countdownFast: "a beep every second: less than half the countdown left"
         case .countdownUrgent: "rapid beeping: the last 10 seconds"
         case .acknowledge: "three quick beeps: \"I'm fine\" accepted, nothing is sent"

@@ -121,6 +121,9 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
     public private(set) var crash: CrashFacts?
     /// Contacts (numbers) an alert reached in this emergency.
     public private(set) var alerted: [String] = []
+    /// A position reached this run of the agent (before or during the emergency): an alert is
+    /// written with the latest one, and an alert sent before any is followed by one when it comes.
+    /// (Its name is kept for the snapshots saved by earlier versions.)
     public private(set) var fixSeenSinceEmergency = false
     public private(set) var buzzer = BuzzerPattern.off
     /// The press in progress already did something: further holds of it do nothing more (holding
@@ -179,12 +182,10 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
             actions.append(.journal(JournalEntry("alerts", summary)))
             play(.fault, &actions)
         case .locationFix(_):
-            let tracking = state == .emergencySent
-            if (tracking || state == .emergencySending || state == .emergencySendingFailed) && !fixSeenSinceEmergency {
-                fixSeenSinceEmergency = true
-                // An alert that went out without a position is followed by one as soon as there is a fix.
-                if tracking { actions.append(.queueMessages(.locationUpdate, to: .only(alerted))) }
-            }
+            guard !fixSeenSinceEmergency else { break }
+            fixSeenSinceEmergency = true
+            // An alert that went out without a position is followed by one as soon as there is a fix.
+            if state == .emergencySent { actions.append(.queueMessages(.locationUpdate, to: .only(alerted))) }
         }
         if self != before { actions.insert(.persist, at: 0) }
         return actions
@@ -208,6 +209,9 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
             actions.append(.startTimer(timer, deadline: deadline))
         }
         if state == .emergencySent { actions.append(.startTracking) }
+        // Outside an emergency, a new run has seen no position yet; within one, what the alert
+        // carried is what counts (a restart must not send another position at once).
+        if [.disarmed, .armed, .emergencyEnded].contains(state) { fixSeenSinceEmergency = false }
         if state != .disarmed && state != .armed {
             actions.append(.journal(JournalEntry("system", "resumed in state \(state.rawValue) after a restart")))
         }
@@ -242,7 +246,6 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
         countdownStart = t
         crash = nil
         alerted = []
-        fixSeenSinceEmergency = false
         setTimer(.countdown, t + seconds, &actions)
         play(.countdownSlow, &actions)
         scheduleStep(after: .countdownSlow, deadline: t + seconds, &actions)

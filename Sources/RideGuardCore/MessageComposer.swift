@@ -179,7 +179,7 @@ struct Words {
         switch language {
         case .en:
             Words(positionUnknown: "Position unknown (no GPS fix).", accuracy: "accuracy",
-                  ageMinutes: { "position \($0) min old" }, crashAt: "Crash at", sosAt: "SOS at", moving: "moving",
+                  ageMinutes: { "position \($0) min old" }, crashAt: "Crash at", sosAt: "SOS raised by the rider at", moving: "moving",
                   heading: "heading", compass: ["N", "NE", "E", "SE", "S", "SW", "W", "NW"], onItsSide: "bike on its side",
                   upsideDown: "bike upside down", collision: "collision", impact: "impact", medical: "Medical",
                   update: "position update", cancelledByRider: "the rider cancelled the alert. False alarm, rider OK.",
@@ -188,7 +188,7 @@ struct Words {
                   suggestedMessage: "I may have crashed on my motorbike. Please call me, and call the emergency services if I do not answer.")
         case .fr:
             Words(positionUnknown: "Position inconnue (pas de GPS).", accuracy: "precision",
-                  ageMinutes: { "position d'il y a \($0) min" }, crashAt: "Chute a", sosAt: "SOS a", moving: "roulait a",
+                  ageMinutes: { "position d'il y a \($0) min" }, crashAt: "Chute a", sosAt: "SOS lance par le motard a", moving: "roulait a",
                   heading: "direction", compass: ["N", "NE", "E", "SE", "S", "SO", "O", "NO"], onItsSide: "moto couchee",
                   upsideDown: "moto retournee", collision: "collision", impact: "choc", medical: "Medical",
                   update: "nouvelle position", cancelledByRider: "le motard a annule l'alerte. Fausse alerte, tout va bien.",
@@ -197,7 +197,7 @@ struct Words {
                   suggestedMessage: "J'ai peut-etre chute a moto. Appelez-moi, et appelez les secours si je ne reponds pas.")
         case .de:
             Words(positionUnknown: "Position unbekannt (kein GPS).", accuracy: "Genauigkeit",
-                  ageMinutes: { "Position vor \($0) Min." }, crashAt: "Sturz um", sosAt: "SOS um", moving: "fuhr",
+                  ageMinutes: { "Position vor \($0) Min." }, crashAt: "Sturz um", sosAt: "SOS vom Fahrer ausgeloest um", moving: "fuhr",
                   heading: "Richtung", compass: ["N", "NO", "O", "SO", "S", "SW", "W", "NW"], onItsSide: "Motorrad liegt",
                   upsideDown: "Motorrad auf dem Kopf", collision: "Kollision", impact: "Aufprall", medical: "Medizinisch",
                   update: "neue Position", cancelledByRider: "Alarm vom Fahrer aufgehoben. Fehlalarm, alles in Ordnung.",
@@ -206,7 +206,7 @@ struct Words {
                   suggestedMessage: "Ich hatte vielleicht einen Motorradunfall. Bitte ruf mich an, und ruf den Notruf, wenn ich nicht antworte.")
         case .es:
             Words(positionUnknown: "Posicion desconocida (sin GPS).", accuracy: "precision",
-                  ageMinutes: { "posicion de hace \($0) min" }, crashAt: "Caida a las", sosAt: "SOS a las", moving: "iba a",
+                  ageMinutes: { "posicion de hace \($0) min" }, crashAt: "Caida a las", sosAt: "SOS lanzado por el motorista a las", moving: "iba a",
                   heading: "rumbo", compass: ["N", "NE", "E", "SE", "S", "SO", "O", "NO"], onItsSide: "moto tumbada",
                   upsideDown: "moto volcada", collision: "choque", impact: "impacto", medical: "Medico",
                   update: "nueva posicion", cancelledByRider: "el motorista cancelo la alerta. Falsa alarma, todo bien.",
@@ -215,7 +215,7 @@ struct Words {
                   suggestedMessage: "Puede que haya tenido una caida en moto. Llamame, y llama a emergencias si no contesto.")
         case .it:
             Words(positionUnknown: "Posizione sconosciuta (niente GPS).", accuracy: "precisione",
-                  ageMinutes: { "posizione di \($0) min fa" }, crashAt: "Caduta alle", sosAt: "SOS alle", moving: "andava a",
+                  ageMinutes: { "posizione di \($0) min fa" }, crashAt: "Caduta alle", sosAt: "SOS lanciato dal motociclista alle", moving: "andava a",
                   heading: "direzione", compass: ["N", "NE", "E", "SE", "S", "SO", "O", "NO"], onItsSide: "moto a terra",
                   upsideDown: "moto capovolta", collision: "urto", impact: "impatto", medical: "Medico",
                   update: "nuova posizione", cancelledByRider: "il motociclista ha annullato l'allarme. Falso allarme, tutto ok.",

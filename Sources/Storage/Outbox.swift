@@ -132,29 +132,35 @@ public struct Outbox: Sendable {
         }
     }
 
-    public func markSent(_ id: Int64, references: [Int], now: Double) throws {
-        try update(id) { m in
+    /// Each outcome is journaled (kind "messages", the number masked) in the same transaction as the
+    /// message's new status, so the journal tells who got what, when, and what failed. Each returns
+    /// the journal's line.
+    @discardableResult
+    public func markSent(_ id: Int64, references: [Int], now: Double) throws -> String {
+        try update(id, now: now) { m in
             m.status = .sent
             m.references = references.map(String.init).joined(separator: ",")
             m.lastError = nil
-            m.updatedAt = now
+            return "sent \(m.kind) to \(PhoneNumber.mask(m.recipient)) (attempt \(m.attempts)): reference \(m.references ?? "")"
         }
     }
 
-    public func markRetry(_ id: Int64, error: String, at next: Double, now: Double) throws {
-        try update(id) { m in
+    @discardableResult
+    public func markRetry(_ id: Int64, error: String, at next: Double, now: Double) throws -> String {
+        try update(id, now: now) { m in
             m.status = .pending
             m.lastError = error
             m.nextAttemptAt = next
-            m.updatedAt = now
+            return "could not send \(m.kind) to \(PhoneNumber.mask(m.recipient)) (attempt \(m.attempts)): \(error); retrying in \(Int((next - now).rounded())) s"
         }
     }
 
-    public func markFailed(_ id: Int64, error: String, now: Double) throws {
-        try update(id) { m in
+    @discardableResult
+    public func markFailed(_ id: Int64, error: String, now: Double) throws -> String {
+        try update(id, now: now) { m in
             m.status = .failed
             m.lastError = error
-            m.updatedAt = now
+            return "gave up on \(m.kind) to \(PhoneNumber.mask(m.recipient)) after \(m.attempts) attempt\(m.attempts == 1 ? "" : "s"): \(error)"
         }
     }
 
@@ -183,11 +189,15 @@ public struct Outbox: Sendable {
         }
     }
 
-    private func update(_ id: Int64, _ change: (inout OutboxMessage) -> Void) throws {
+    private func update(_ id: Int64, now: Double, _ change: (inout OutboxMessage) -> String) throws -> String {
         try queue.write { db in
-            guard var message = try OutboxMessage.fetchOne(db, key: id) else { return }
-            change(&message)
+            guard var message = try OutboxMessage.fetchOne(db, key: id) else { return "message \(id) is gone" }
+            let text = change(&message)
+            message.updatedAt = now
             try message.update(db)
+            var record = JournalRecord(id: nil, time: now, kind: "messages", text: text)
+            try record.insert(db)
+            return text
         }
     }
 }

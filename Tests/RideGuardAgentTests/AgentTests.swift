@@ -1,4 +1,5 @@
 import Foundation
+import RideGuardCore
 import GRDB
 import Storage
 import Testing
@@ -145,6 +146,29 @@ import Testing
         #expect(try RideGuardDatabase(path: rig.database).journal(kind: "detections").contains { $0.text.hasPrefix("saved the trace around the crash") })
     }
 
+    /// After an emergency the journal alone answers "who got what, when, and what failed": each
+    /// send, each failure with its reason and each retry, with the numbers masked.
+    @Test func theJournalTellsWhoGotWhatAndWhatFailed() throws {
+        var script = FakeModem.Script()
+        script.outcomes = [.cmsError(38), .cmsError(1)]       // Sam: network out of order (retried); Jo: unassigned number
+        let rig = try Rig("journal", modem: try FakeModem(script: script))
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
+        defer { process.kill(SIGTERM) }
+        try waitFor(60) { rig.modem.received.count >= 3 }
+        let sam = PhoneNumber.mask("+33612345678"), jo = PhoneNumber.mask("+4915112345678")
+        var journal = ""
+        try waitFor(10) {
+            journal = (try? Rideguard.run(["events", "--kind", "messages", "--database", rig.database]).stdout) ?? ""
+            return journal.contains("sent alert to \(sam) (attempt 2)")
+        }
+        #expect(journal.contains("alert queued for 2 contacts: \(sam), \(jo)"), "\(journal)")
+        #expect(journal.contains("could not send alert to \(sam) (attempt 1): +CMS ERROR: 38 (network out of order); retrying in"), "\(journal)")
+        #expect(journal.contains("gave up on alert to \(jo) after 1 attempt: "), "\(journal)")
+        #expect(journal.contains("sent alert to \(sam) (attempt 2): reference "), "\(journal)")
+        let everything = try Rideguard.run(["events", "--database", rig.database]).stdout
+        #expect(!everything.contains("612345678") && !everything.contains("15112345678"), "a number in full: \(everything)")
+    }
+
     @Test func killedWhileSendingEveryContactStillGetsTheAlert() throws {
         var script = FakeModem.Script()
         script.outcomes = [.silence]                                          // the first alert hangs
@@ -178,7 +202,7 @@ import Testing
         #expect(try Rideguard.run(["ctl", "press", "--hold", "3.5", "--socket", rig.socket]).status == 0)
         try waitFor(40) { rig.modem.messages.count >= 2 }
         let alerts = rig.modem.messages.prefix(2)
-        #expect(alerts.allSatisfy { $0.contains("SOS at") && !$0.contains("Crash at") && !$0.contains("impact") }, "\(alerts)")
+        #expect(alerts.allSatisfy { $0.contains("SOS raised by the rider at") && !$0.contains("Crash at") && !$0.contains("impact") }, "\(alerts)")
     }
 
     /// Killed (SIGKILL) during a crash's countdown: after the restart the countdown runs out and the

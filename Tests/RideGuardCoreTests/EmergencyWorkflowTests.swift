@@ -343,6 +343,35 @@ struct WorkflowDriver {
         #expect(d.messages.count == 1)
     }
 
+    @Test func aRestartInEmergencySentSendsNoExtraPosition() throws {
+        var d = WorkflowDriver(to: .armed)
+        d.send(.locationFix(at: 5))                     // riding with a fix: the alert carries it
+        d.send(.crashDetected(at: 10, summary: "bike down"))
+        d.send(.timerFired(.countdown, at: 70))
+        d.send(.alertDelivered(contact: "+33611111111", at: 75))
+        d.send(.allAlertsDelivered(at: 75))
+        #expect(d.workflow.state == .emergencySent)
+        var restored = try JSONDecoder().decode(EmergencyWorkflow.self, from: JSONEncoder().encode(d.workflow))
+        let resumed = restored.resume(at: 90)
+        let firstFix = restored.handle(.locationFix(at: 92))   // the new run's first fix
+        #expect(!(resumed + firstFix).contains { if case .queueMessages = $0 { true } else { false } }, "\(resumed + firstFix)")
+        // The next update comes at its time, 5 min after the alert.
+        let due = restored.handle(.timerFired(.locationUpdate, at: 75 + 300))
+        #expect(due.contains(.queueMessages(.locationUpdate, to: .only(["+33611111111"]))))
+    }
+
+    @Test func afterARestartWhileArmedTheFirstFixStillFollowsAnAlertWithoutOne() throws {
+        var d = WorkflowDriver(to: .armed)
+        d.send(.locationFix(at: 5))
+        var restored = try JSONDecoder().decode(EmergencyWorkflow.self, from: JSONEncoder().encode(d.workflow))
+        _ = restored.resume(at: 100)                    // no fix in this run yet
+        _ = restored.handle(.crashDetected(at: 110, summary: "bike down"))
+        _ = restored.handle(.timerFired(.countdown, at: 170))
+        _ = restored.handle(.alertDelivered(contact: "+33611111111", at: 175))
+        _ = restored.handle(.allAlertsDelivered(at: 175))
+        #expect(restored.handle(.locationFix(at: 180)).contains(.queueMessages(.locationUpdate, to: .only(["+33611111111"]))))
+    }
+
     @Test func everyStateChangeAsksToPersistFirst() {
         var d = WorkflowDriver(to: .armed)
         let produced = d.send(.crashDetected(at: 1, summary: "x"))

@@ -152,7 +152,7 @@ import Testing
         c.trigger = .manual
         let text = MessageComposer.alert(c)
         #expect(text.contains("Medico: diabetic, allergic to penicillin"))
-        #expect(text.contains("SOS alle 14:32"))
+        #expect(text.contains("SOS lanciato dal motociclista alle 14:32") && !text.contains("Caduta"))
     }
 
     @Test func riderMessageMustSaySomething() {
