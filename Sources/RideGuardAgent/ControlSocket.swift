@@ -176,9 +176,9 @@ public final class ControlSocket: Sendable {
     }
 }
 
-/// Unix socket paths: at most 107 bytes (`sun_path` holds 108 with the closing NUL).
+/// Unix socket addresses (`sun_path` holds 108 bytes with the closing NUL).
 public enum SocketPath {
-    public static let maximumLength = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
+    public static let maximumLength = PathLimits.unixSocket
 
     static func address(_ path: String) -> sockaddr_un {
         var address = sockaddr_un()

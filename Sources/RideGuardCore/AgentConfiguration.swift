@@ -76,7 +76,8 @@ public struct AgentConfiguration: Equatable, Sendable {
         check(modem.simulated || modem.device.hasPrefix("/"), "modem.device", "must be a device path such as /dev/ttyUSB2")
         check(Modem.supportedBauds.contains(modem.baud), "modem.baud",
               "is not a supported speed (\(Modem.supportedBauds.map(String.init).joined(separator: ", ")))")
-        if let pin = modem.pin { check((4...8).contains(pin.count) && pin.allSatisfy(\.isNumber), "modem.pin", "must be 4 to 8 digits") }
+        // ASCII digits only: "٣٣٣٣" is a number to Unicode, not to a SIM.
+        if let pin = modem.pin { check((4...8).contains(pin.count) && pin.utf8.allSatisfy { (0x30...0x39).contains($0) }, "modem.pin", "must be 4 to 8 digits 0-9") }
         for problem in detector.validationErrors() {
             errors.append(ConfigurationError(key: "detector." + (problem.split(separator: " ").first.map(String.init) ?? ""), reason: problem))
         }
@@ -84,6 +85,32 @@ public struct AgentConfiguration: Equatable, Sendable {
             errors.append(ConfigurationError(key: "workflow", reason: problem))
         }
         check(database.hasPrefix("/") || database.hasPrefix("."), "database", "must be a file path")
+        // Paths the system would refuse only when the agent uses them.
+        let paths = [("database", database), ("control_socket", controlSocket), ("imu.trace", imu.trace ?? ""),
+                     ("imu.device", imu.device ?? ""), ("modem.device", modem.device)]
+        for (key, path) in paths { if let problem = PathLimits.problem(path) { errors.append(ConfigurationError(key: key, reason: problem)) } }
+        let socketBytes = controlSocket.utf8.count
+        check(socketBytes <= PathLimits.unixSocket, "control_socket",
+              "is \(socketBytes) bytes long: a Unix socket path holds at most \(PathLimits.unixSocket) (use e.g. /run/rideguard/control.sock)")
         return errors
+    }
+}
+
+/// What Linux accepts as a path: at most 4095 bytes, each name at most 255, no NUL byte; a Unix
+/// socket's path at most 107 bytes.
+public enum PathLimits {
+    public static let path = 4095
+    public static let name = 255
+    public static let unixSocket = 107
+
+    /// Why the system would refuse `path`, or nil.
+    public static func problem(_ path: String) -> String? {
+        let bytes = path.utf8.count
+        if bytes > Self.path { return "is \(bytes) bytes long: a path holds at most \(Self.path)" }
+        if path.utf8.contains(0) { return "contains a NUL character" }
+        if let long = path.split(separator: "/").first(where: { $0.utf8.count > name }) {
+            return "has a name of \(long.utf8.count) bytes ('\(long.prefix(12))…'): at most \(name) per name"
+        }
+        return nil
     }
 }

@@ -90,6 +90,27 @@ import Testing
         #expect(found.contains(.init(line: 11, key: "modme", reason: "unknown section (did you mean modem?)")))
     }
 
+    /// Values the system would refuse only at run time are refused by `config check`, each with
+    /// its line and key.
+    @Test func limitsTheSystemWouldEnforceLaterAreCheckedNow() {
+        let longSocket = "/run/" + String(repeating: "rideguard-", count: 11) + "/control.sock"
+        let hugeDatabase = "/var/lib/" + String(repeating: "folder/", count: 700) + "rideguard.sqlite"
+        let longName = "/var/lib/rideguard/" + String(repeating: "x", count: 300) + ".sqlite"
+        let found = problems("""
+            modem:
+              pin: "٣٣٣٣"
+            control_socket: \(longSocket)
+            database: \(hugeDatabase)
+            """)
+        #expect(found.contains(.init(line: 2, key: "modem.pin", reason: "must be 4 to 8 digits 0-9")), "\(found)")
+        #expect(found.contains(.init(line: 3, key: "control_socket",
+                                     reason: "is \(longSocket.utf8.count) bytes long: a Unix socket path holds at most 107 (use e.g. /run/rideguard/control.sock)")))
+        #expect(found.contains(.init(line: 4, key: "database", reason: "is \(hugeDatabase.utf8.count) bytes long: a path holds at most 4095")))
+        #expect(problems("database: \(longName)").contains { $0.line == 1 && $0.key == "database" && $0.reason.contains("has a name of 307 bytes") })
+        // The limits themselves pass.
+        #expect(problems("control_socket: /" + String(repeating: "s", count: 106) + "\nmodem:\n  pin: \"0000\"").isEmpty)
+    }
+
     /// Every scalar is read as text by its key's type: YAML 1.1's yes/no/on/off still work, an
     /// empty section is allowed, and a position must be two numbers.
     @Test func scalarsAreReadByTheirKey() throws {
