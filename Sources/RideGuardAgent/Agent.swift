@@ -433,7 +433,7 @@ public final class Agent: Sendable {
         case .crashDetected(_, let evidence):
             await service.handle(.crashDetected(at: clock.now(), summary: evidence.summary, evidence: evidence))
         case .sensorFault(_, let fault):
-            if case .timeWentBackwards = fault { return }
+            if fault.isDroppedSample { return }
             sensor.withLock { $0.lastFault = fault.summary }
             await service.handle(.sensorFault(at: clock.now(), summary: fault.summary))
         case .impact(_, let peak, _, _):

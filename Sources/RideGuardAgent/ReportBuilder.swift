@@ -94,12 +94,8 @@ public struct TraceReport: Sendable {
         var events: [DetectorEvent] = []
         var summary = TraceReplay.Summary(source: path == "-" ? "stdin" : path)
         let parser = try TraceFile.stream(path: path) { sample in
-            if overview == nil {
-                overview = Bins(start: sample.t, width: 0.01)
-                summary.firstT = sample.t
-            }
-            summary.samples += 1
-            summary.lastT = sample.t
+            if overview == nil { overview = Bins(start: sample.t, width: 0.01) }
+            summary.count(sample.t)
             detector.process(sample) { event in
                 events.append(event)
                 switch event {

@@ -176,7 +176,7 @@ public enum ReportHTML {
         switch event {
         case .crashDetected: "#d1242f"
         case .impact: "#d4a72c"
-        case .sensorFault(_, .timeWentBackwards): nil
+        case .sensorFault(_, let fault) where fault.isDroppedSample: nil
         case .sensorFault, .rearmed, .uprightLearned: "#57606a"
         }
     }

@@ -7,12 +7,20 @@ public struct TraceReplay {
         public var source: String
         public var header: TraceHeader?
         public var samples = 0
+        /// The earliest and the latest sample time (a trace whose time runs backwards in places
+        /// still has a duration of zero or more).
         public var firstT = Double.nan
         public var lastT = Double.nan
         public var crashes: [Double] = []
         public var faults = 0
 
         public var duration: Double { samples > 0 ? lastT - firstT : 0 }
+
+        public mutating func count(_ t: Double) {
+            samples += 1
+            firstT = firstT.isNaN ? t : min(firstT, t)
+            lastT = lastT.isNaN ? t : max(lastT, t)
+        }
 
         /// The closing line of `rideguard replay --json`.
         public var jsonLine: String {
@@ -46,12 +54,8 @@ public struct TraceReplay {
         var summary = Summary(source: path == "-" ? "stdin" : path)
         var header: TraceHeader?
         try TraceFile.stream(path: path, onHeader: { header = $0 }) { sample in
-            if summary.samples == 0 {
-                summary.firstT = sample.t
-                if let header { onStart(header, sample) }
-            }
-            summary.samples += 1
-            summary.lastT = sample.t
+            if summary.samples == 0, let header { onStart(header, sample) }
+            summary.count(sample.t)
             if let stateEvery, sample.t >= nextState {
                 nextState = sample.t + stateEvery
                 onState(sample.t, detector.state)

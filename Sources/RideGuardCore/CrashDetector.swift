@@ -145,7 +145,7 @@ public struct CrashDetector: Sendable {
         }
         let dt = t - lastT
         if dt <= 0 {
-            emit(.sensorFault(t: t, fault: .timeWentBackwards(by: -dt)))
+            emit(.sensorFault(t: t, fault: dt == 0 ? .duplicateTime : .timeWentBackwards(by: -dt)))
             return
         }
         if dt > cfg.gapSeconds { emit(.sensorFault(t: t, fault: .gap(seconds: dt))) }

@@ -73,16 +73,27 @@ public enum SensorFault: Equatable, Sendable {
     case deadAxis(axis: Int)
     /// No samples for this long, seconds.
     case gap(seconds: Double)
-    /// A sample whose time is not after the previous one (dropped).
+    /// A sample whose time is before the previous one's (dropped).
     case timeWentBackwards(by: Double)
+    /// A sample with the previous one's time (dropped).
+    case duplicateTime
     /// At rest the accelerometer reads this many g instead of about 1: no upright reference yet.
     case implausibleGravity(g: Double)
+
+    /// The fault is one sample dropped for its time, not a fault of the sensor.
+    public var isDroppedSample: Bool {
+        switch self {
+        case .timeWentBackwards, .duplicateTime: true
+        default: false
+        }
+    }
 
     public var code: String {
         switch self {
         case .deadAxis: "dead_axis"
         case .gap: "gap"
         case .timeWentBackwards: "time_went_backwards"
+        case .duplicateTime: "duplicate_time"
         case .implausibleGravity: "implausible_gravity"
         }
     }
@@ -92,6 +103,7 @@ public enum SensorFault: Equatable, Sendable {
         case .deadAxis(let axis): "accelerometer axis \(["x", "y", "z"][axis]) shows no signal while the others move"
         case .gap(let seconds): "no samples for \(DecimalFormat.string(seconds, decimals: 3)) s"
         case .timeWentBackwards(let by): "sample time went back by \(DecimalFormat.string(by, decimals: 6)) s; sample dropped"
+        case .duplicateTime: "duplicate time: the sample has the previous one's time; sample dropped"
         case .implausibleGravity(let g): "the accelerometer reads \(DecimalFormat.string(g, decimals: 2)) g at rest where about 1 g was expected (dead axis or wrong range?); posture is estimated conservatively"
         }
     }

@@ -98,6 +98,7 @@ extension DetectorEvent {
             case .deadAxis(let axis): line.add("axis", ["x", "y", "z"][axis])
             case .gap(let seconds): line.add("seconds", seconds, decimals: 3)
             case .timeWentBackwards(let by): line.add("by_s", by, decimals: 6)
+            case .duplicateTime: break
             case .implausibleGravity(let g): line.add("g", g, decimals: 3)
             }
         }

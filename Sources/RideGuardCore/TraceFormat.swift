@@ -129,6 +129,8 @@ public struct TraceParser {
         }
         if count > 0 && raw[count - 1] == UInt8(ascii: "\r") { count -= 1 }
         var first = 0
+        // A UTF-8 byte-order mark, as spreadsheets write at the start of a CSV export.
+        if lineNumber == 1 && count >= 3 && raw[0] == 0xEF && raw[1] == 0xBB && raw[2] == 0xBF { first = 3 }
         while first < count && (raw[first] == UInt8(ascii: " ") || raw[first] == UInt8(ascii: "\t")) { first += 1 }
         if first == count { return }  // blank line
         let line = UnsafeBufferPointer(rebasing: raw[first..<count])

@@ -31,6 +31,25 @@ func events(_ result: Rideguard.Result) throws -> [[String: Any]] {
         #expect(lines.first?["event"] as? String == "trace_start")
     }
 
+    /// A spreadsheet's export (a UTF-8 byte-order mark first) replays; time that runs backwards or
+    /// repeats is named for what it is, and the duration is never negative.
+    @Test func spreadsheetExportsAndTimeThatRunsBackwards() throws {
+        let text = "\u{FEFF}time_s,ax,ay,az\n10,0,0,1\n10,0,0,1\n9.5,0,0,1\n4,0,0,1\n"
+        let trace = try Rideguard.temporaryFile("backwards-\(UUID().uuidString).csv", contents: Data(text.utf8))
+        let result = try Rideguard.run(["replay", trace.path, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = try events(result)
+        let faults = lines.filter { $0["event"] as? String == "sensor_fault" }
+        #expect(faults.map { $0["fault"] as? String } == ["duplicate_time", "time_went_backwards", "time_went_backwards"], "\(faults)")
+        #expect((faults.first?["summary"] as? String)?.hasPrefix("duplicate time") == true)
+        #expect(!result.stdout.contains("went back by 0.000000"))
+        let end = try #require(lines.last)
+        #expect(end["event"] as? String == "trace_end" && end["samples"] as? Int == 4)
+        #expect(end["duration_s"] as? Double == 6, "earliest 4 s, latest 10 s: \(end)")
+        let human = try Rideguard.run(["replay", trace.path])
+        #expect(human.stdout.contains("end of trace after 6.0 s and 4 samples"), "\(human.stdout)")
+    }
+
     @Test func humanOutputOfTheExampleTrace() throws {
         let result = try Rideguard.run(["replay", Rideguard.fixtures.appendingPathComponent("example-lowside.csv").path])
         #expect(result.status == 0)

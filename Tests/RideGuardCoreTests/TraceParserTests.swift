@@ -65,6 +65,17 @@ func parseError(_ text: String) -> TraceError? {
         #expect(parser.header?.hasGyro == false)
     }
 
+    /// Spreadsheets start a CSV export with a UTF-8 byte-order mark: it is skipped, whatever the
+    /// chunks; elsewhere it is not a mark but bad data.
+    @Test(arguments: [1, 2, 64])
+    func skipsAByteOrderMark(chunk: Int) throws {
+        let (_, samples) = try parse("\u{FEFF}time_s,ax,ay,az\n0,0,0,1\n", chunk: chunk)
+        #expect(samples.count == 1)
+        let (_, commented) = try parse("\u{FEFF}# rideguard-trace v1\ntime_s,ax,ay,az\n0,0,0,1\n", chunk: chunk)
+        #expect(commented.count == 1)
+        #expect(parseError("time_s,ax,ay,az\n\u{FEFF}0,0,0,1\n")?.description.contains("test.csv:2: bad number") == true)
+    }
+
     @Test func columnsAreFoundByNameAndUnknownOnesIgnored() throws {
         let (_, samples) = try parse("az,temp_c,ay,time_s,ax\n9.8,21.5,0.5,3.25,-1\n")
         #expect(samples == [IMUSample(t: 3.25, accel: Vector3(-1, 0.5, 9.8))])
