@@ -49,12 +49,16 @@ let package = Package(
             ]
         ),
 
+        // The parsers that take outside input, fuzzed: a seeded run in the tests, libFuzzer in scripts/fuzz.sh.
+        .target(name: "Fuzzing", dependencies: ["RideGuardCore", "RideGuardAgent", "ScenarioSynth"]),
+        .executableTarget(name: "rideguard-fuzz", dependencies: ["Fuzzing"]),
+
         // Per-sample cost of the detector and the trace parser: swift run -c release rideguard-bench
         .executableTarget(name: "rideguard-bench", dependencies: ["RideGuardCore", "ScenarioSynth"]),
 
         .testTarget(name: "RideGuardCoreTests", dependencies: ["RideGuardCore", "ScenarioSynth"]),
         .testTarget(name: "AdapterTests", dependencies: ["IIOSensor", "GPIOLines", "GPSDClient"]),
-        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "rideguard"]),
+        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "rideguard", "Fuzzing"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -54,6 +54,17 @@ public enum ConfigurationFile {
     }
 
     public static func parse(_ text: String, source: String) throws(ConfigurationFileError) -> AgentConfiguration {
+        do {
+            return try read(text, source: source)
+        } catch {
+            // YAML marks what is missing at the very end on the line after the last: name the last.
+            var error = error
+            for i in error.problems.indices { error.problems[i].line = error.problems[i].line.map { min($0, lastLine(text)) } }
+            throw error
+        }
+    }
+
+    static func read(_ text: String, source: String) throws(ConfigurationFileError) -> AgentConfiguration {
         var configuration = AgentConfiguration()
         var problems: [ConfigurationFileError.Problem] = []
         let root: Node?
@@ -63,15 +74,18 @@ public enum ConfigurationFile {
             // ICU's regex engine into the agent's memory for nothing.)
             root = try Yams.compose(yaml: text, .basic)
         } catch {
-            let line = (error as? YamlError).flatMap(errorLine)
-            throw ConfigurationFileError(source: source, problems: [.init(line: line, key: "file", reason: "not valid YAML: \(error)")])
+            let (line, reason) = yamlProblem(error, lastLine: lastLine(text))   // (its context's line too)
+            throw ConfigurationFileError(source: source, problems: [.init(line: line, key: "file", reason: reason)])
         }
         guard let root else { return configuration }   // an empty file: every default
         guard let sections = root.mapping else {
             throw ConfigurationFileError(source: source, problems: [.init(line: line(root), key: "file", reason: "expected sections such as imu:, gpio:, modem:")])
         }
         for (keyNode, value) in sections {
-            let section = keyNode.string ?? ""
+            guard let section = keyNode.string, !section.isEmpty else {
+                problems.append(.init(line: line(keyNode), key: "file", reason: "a section needs a name in plain text"))
+                continue
+            }
             if let apply = topLevel[section] {
                 do { try apply(&configuration, value) } catch { problems.append(.init(line: line(value), key: section, reason: error.reason)) }
                 continue
@@ -85,7 +99,10 @@ public enum ConfigurationFile {
                 continue
             }
             for (entryKey, entryValue) in mapping {
-                let key = entryKey.string ?? ""
+                guard let key = entryKey.string, !key.isEmpty else {
+                    problems.append(.init(line: line(entryKey), key: section, reason: "a key needs a name in plain text"))
+                    continue
+                }
                 if section == "detector" {
                     do {
                         try configuration.detector.set(key, to: entryValue.string ?? "")
@@ -220,10 +237,27 @@ public enum ConfigurationFile {
 
     static func line(_ n: Node) -> Int? { n.mark.map { $0.line } }
 
-    static func errorLine(_ error: YamlError) -> Int? {
-        if case .scanner(_, _, let mark, _) = error { return mark.line }
-        if case .parser(_, _, let mark, _) = error { return mark.line }
-        return nil
+    /// The line and the words of a YAML syntax error, without Yams' own "line:column:" prefix.
+    /// (YAML marks what is missing at the very end on the line after the last: `lastLine` instead.)
+    static func yamlProblem(_ error: Error, lastLine: Int) -> (line: Int?, reason: String) {
+        switch error as? YamlError {
+        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _):
+            let during = context.map { " (\($0.text) on line \(min($0.mark.line, lastLine)))" } ?? ""
+            return (min(mark.line, lastLine), "not valid YAML: \(problem)\(during)")
+        default:
+            return (nil, "not valid YAML: \(error)")
+        }
+    }
+
+    /// The number of the file's last line, counted as YAML counts: a line ends at LF, CR LF or a
+    /// lone CR.
+    static func lastLine(_ text: String) -> Int {
+        var breaks = 0, previous: UInt8 = 0
+        for byte in text.utf8 {
+            if byte == 0x0D || (byte == 0x0A && previous != 0x0D) { breaks += 1 }
+            previous = byte
+        }
+        return max(1, previous == 0x0A || previous == 0x0D ? breaks : breaks + 1)
     }
 
     static func lineOf(_ path: [String], in root: Node) -> Int? {

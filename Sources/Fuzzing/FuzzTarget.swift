@@ -1,0 +1,123 @@
+import Foundation
+import RideGuardAgent
+import RideGuardCore
+
+/// The three parsers that take outside input, each with the properties that must hold whatever the
+/// bytes: it never traps, answers the same whichever way the bytes arrive in chunks, and either
+/// gives a valid result or an error that says where. `check` returns the broken property, or nil.
+public enum FuzzTarget: String, CaseIterable, Sendable {
+    /// What a modem says on its serial port: lines, the SMS prompt, results, answers.
+    case atLines = "at"
+    /// Trace CSV v1, as `replay`, `report` and the simulated IMU read it.
+    case trace
+    /// The YAML configuration file.
+    case config
+
+    public func check(_ input: [UInt8]) -> String? {
+        switch self {
+        case .atLines: Self.checkATLines(input)
+        case .trace: Self.checkTrace(input)
+        case .config: Self.checkConfiguration(input)
+        }
+    }
+
+    // MARK: - AT lines
+
+    static func checkATLines(_ input: [UInt8]) -> String? {
+        var whole = ATLineReader()
+        let items = whole.feed(input)
+        // Byte by byte, as a slow serial port delivers them: the same items.
+        var slow = ATLineReader()
+        var trickled: [ATLineReader.Item] = []
+        for byte in input { trickled += slow.feed(CollectionOfOne(byte)) }
+        guard items == trickled else { return "the line reader splits differently byte by byte: \(items) vs \(trickled)" }
+        var exchanges = ["AT+CSQ", "AT+CPIN?", "AT+CMGS=23", "ATE0"].map(ATExchange.init(command:))
+        for item in items {
+            if case .line(let line) = item {
+                if line.utf8.count > ATLineReader.maximumLine { return "a line of \(line.utf8.count) bytes passed the reader" }
+                if line.contains(where: { $0 == "\r" || $0 == "\n" }) { return "a line holds a line break: \(line.debugDescription)" }
+                if line.isEmpty || line.first == " " || line.last == " " { return "a line is not trimmed: \(line.debugDescription)" }
+                if let dbm = ATParse.signal(line), !(-113 ... -51).contains(dbm) { return "signal \(dbm) dBm from \(line.debugDescription)" }
+                _ = ATParse.registration(line)
+                _ = ATParse.messageReference(line)
+                _ = ATParse.simState(line)
+                _ = ATParse.serviceCentre(line)
+                if let final = ATFinal(line: line) { _ = SendFailure.classify(final) }
+            }
+            for index in exchanges.indices where exchanges[index].final == nil { _ = exchanges[index].consume(item) }
+        }
+        return nil
+    }
+
+    // MARK: - Trace CSV
+
+    enum TraceOutcome: Equatable {
+        case samples([IMUSample])
+        case error(String)
+    }
+
+    static func parseTrace(_ input: [UInt8], chunk: Int) -> TraceOutcome {
+        var parser = TraceParser(source: "fuzz.csv")
+        var samples: [IMUSample] = []
+        do {
+            var offset = 0
+            while offset < input.count {
+                let end = min(input.count, offset + chunk)
+                try input[offset..<end].withUnsafeBytes { try parser.feed($0) { samples.append($0) } }
+                offset = end
+            }
+            try parser.finish { samples.append($0) }
+            return .samples(samples)
+        } catch {
+            return .error("\(error)")
+        }
+    }
+
+    static func checkTrace(_ input: [UInt8]) -> String? {
+        let whole = parseTrace(input, chunk: max(1, input.count))
+        // Chunk sizes from 1 to 7 bytes, chosen by the input itself.
+        let chunked = parseTrace(input, chunk: Int(input.first ?? 0) % 7 + 1)
+        guard whole == chunked else { return "the outcome depends on the chunks: \(whole) vs \(chunked)" }
+        switch whole {
+        case .samples(let samples):
+            if samples.isEmpty { return "a trace without samples was accepted" }
+            for s in samples {
+                let values = [s.t, s.accel.x, s.accel.y, s.accel.z] + (s.gyro.map { [$0.x, $0.y, $0.z] } ?? []) + (s.speed.map { [$0] } ?? [])
+                if !values.allSatisfy(\.isFinite) { return "a sample with a value that is not finite: \(s)" }
+            }
+        case .error(let text):
+            let lines = input.reduce(1) { $0 + ($1 == 0x0A ? 1 : 0) }
+            guard text.hasPrefix("fuzz.csv") else { return "an error that does not name its source: \(text)" }
+            if let number = text.dropFirst("fuzz.csv:".count).prefix(while: \.isNumber).nonEmpty.flatMap({ Int($0) }),
+               !(1...lines).contains(number) {
+                return "an error names line \(number) of \(lines): \(text)"
+            }
+        }
+        return nil
+    }
+
+    // MARK: - Configuration YAML
+
+    static func checkConfiguration(_ input: [UInt8]) -> String? {
+        let text = String(decoding: input, as: UTF8.self)
+        do {
+            let configuration = try ConfigurationFile.parse(text, source: "fuzz.yaml")
+            let problems = configuration.validationErrors()
+            if !problems.isEmpty { return "accepted a configuration with problems: \(problems)" }
+        } catch {
+            // Lines end at LF, CR LF or a lone CR (as YAML counts them).
+            let breaks = zip(input, [0] + input).filter { $0 == 0x0D || ($0 == 0x0A && $1 != 0x0D) }.count
+            let lines = max(1, input.last == 0x0A || input.last == 0x0D ? breaks : breaks + 1)
+            if error.problems.isEmpty { return "an error without a problem" }
+            for problem in error.problems {
+                if problem.key.isEmpty || problem.reason.isEmpty { return "a problem without its key or reason: \(problem)" }
+                if let line = problem.line, !(1...lines).contains(line) { return "a problem on line \(line) of \(lines): \(problem)" }
+            }
+        }
+        return nil
+    }
+}
+
+private extension Substring {
+    var nonEmpty: Substring? { isEmpty ? nil : self }
+}
