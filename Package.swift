@@ -36,7 +36,10 @@ let package = Package(
         .target(name: "ScenarioSynth", dependencies: ["RideGuardCore"]),
 
         // Wiring, file I/O and services.
-        .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "ScenarioSynth", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem", "Storage",
+        // Offline tools: replay, the HTML report, the detector's evaluation on labelled traces.
+        .target(name: "DetectorLab", dependencies: ["RideGuardCore", "ScenarioSynth", "Storage"]),
+
+        .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem", "Storage",
                                                     .product(name: "Yams", package: "Yams"),
                                                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                                     .product(name: "Logging", package: "swift-log")]),
@@ -44,7 +47,7 @@ let package = Package(
         .executableTarget(
             name: "rideguard",
             dependencies: [
-                "RideGuardAgent", "GPSDClient", "SerialModem", "Storage", "IIOSensor",
+                "RideGuardAgent", "DetectorLab", "ScenarioSynth", "GPSDClient", "SerialModem", "Storage", "IIOSensor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -58,7 +61,7 @@ let package = Package(
 
         .testTarget(name: "RideGuardCoreTests", dependencies: ["RideGuardCore", "ScenarioSynth"]),
         .testTarget(name: "AdapterTests", dependencies: ["IIOSensor", "GPIOLines", "GPSDClient"]),
-        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "rideguard", "Fuzzing"]),
+        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "DetectorLab", "rideguard", "Fuzzing"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 import Foundation
 import RideGuardCore
 import SerialModem
+import Storage
 import Synchronization
 
 /// The modem's twin: says what it would send, and accepts it.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import DetectorLab
 import RideGuardAgent
 import RideGuardCore
 import ScenarioSynth

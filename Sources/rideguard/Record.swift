@@ -4,6 +4,7 @@ import GPSDClient
 import IIOSensor
 import RideGuardAgent
 import RideGuardCore
+import Storage
 import Synchronization
 
 /// Set by SIGTERM or SIGINT while recording: a plain handler storing an atomic (async-signal-safe)

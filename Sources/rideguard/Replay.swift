@@ -1,4 +1,5 @@
 import ArgumentParser
+import DetectorLab
 import RideGuardAgent
 import RideGuardCore
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RideGuardAgent
 import RideGuardCore
+import Storage
 import ScenarioSynth
 
 struct Synth: ParsableCommand {

@@ -1,4 +1,5 @@
 import RideGuardCore
+import Storage
 
 /// Runs the daemon's detector over a recorded trace as fast as the machine allows.
 public struct TraceReplay {

@@ -1,4 +1,5 @@
 import RideGuardCore
+import Storage
 
 /// Min/max of a few series over time, in bins that double in width when there are too many, so
 /// that a trace of any length fits in bounded memory (min/max per bin keeps every spike visible).
