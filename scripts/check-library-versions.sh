@@ -33,7 +33,7 @@ check() {
 cat > "$work/gpiod.c" <<'C'
 #include "shim.h"
 void *uses[] = { (void *)rg_gpiod_api_major, (void *)rg_gpiod_version, (void *)rg_gpio_line_open,
-                 (void *)rg_gpio_line_set, (void *)rg_gpio_line_get, (void *)rg_gpio_line_wait,
+                 (void *)rg_gpio_line_set, (void *)rg_gpio_line_get, (void *)rg_gpio_line_fd,
                  (void *)rg_gpio_line_read, (void *)rg_gpio_line_close };
 int api(void) { return RG_GPIOD_API; }
 C

@@ -178,13 +178,12 @@ static inline int rg_gpio_line_get(rg_gpio_line *h) {
 #endif
 }
 
-/// Waits for an edge: 1 when one is pending, 0 on timeout, -1 on error.
-static inline int rg_gpio_line_wait(rg_gpio_line *h, int64_t timeout_ns) {
+/// The descriptor that becomes readable when an edge is pending (to poll with others), or -1.
+static inline int rg_gpio_line_fd(rg_gpio_line *h) {
 #if RG_GPIOD_API == 1
-    struct timespec ts = { .tv_sec = timeout_ns / 1000000000, .tv_nsec = timeout_ns % 1000000000 };
-    return gpiod_line_event_wait(h->line, &ts);
+    return gpiod_line_event_get_fd(h->line);
 #else
-    return gpiod_line_request_wait_edge_events(h->request, timeout_ns);
+    return gpiod_line_request_get_fd(h->request);
 #endif
 }
 

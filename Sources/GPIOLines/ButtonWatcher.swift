@@ -6,9 +6,10 @@ import Foundation
 import Synchronization
 
 /// Watches the button's input line on a dedicated thread and reports each edge with the kernel's
-/// timestamp (CLOCK_MONOTONIC, seconds). The line comes from `open`; after an error (a loose
-/// connector, the chip gone) the watcher releases it and calls `open` again with backoff, 0.5 s
-/// doubling to 30 s, the way the IMU is reopened. Stops within `pollInterval` of `stop()`.
+/// timestamp (CLOCK_MONOTONIC, seconds). The thread sleeps in `poll` on the line's descriptor (as
+/// `gpiomon` does) and on a pipe that `stop()` writes to: no ticks while nothing happens. The line
+/// comes from `open`; after an error (a loose connector, the chip gone) the watcher releases it and
+/// calls `open` again with backoff, 0.5 s doubling to 30 s, the way the IMU is reopened.
 public final class ButtonWatcher: Sendable {
     public typealias Edge = (pressed: Bool, monotonicSeconds: Double)
 
@@ -19,19 +20,61 @@ public final class ButtonWatcher: Sendable {
         case failed(GPIOError, retryIn: Double)
     }
 
-    /// Flags shared with the thread (atomics cannot be copied into its closure).
+    /// Shared with the thread (atomics cannot be copied into its closure).
     private final class Flags: Sendable {
         let running = Atomic<Bool>(true)
         let finished = Atomic<Bool>(false)
+        /// A pipe: `stop()` writes to `wake[1]`, the thread polls `wake[0]`.
+        let wakeRead: Int32
+        let wakeWrite: Int32
+
+        init() {
+            var ends: [Int32] = [-1, -1]
+            if pipe(&ends) == 0 {
+                for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            }
+            wakeRead = ends[0]
+            wakeWrite = ends[1]
+        }
+
+        deinit {
+            close(wakeRead)
+            close(wakeWrite)
+        }
+
+        enum Wake { case ready, quiet, failed(Int32) }
+
+        /// Another edge is already waiting to be read.
+        func pending(_ fd: Int32) -> Bool {
+            if case .ready = wait(for: fd, seconds: 0) { return true }
+            return false
+        }
+
+        /// Sleeps until `fd` is readable, or `seconds` pass or `stop()` (quiet). -1: no timeout.
+        func wait(for fd: Int32, seconds: Double) -> Wake {
+            var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            if fd >= 0 { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
+            let deadline = seconds < 0 ? nil : monotonicNow() + seconds
+            while running.load(ordering: .acquiring) {
+                let left = deadline.map { Int32(max(0, ($0 - monotonicNow()) * 1000).rounded(.up)) } ?? -1
+                let ready = poll(&fds, nfds_t(fds.count), left)
+                if ready < 0 {
+                    if errno == EINTR { continue }
+                    return .failed(errno)
+                }
+                if ready == 0 || fds[0].revents != 0 { return .quiet }      // time is up, or stop()
+                if fds.count > 1, fds[1].revents & Int16(POLLIN) != 0 { return .ready }
+                if fds.count > 1, fds[1].revents != 0 { return .failed(EIO) }   // POLLERR/POLLHUP: the chip is gone
+            }
+            return .quiet
+        }
     }
 
     private let flags = Flags()
-    public let pollInterval: Double
 
     /// Starts watching; `onEdge` and `onEvent` run on the watcher's thread.
-    public init(open: @escaping @Sendable () throws(GPIOError) -> GPIOLine, pollInterval: Double = 0.2,
+    public init(open: @escaping @Sendable () throws(GPIOError) -> GPIOLine,
                 onEdge: @escaping @Sendable (Edge) -> Void, onEvent: @escaping @Sendable (Event) -> Void) {
-        self.pollInterval = pollInterval
         let flags = self.flags
         let thread = Thread {
             defer { flags.finished.store(true, ordering: .releasing) }
@@ -42,18 +85,14 @@ public final class ButtonWatcher: Sendable {
                     let line = try open()
                     onEvent(.opened)
                     backoff = 0.5
-                    guard let error = ButtonWatcher.watch(line, flags: flags, pollInterval: pollInterval, onEdge: onEdge) else { return }
+                    guard let error = ButtonWatcher.watch(line, flags: flags, onEdge: onEdge) else { return }
                     failure = error
                 } catch {
                     failure = error
                 }
                 guard flags.running.load(ordering: .acquiring) else { return }
                 onEvent(.failed(failure, retryIn: backoff))
-                var left = backoff
-                while left > 0 && flags.running.load(ordering: .acquiring) {
-                    usleep(100_000)
-                    left -= 0.1
-                }
+                _ = flags.wait(for: -1, seconds: backoff)
                 backoff = min(30, backoff * 2)
             }
         }
@@ -62,37 +101,45 @@ public final class ButtonWatcher: Sendable {
     }
 
     /// Reports the line's edges until `stop()` (nil) or an error (returned; the line is released).
-    private static func watch(_ line: GPIOLine, flags: Flags, pollInterval: Double,
-                              onEdge: @Sendable (Edge) -> Void) -> GPIOError? {
-        while flags.running.load(ordering: .acquiring) {
-            switch line.waitForEdge(timeout: pollInterval) {
-            case .failure(let error): return error
-            case .success(false): continue
-            case .success(true):
-                switch line.readEdge() {
-                case .success(let edge): onEdge(edge)
-                case .failure(let error): return error
-                }
+    private static func watch(_ line: GPIOLine, flags: Flags, onEdge: @Sendable (Edge) -> Void) -> GPIOError? {
+        let fd = line.eventDescriptor
+        let failed = { (code: Int32) in GPIOError(operation: "waiting for an edge on", line: line.address.description, errno: code) }
+        guard fd >= 0 else { return failed(errno) }
+        while true {
+            switch flags.wait(for: fd, seconds: -1) {
+            case .failed(let code): return failed(code)
+            case .quiet: return nil
+            case .ready:
+                // Every edge already pending, in the kernel's order, before sleeping again.
+                repeat {
+                    switch line.readEdge() {
+                    case .success(let edge): onEdge(edge)
+                    case .failure(let error): return error
+                    }
+                } while flags.pending(fd)
             }
         }
-        return nil
     }
 
-    /// Asks the thread to stop; it notices within one poll interval.
+    /// Wakes the thread and asks it to stop; it releases the line and ends at once.
     public func stop() {
         flags.running.store(false, ordering: .releasing)
+        var byte: UInt8 = 1
+        _ = write(flags.wakeWrite, &byte, 1)
     }
 
     public var isFinished: Bool { flags.finished.load(ordering: .acquiring) }
 }
 
+private func monotonicNow() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
 extension GPIOLine {
-    /// Waits for an edge: true when one is pending, false on timeout.
-    func waitForEdge(timeout: Double) -> Result<Bool, GPIOError> {
-        let result = rg_gpio_line_wait(handle, Int64(timeout * 1e9))
-        if result < 0 { return .failure(GPIOError(operation: "waiting for an edge on", line: address.description, errno: errno)) }
-        return .success(result > 0)
-    }
+    /// The descriptor that becomes readable when an edge is pending.
+    var eventDescriptor: Int32 { rg_gpio_line_fd(handle) }
 
     /// Reads one pending edge: whether the line is now active (pressed, with active-low applied).
     func readEdge() -> Result<ButtonWatcher.Edge, GPIOError> {

@@ -58,6 +58,8 @@ public final class Agent: Sendable {
         var lastWatchdogPing = -Double.infinity
     }
     let sensor = Mutex(SensorStatus())
+    /// Rung when a message is queued: the outbox's sender waits on it instead of polling.
+    let outboxBell = Doorbell()
     let modemHealth = Mutex<Modem?>(nil)
     /// Why the buzzer or the button cannot be used, by part, for `status` and `doctor`.
     final class PartProblems: Sendable {
@@ -142,7 +144,12 @@ public final class Agent: Sendable {
         let parts: [any Service] = [
             Part("emergency workflow") { [self] in
                 await service.resume()
-                return { [self] in await service.shutdown() }
+                let inputs = Task { await service.run() }
+                return { [self] in
+                    service.finishInputs()
+                    await inputs.value
+                    await service.shutdown()
+                }
             },
             Part("outbox sender") { [self] in
                 let task = startSender()
@@ -191,19 +198,18 @@ public final class Agent: Sendable {
     }
 
     /// Arms, or says why it cannot and checks again every 10 s (a contact or a message added while
-    /// the agent runs arms it, no restart needed), until the group shuts down.
+    /// the agent runs arms it, no restart needed); then sleeps until the group shuts down.
     func keepArmed() async {
-        var problems = armingProblems()
-        await arm(problems: problems)
-        var nextCheck = clock.now() + 10
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(100))
-            if !problems.isEmpty, clock.now() >= nextCheck {
-                nextCheck = clock.now() + 10
+        try? await cancelWhenGracefulShutdown { [self] in
+            var problems = armingProblems()
+            await arm(problems: problems)
+            while !problems.isEmpty {
+                try await clock.sleep(until: clock.now() + 10)
                 problems = armingProblems()
                 if problems.isEmpty { await arm(problems: problems) }
             }
         }
+        try? await gracefulShutdown()
         stopping.store(true, ordering: .releasing)
         SystemdNotify.send("STOPPING=1")
         say("stopping")
@@ -252,9 +258,9 @@ public final class Agent: Sendable {
 
     /// The simulated button (and `rideguard ctl press`): pressed now, released after `hold` seconds.
     public func press(hold: Double) async {
-        await service.buttonEdge(pressed: true, at: clock.now())
+        service.post(.buttonEdge(pressed: true, at: clock.now()))
         try? await clock.sleep(until: clock.now() + hold)
-        await service.buttonEdge(pressed: false, at: clock.now())
+        service.post(.buttonEdge(pressed: false, at: clock.now()))
     }
 
     // MARK: - Parts
@@ -307,7 +313,7 @@ public final class Agent: Sendable {
             }
             for event in events {
                 if case .crashDetected(let t, _) = event { pendingSave.withLock { $0 = t } }
-                Task { await self.detected(event) }
+                detected(event)
             }
         }
         // A stream that ends (or an agent that stops) before 30 s after a crash saves what it has.
@@ -339,7 +345,7 @@ public final class Agent: Sendable {
             case .stalled(let seconds):
                 sensor.withLock { $0.lastFault = "stalled" }
                 imuWentDown()
-                Task { await service.handle(.sensorFault(at: clock.now(), summary: "the IMU stalled: no sample for \(DecimalFormat.string(seconds, decimals: 1)) s")) }
+                service.post(.event(.sensorFault(at: clock.now(), summary: "the IMU stalled: no sample for \(DecimalFormat.string(seconds, decimals: 1)) s")))
             case .failed(let reason, let retry):
                 imuWentDown()
                 say("IMU: \(reason); retrying in \(DecimalFormat.string(retry, decimals: 1)) s")
@@ -428,16 +434,18 @@ public final class Agent: Sendable {
         return .success(path)
     }
 
-    private func detected(_ event: DetectorEvent) async {
+    /// On the sampler's thread: posts to the workflow in the detector's order; no I/O here.
+    private func detected(_ event: DetectorEvent) {
         switch event {
         case .crashDetected(_, let evidence):
-            await service.handle(.crashDetected(at: clock.now(), summary: evidence.summary, evidence: evidence))
+            service.post(.event(.crashDetected(at: clock.now(), summary: evidence.summary, evidence: evidence)))
         case .sensorFault(_, let fault):
             if fault.isDroppedSample { return }
             sensor.withLock { $0.lastFault = fault.summary }
-            await service.handle(.sensorFault(at: clock.now(), summary: fault.summary))
+            service.post(.event(.sensorFault(at: clock.now(), summary: fault.summary)))
         case .impact(_, let peak, _, _):
-            try? database.journal(JournalEntry("detections", "impact \(DecimalFormat.string(peak, decimals: 1)) g"), at: clock.now())
+            let at = clock.now()
+            files.async { [self] in try? database.journal(JournalEntry("detections", "impact \(DecimalFormat.string(peak, decimals: 1)) g"), at: at) }
             say("impact \(DecimalFormat.string(peak, decimals: 1)) g")
         case .uprightLearned, .rearmed:
             break
@@ -476,24 +484,28 @@ public final class Agent: Sendable {
             clock_gettime(CLOCK_MONOTONIC, &ts)
             let age = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9 - edge.monotonicSeconds
             let at = clock.now() - max(0, age)
-            Task { await service.buttonEdge(pressed: edge.pressed, at: at) }
+            service.post(.buttonEdge(pressed: edge.pressed, at: at))
         }, onEvent: { [self] event in
             switch event {
             case .opened:
                 gpioProblems.set("button", nil)
                 if lost.exchange(false, ordering: .acquiringAndReleasing) {
-                    Task { await service.handle(.partRecovered(at: clock.now(), summary: "button back: \(address) works again")) }
+                    service.post(.event(.partRecovered(at: clock.now(), summary: "button back: \(address) works again")))
                 }
             case .failed(let error, let retry):
                 gpioProblems.set("button", "\(error); retrying")
                 say("button: \(error); retrying in \(DecimalFormat.string(retry, decimals: 1)) s")
                 if !lost.exchange(true, ordering: .acquiringAndReleasing) {
-                    Task { await service.handle(.sensorFault(at: clock.now(), summary: "button lost: \(error); retrying until it is back")) }
+                    service.post(.event(.sensorFault(at: clock.now(), summary: "button lost: \(error); retrying until it is back")))
                 }
             }
         })
         return { watcher.stop() }
     }
+
+    /// Messages queued by another process (`rideguard setup`'s test SMS) ring no doorbell: the
+    /// sender looks at the outbox at least this often, seconds.
+    static let outboxFallbackSeconds = 5.0
 
     private func startSender() -> Task<Void, Never> {
         let transport: any SMSTransport
@@ -509,11 +521,11 @@ public final class Agent: Sendable {
         let outbox = database.outbox
         let sender = OutboxSender(outbox: outbox, modem: transport, clock: clock, log: say) { [self] message, _ in
             guard message.kind == MessageKind.alert.rawValue else { return }
-            await service.handle(.alertDelivered(contact: message.recipient, at: clock.now()))
+            service.post(.event(.alertDelivered(contact: message.recipient, at: clock.now())))
             let pendingAlerts = ((try? outbox.all()) ?? []).contains {
                 $0.kind == MessageKind.alert.rawValue && ($0.status == .pending || $0.status == .sending)
             }
-            if !pendingAlerts { await service.handle(.allAlertsDelivered(at: clock.now())) }
+            if !pendingAlerts { service.post(.event(.allAlertsDelivered(at: clock.now()))) }
         }
         let modem = modemHealth.withLock { $0 }
         return Task { [self, clock] in
@@ -521,7 +533,12 @@ public final class Agent: Sendable {
             var nextHealthCheck = clock.now()
             var lastHealth: String?
             while !Task.isCancelled {
-                let waiting = (try? await sender.sendDue()) ?? 1
+                var waiting = 1
+                var wake = clock.now() + 1          // after a database error: try again soon
+                do {
+                    waiting = try await sender.sendDue()
+                    wake = min(clock.now() + Self.outboxFallbackSeconds, try outbox.nextAttempt() ?? .infinity)
+                } catch {}
                 // The modem is checked when idle (never between a send's commands), so an
                 // unplugged modem or a lost network shows in `status` and the journal before a crash.
                 if let modem, waiting == 0, clock.now() >= nextHealthCheck {
@@ -536,19 +553,19 @@ public final class Agent: Sendable {
                         say("modem: \(summary)" + (health.signalDBm.map { ", \($0) dBm" } ?? ""))
                     }
                 }
-                try? await clock.sleep(until: clock.now() + 0.5)
+                if modem != nil && waiting == 0 { wake = min(wake, nextHealthCheck) }
+                // Until a message is queued (the doorbell), one falls due, or the modem's check.
+                await outboxBell.wait(until: wake, clock: clock)
             }
         }
     }
 
-    /// Answers one control-socket request (on the socket's thread).
-    func answer(_ request: [String: Any]) -> String {
-        let box = Mutex<String>("")
+    /// Answers one control-socket request (on the client's own thread, which waits for it).
+    func answer(_ request: ControlRequest) -> ControlReply {
+        let box = Mutex(ControlReply())
         let done = DispatchSemaphore(value: 0)
-        let text = String(decoding: (try? JSONSerialization.data(withJSONObject: request)) ?? Data(), as: UTF8.self)
         Task { [self] in
-            let parsed = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
-            let reply = await respond(parsed)
+            let reply = await respond(request)
             box.withLock { $0 = reply }
             done.signal()
         }
@@ -556,78 +573,41 @@ public final class Agent: Sendable {
         return box.withLock { $0 }
     }
 
-    private func respond(_ request: [String: Any]) async -> String {
-        var line = JSONLine()
-        switch request["cmd"] as? String {
-        case "press":
-            let hold = (request["hold"] as? Double) ?? 0.3
-            guard configuration.gpio.simulated else {
-                line.add("error", "the button is a real GPIO line: press it")
-                return line.text
-            }
+    private func respond(_ request: ControlRequest) async -> ControlReply {
+        switch request {
+        case .press(let hold):
+            guard configuration.gpio.simulated else { return .failed("the button is a real GPIO line: press it") }
             Task { await press(hold: min(max(hold, 0.05), 30)) }
-            line.add("ok", true)
-            line.add("hold_s", hold, decimals: 2)
-        case "record":
-            if request["stop"] as? Bool == true {
-                let path = recording.withLock { $0?.file.path }
-                finishRecording()
-                if let path { line.add("ok", true); line.add("path", path) } else { line.add("error", "no recording is running") }
-                return line.text
+            return ControlReply(ok: true, holdSeconds: hold)
+        case .stopRecording:
+            let path = recording.withLock { $0?.file.path }
+            finishRecording()
+            return path.map { ControlReply(ok: true, path: $0) } ?? .failed("no recording is running")
+        case .record(let name, let seconds):
+            switch startRecording(name: name, seconds: seconds) {
+            case .success(let path): return ControlReply(ok: true, path: path)
+            case .failure(let error): return .failed(error.reason)
             }
-            switch startRecording(name: request["name"] as? String ?? "", seconds: request["seconds"] as? Double ?? 0) {
-            case .success(let path):
-                line.add("ok", true)
-                line.add("path", path)
-            case .failure(let error):
-                line.add("error", error.reason)
-            }
-        case "status":
-            let snapshot = await service.snapshot
-            let now = clock.now()
-            line.add("state", snapshot.state.rawValue)
-            if let remaining = snapshot.countdownRemaining(at: now) { line.add("countdown_s", remaining, decimals: 1) }
-            line.add("buzzer", snapshot.buzzer.rawValue)
-            let s = sensor.withLock { $0 }
-            var sensorLine = JSONLine()
-            sensorLine.add("simulated", configuration.imu.simulated)
-            sensorLine.add("samples", s.samples)
-            sensorLine.add("rate_hz", s.rateHz, decimals: 1)
-            sensorLine.add("last_sample_age_s", now - s.lastSampleWall, decimals: 2)
-            if s.gravityG.isFinite { sensorLine.add("gravity_g", s.gravityG, decimals: 2) }
-            if let fault = s.lastFault { sensorLine.add("last_fault", fault) }
-            line.addRaw("sensor", sensorLine.text)
-            var gpioLine = JSONLine()
-            gpioLine.add("simulated", configuration.gpio.simulated)
-            if let problem = gpioProblems.summary { gpioLine.add("problem", problem) }
-            line.addRaw("gpio", gpioLine.text)
-            if let fix = location.withLock({ $0.lastFix }) {
-                var fixLine = JSONLine()
-                fixLine.add("lat", fix.latitude, decimals: 6)
-                fixLine.add("lon", fix.longitude, decimals: 6)
-                fixLine.add("age_s", now - fix.time, decimals: 1)
-                line.addRaw("fix", fixLine.text)
-            } else {
-                line.addRaw("fix", "null")
-            }
-            if let modem = modemHealth.withLock({ $0 }) {
-                let health = await modem.health
-                var modemLine = JSONLine()
-                modemLine.add("connected", health.connected)
-                modemLine.add("registration", health.registration ?? "unknown")
-                if let signal = health.signalDBm { modemLine.add("signal_dbm", signal) }
-                if let sim = health.sim { modemLine.add("sim", sim) }
-                if let problem = health.problem { modemLine.add("problem", problem) }
-                line.addRaw("modem", modemLine.text)
-            } else {
-                line.add("modem", "simulated")
-            }
-            line.add("pending_messages", (try? database.outbox.countPending()) ?? -1)
-            line.add("contacts", ((try? database.contacts()) ?? []).count)
-        default:
-            line.add("error", "unknown command: use status, press or record")
+        case .status:
+            return ControlReply(status: await status())
         }
-        return line.text
+    }
+
+    private func status() async -> AgentStatus {
+        let snapshot = await service.snapshot
+        let now = clock.now()
+        let s = sensor.withLock { $0 }
+        let modem: AgentStatus.Modem
+        if let real = modemHealth.withLock({ $0 }) { modem = AgentStatus.Modem(await real.health) } else { modem = .simulated }
+        return AgentStatus(
+            state: snapshot.state, countdownSeconds: snapshot.countdownRemaining(at: now), buzzer: snapshot.buzzer,
+            sensor: AgentStatus.Sensor(simulated: configuration.imu.simulated, samples: s.samples, rateHz: s.rateHz,
+                                       lastSampleAgeSeconds: s.lastSampleWall.isNaN ? nil : now - s.lastSampleWall,
+                                       gravityG: s.gravityG.isFinite ? s.gravityG : nil, lastFault: s.lastFault),
+            gpio: AgentStatus.GPIO(simulated: configuration.gpio.simulated, problem: gpioProblems.summary),
+            fix: location.withLock { $0.lastFix }.map { AgentStatus.Position(latitude: $0.latitude, longitude: $0.longitude, ageSeconds: now - $0.time) },
+            modem: modem, pendingMessages: (try? database.outbox.countPending()) ?? -1,
+            contacts: ((try? database.contacts()) ?? []).count)
     }
 
     /// Writes the messages the workflow asks for into the outbox, one per recipient. A database
@@ -640,7 +620,8 @@ public final class Agent: Sendable {
             try queueNow(kind, to: recipients, about: await service.snapshot, skipping: &queued)
         } catch {
             say("messages: could not queue the \(kind.rawValue): \(error); retrying")
-            await service.handle(.messagesBlocked(at: clock.now(), summary: "could not queue the \(kind.rawValue): \(error); retrying"))
+            // Posted, not awaited: this runs inside the workflow's batch, which the event follows.
+            service.post(.event(.messagesBlocked(at: clock.now(), summary: "could not queue the \(kind.rawValue): \(error); retrying")))
             Task { [queued] in await retryQueue(kind, to: recipients, skipping: queued) }
         }
     }
@@ -659,7 +640,7 @@ public final class Agent: Sendable {
             attempts += 1
             do {
                 try queueNow(kind, to: recipients, about: await service.snapshot, skipping: &queued)
-                await service.handle(.partRecovered(at: clock.now(), summary: "\(kind.rawValue) queued after \(attempts) attempts"))
+                service.post(.event(.partRecovered(at: clock.now(), summary: "\(kind.rawValue) queued after \(attempts) attempts")))
                 return
             } catch {
                 say("messages: could not queue the \(kind.rawValue) (attempt \(attempts)): \(error)")
@@ -700,6 +681,7 @@ public final class Agent: Sendable {
         for number in numbers where !queued.contains(number) {
             _ = try database.outbox.enqueue(recipient: number, kind: kind.rawValue, body: text, now: clock.now())
             queued.insert(number)
+            outboxBell.ring()
         }
         let who = numbers.map(PhoneNumber.mask).joined(separator: ", ")
         try? database.journal(JournalEntry("messages", "\(kind.rawValue) queued for \(numbers.count) contact\(numbers.count == 1 ? "" : "s"): \(who)"),
@@ -718,7 +700,7 @@ public final class Agent: Sendable {
                     location.withLock { $0.update(fix) }
                     if let speed = fix.speed { speeds.store(speed, at: clock.now()) }
                     if !seenFix.exchange(true, ordering: .acquiringAndReleasing) {
-                        Task { await service.handle(.locationFix(at: clock.now())) }
+                        service.post(.event(.locationFix(at: clock.now())))
                     }
                 case .connected: say("gpsd: connected")
                 case .disconnected(let reason, let retry): say("gpsd: \(reason); retrying in \(DecimalFormat.string(retry, decimals: 1)) s")
@@ -733,7 +715,7 @@ public final class Agent: Sendable {
                 location.withLock { $0.update(Fix(time: clock.now(), latitude: position[0], longitude: position[1], speed: 0, accuracy: 5)) }
                 if first {
                     first = false
-                    await service.handle(.locationFix(at: clock.now()))
+                    service.post(.event(.locationFix(at: clock.now())))
                 }
                 try? await clock.sleep(until: clock.now() + 1)
             }

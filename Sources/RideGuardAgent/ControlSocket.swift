@@ -4,8 +4,8 @@ import Storage
 import Synchronization
 
 /// The agent's control socket: a Unix stream socket (mode 0660, the service's group, in a folder
-/// of mode 0750) taking one JSON request per line and answering one JSON line:
-/// {"cmd":"status"}, {"cmd":"press","hold":1.5}. Clients are served concurrently, each with a short
+/// of mode 0750) taking one `ControlRequest` per JSON line and answering one `ControlReply` JSON
+/// line. Clients are served concurrently, each with a short
 /// deadline, and at most `maximumClients` at once: a client that says nothing delays nobody.
 public final class ControlSocket: Sendable {
     private final class Flags: Sendable {
@@ -27,7 +27,7 @@ public final class ControlSocket: Sendable {
     /// Whatever the umask: the socket's folder is created 0750 (and refused when others may write
     /// to it), and the socket is bound inside a private folder (0700), given mode 0660 there and
     /// only then renamed into place, so nobody else can ever reach it with a looser mode.
-    init(path: String, handle: @escaping @Sendable ([String: Any]) -> String) throws {
+    init(path: String, handle: @escaping @Sendable (ControlRequest) -> ControlReply) throws {
         self.path = path
         guard path.utf8.count <= SocketPath.maximumLength else {
             throw ControlSocketError(path: path, reason: "path too long for a Unix socket (\(path.utf8.count) bytes, at most \(SocketPath.maximumLength))")
@@ -43,9 +43,7 @@ public final class ControlSocket: Sendable {
                 if client < 0 { if errno == EINTR || errno == ECONNABORTED { continue } else { return } }
                 guard flags.clients.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue <= Self.maximumClients else {
                     flags.clients.wrappingSubtract(1, ordering: .acquiringAndReleasing)
-                    var busy = JSONLine()
-                    busy.add("error", "busy: \(Self.maximumClients) clients are already connected; try again")
-                    Self.reply(busy.text, to: client)
+                    Self.reply(.failed("busy: \(Self.maximumClients) clients are already connected; try again"), to: client)
                     Glibc.close(client)
                     continue
                 }
@@ -101,7 +99,7 @@ public final class ControlSocket: Sendable {
     }
 
     /// Reads one request line (within the deadline) and answers it.
-    private static func serve(_ client: Int32, _ handle: ([String: Any]) -> String) {
+    private static func serve(_ client: Int32, _ handle: (ControlRequest) -> ControlReply) {
         defer { Glibc.close(client) }
         let deadline = Date().addingTimeInterval(requestDeadline)
         var buffer: [UInt8] = []
@@ -118,18 +116,22 @@ public final class ControlSocket: Sendable {
             buffer += chunk[0..<n]
         }
         let line = buffer.split(separator: 0x0A).first.map { Data($0) } ?? Data()
-        if let request = (try? JSONSerialization.jsonObject(with: line)) as? [String: Any] {
-            reply(handle(request), to: client)
-        } else {
-            var error = JSONLine()
-            error.add("error", buffer.isEmpty ? "no request within \(Int(requestDeadline)) s (send {\"cmd\":\"status\"})"
-                                              : "not a JSON request (send {\"cmd\":\"status\"})")
-            reply(error.text, to: client)
+        guard !buffer.isEmpty else {
+            return reply(.failed("no request within \(Int(requestDeadline)) s (send {\"cmd\":\"status\"})"), to: client)
         }
+        let request: ControlRequest
+        do {
+            request = try JSONDecoder().decode(ControlRequest.self, from: line)
+        } catch DecodingError.dataCorrupted(let context) where !context.codingPath.isEmpty {
+            return reply(.failed(context.debugDescription), to: client)
+        } catch {
+            return reply(.failed("not a control request (send {\"cmd\":\"status\"})"), to: client)
+        }
+        reply(handle(request), to: client)
     }
 
-    private static func reply(_ answer: String, to client: Int32) {
-        let bytes = Array((answer + "\n").utf8)
+    private static func reply(_ answer: ControlReply, to client: Int32) {
+        let bytes = ((try? JSONEncoder().encode(answer)) ?? Data(#"{"error":"the reply could not be encoded"}"#.utf8)) + Data("\n".utf8)
         // A client gone before the answer (Ctrl-C on `rideguard status`) must not SIGPIPE the agent.
         _ = bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
     }
@@ -144,8 +146,8 @@ public final class ControlSocket: Sendable {
         unlink(path)
     }
 
-    /// Sends one request to a running agent and returns its answer (within `timeout` seconds).
-    public static func request(_ json: String, path: String, timeout: Double = 10) throws -> String {
+    /// Sends one request line to a running agent and returns its answer line (within `timeout` seconds).
+    static func request(_ json: String, path: String, timeout: Double = 10) throws -> String {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ControlSocketError(path: path, reason: String(cString: strerror(errno))) }
         defer { Glibc.close(fd) }
@@ -214,12 +216,5 @@ enum SystemdNotify {
                 payload.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, 0, sockaddr, length) }
             }
         }
-    }
-}
-
-/// The commands' side of the control socket.
-public enum ControlClient {
-    public static func request(_ json: String, path: String) throws -> String {
-        try ControlSocket.request(json, path: path)
     }
 }

@@ -85,7 +85,7 @@ public struct Doctor: Sendable {
         let agent = Self.agentStatus(configuration.controlSocket)
         switch agent {
         case .running(let status):
-            note(DoctorCheck("agent", .ok, "running, \(status["state"] as? String ?? "?"); the IMU, GPIO and modem checks below come from it"))
+            note(DoctorCheck("agent", .ok, "running, \(status.state.rawValue); the IMU, GPIO and modem checks below come from it"))
         case .unreachable(let reason):
             note(DoctorCheck("agent", .failed, "the control socket \(configuration.controlSocket) exists but cannot be used: \(reason)",
                              fix: "run doctor with sudo, or as a member of the rideguard group"))
@@ -93,7 +93,7 @@ public struct Doctor: Sendable {
             note(DoctorCheck("agent", .warning, "not running: checking the hardware directly",
                              fix: "start it when the checks pass: sudo systemctl start rideguard"))
         }
-        let status: [String: Any]? = if case .running(let s) = agent { s } else { nil }
+        let status: AgentStatus? = if case .running(let s) = agent { s } else { nil }
         note(status.map { imuFromAgent($0, configuration) } ?? checkIMU(configuration.imu))
         note(status.map { gpioFromAgent($0, configuration.gpio) } ?? checkGPIO(configuration.gpio))
         note(checkGPS(configuration.gps))
@@ -105,67 +105,57 @@ public struct Doctor: Sendable {
 
     // MARK: - The running agent
 
-    public enum AgentStatus {
-        case running([String: Any])
+    public enum RunningAgent {
+        case running(AgentStatus)
         case notRunning
         case unreachable(String)
     }
 
-    public static func agentStatus(_ socket: String) -> AgentStatus {
+    public static func agentStatus(_ socket: String) -> RunningAgent {
         guard FileManager.default.fileExists(atPath: socket) else { return .notRunning }
         do {
-            let answer = try ControlClient.request(#"{"cmd":"status"}"#, path: socket)
-            guard let status = (try? JSONSerialization.jsonObject(with: Data(answer.utf8))) as? [String: Any] else {
-                return .unreachable("unexpected answer: \(answer.prefix(80))")
-            }
+            let reply = try ControlClient.send(.status, path: socket)
+            guard let status = reply.status else { return .unreachable(reply.error ?? "no status in the answer") }
             return .running(status)
         } catch let error as ControlSocketError where error.errno == EACCES {
             return .unreachable("permission denied")
+        } catch let error as ControlSocketError where error.errno == EPROTO || error.errno == ETIMEDOUT {
+            return .unreachable(error.reason)
         } catch {
             // A socket left behind by an agent that was killed: nobody listens.
             return .notRunning
         }
     }
 
-    func imuFromAgent(_ status: [String: Any], _ configuration: AgentConfiguration) -> DoctorCheck {
-        let sensor = status["sensor"] as? [String: Any] ?? [:]
-        let rate = sensor["rate_hz"] as? Double ?? 0
-        let age = sensor["last_sample_age_s"] as? Double ?? .infinity
-        if let fault = sensor["last_fault"] as? String, age > 1 {
+    func imuFromAgent(_ status: AgentStatus, _ configuration: AgentConfiguration) -> DoctorCheck {
+        let sensor = status.sensor
+        let rate = sensor.rateHz
+        if let fault = sensor.lastFault, let age = sensor.lastSampleAgeSeconds, sensor.blind {
             return DoctorCheck("IMU", .failed, "no sample for \(DecimalFormat.string(age, decimals: 1)) s (\(fault))",
                                fix: "check the IMU's wiring and its overlay in config.txt; the agent's journal says more (journalctl -u rideguard)")
         }
-        guard age <= 1 else {
+        guard !sensor.blind else {
             return DoctorCheck("IMU", .failed, "no sample from the sensor yet",
                                fix: "check the IMU's wiring and its overlay in config.txt (journalctl -u rideguard)")
         }
         if configuration.imu.simulated {
             return DoctorCheck("IMU", .ok, "simulated: \(configuration.imu.trace ?? "") playing, \(Int(rate.rounded())) samples/s")
         }
-        return rateAndGravity(rate: rate, expected: configuration.imu.rateHz, gravity: sensor["gravity_g"] as? Double,
-                              deadAxis: (sensor["last_fault"] as? String).flatMap { $0.contains("axis") ? $0 : nil })
+        return rateAndGravity(rate: rate, expected: configuration.imu.rateHz, gravity: sensor.gravityG,
+                              deadAxis: sensor.lastFault.flatMap { $0.contains("axis") ? $0 : nil })
     }
 
-    func gpioFromAgent(_ status: [String: Any], _ configuration: AgentConfiguration.GPIO) -> DoctorCheck {
-        let gpio = status["gpio"] as? [String: Any] ?? [:]
-        if let problem = gpio["problem"] as? String {
+    func gpioFromAgent(_ status: AgentStatus, _ configuration: AgentConfiguration.GPIO) -> DoctorCheck {
+        if let problem = status.gpio.problem {
             return DoctorCheck("GPIO", .failed, problem, fix: Self.gpioFix)
         }
         if configuration.simulated { return DoctorCheck("GPIO", .ok, "simulated: presses come from rideguard ctl press") }
         return DoctorCheck("GPIO", .ok, "buzzer \(configuration.buzzer) and button \(configuration.button) held by the agent")
     }
 
-    func modemFromAgent(_ status: [String: Any]) -> DoctorCheck {
-        guard let modem = status["modem"] as? [String: Any] else {
-            return DoctorCheck("modem", .ok, "simulated: messages are printed, not sent")
-        }
-        var health = ModemHealth.unknown
-        health.connected = modem["connected"] as? Bool ?? false
-        health.registration = modem["registration"] as? String
-        health.signalDBm = modem["signal_dbm"] as? Int
-        health.sim = modem["sim"] as? String
-        health.problem = modem["problem"] as? String
-        return Self.judge(health)
+    func modemFromAgent(_ status: AgentStatus) -> DoctorCheck {
+        guard status.modem.real else { return DoctorCheck("modem", .ok, "simulated: messages are printed, not sent") }
+        return Self.judge(status.modem.health)
     }
 
     // MARK: - Direct checks

@@ -1,10 +1,24 @@
 import Foundation
 import RideGuardCore
 
-/// Owns the emergency workflow: one actor, one state machine. It feeds it events (crashes, button
-/// gestures, timers, delivery reports), performs the actions it asks for, and saves its state before
-/// acting, so a restart resumes an emergency where it was.
+/// Owns the emergency workflow: one actor, one state machine, one ordered stream of inputs. Every
+/// part (the sampler's thread, the button watcher, gpsd, the control socket, the timers, the outbox's
+/// send results) posts into the stream; `run()` takes one input at a time, feeds it to the workflow
+/// and carries out the whole batch of actions it asks for (saving the state first) before the next
+/// input, so nothing interleaves with a batch and inputs reach the workflow in the order posted.
 public actor EmergencyService {
+    /// What reaches the workflow, in order.
+    public enum Input: Sendable {
+        case event(WorkflowEvent)
+        /// A raw edge of the button's line, at a time in the service clock's base (debounced here).
+        case buttonEdge(pressed: Bool, at: Double)
+        case timer(WorkflowTimer)
+        case gestureTick
+    }
+
+    /// Inputs waiting; a burst larger than this (it never comes near) loses the newest, journaled.
+    static let bufferedInputs = 4096
+
     /// Where the workflow's actions go: the outbox, the journal, location tracking.
     public struct Outputs: Sendable {
         public var queueMessages: @Sendable (MessageKind, Recipients) async -> Void
@@ -31,6 +45,10 @@ public actor EmergencyService {
     private let outputs: Outputs
     private var timers: [WorkflowTimer: Task<Void, Never>] = [:]
     private var gestureTick: Task<Void, Never>?
+    private typealias Posted = (input: Input, done: CheckedContinuation<Void, Never>?)
+    private let inputs: AsyncStream<Posted>
+    private nonisolated let sink: AsyncStream<Posted>.Continuation
+    private var lostInputs = 0
 
     public var state: WorkflowState { workflow.state }
     public var snapshot: EmergencyWorkflow { workflow }
@@ -43,6 +61,7 @@ public actor EmergencyService {
         self.clock = clock
         self.buzzer = buzzer
         self.outputs = outputs
+        (inputs, sink) = AsyncStream<Posted>.makeStream(bufferingPolicy: .bufferingOldest(Self.bufferedInputs))
         decoder = GestureDecoder(holdThresholds: [configuration.cancelHoldSeconds, configuration.longHoldSeconds])
         var loaded: EmergencyWorkflow?
         do {
@@ -64,20 +83,56 @@ public actor EmergencyService {
         await perform(actions)
     }
 
+    /// Posts an input from any thread or task, without waiting: it reaches the workflow after every
+    /// input posted before it.
+    public nonisolated func post(_ input: Input) {
+        if case .dropped = sink.yield((input, nil)) { Task { await self.lost() } }
+    }
+
+    /// Posts an input and waits until the workflow has handled it and its actions are done. Never
+    /// from the workflow's own outputs (that batch is what it would wait behind): they `post`.
+    public func handle(_ input: Input) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            switch sink.yield((input, done)) {
+            case .enqueued: break
+            case .dropped, .terminated: done.resume()
+            @unknown default: done.resume()
+            }
+        }
+    }
+
     public func handle(_ event: WorkflowEvent) async {
-        let actions = workflow.handle(event)
-        await perform(actions)
+        await handle(.event(event))
     }
 
-    /// A button edge (debounced and decoded here), at a time in the service clock's base.
-    public func buttonEdge(pressed: Bool, at t: Double) async {
-        for gesture in decoder.edge(pressed: pressed, at: t) { await handle(.gesture(gesture)) }
-        scheduleGestureTick()
+    /// Takes the inputs one at a time until `finishInputs()`; the owner runs it once.
+    public func run() async {
+        for await (input, done) in inputs {
+            switch input {
+            case .event(let event):
+                await perform(workflow.handle(event))
+            case .buttonEdge(let pressed, let t):
+                for gesture in decoder.edge(pressed: pressed, at: t) { await perform(workflow.handle(.gesture(gesture))) }
+                scheduleGestureTick()
+            case .gestureTick:
+                for gesture in decoder.tick(at: clock.now()) { await perform(workflow.handle(.gesture(gesture))) }
+                scheduleGestureTick()
+            case .timer(let timer):
+                timers[timer] = nil
+                await perform(workflow.handle(.timerFired(timer, at: clock.now())))
+            }
+            done?.resume()
+        }
     }
 
-    private func gestureTickFired() async {
-        for gesture in decoder.tick(at: clock.now()) { await handle(.gesture(gesture)) }
-        scheduleGestureTick()
+    /// Ends the stream: `run()` handles what was posted before and returns.
+    public nonisolated func finishInputs() {
+        sink.finish()
+    }
+
+    private func lost() {
+        lostInputs += 1
+        outputs.journal(JournalEntry("system", "an input to the emergency workflow was lost: \(Self.bufferedInputs) were waiting (\(lostInputs) lost so far)"))
     }
 
     private func scheduleGestureTick() {
@@ -86,7 +141,7 @@ public actor EmergencyService {
         let clock = self.clock
         gestureTick = Task { [weak self] in
             do { try await clock.sleep(until: deadline) } catch { return }
-            await self?.gestureTickFired()
+            self?.post(.gestureTick)
         }
     }
 
@@ -104,7 +159,7 @@ public actor EmergencyService {
                 let clock = self.clock
                 timers[timer] = Task { [weak self] in
                     do { try await clock.sleep(until: deadline) } catch { return }
-                    await self?.timerFired(timer)
+                    self?.post(.timer(timer))
                 }
             case .cancelTimer(let timer):
                 timers.removeValue(forKey: timer)?.cancel()
@@ -122,13 +177,10 @@ public actor EmergencyService {
         }
     }
 
-    private func timerFired(_ timer: WorkflowTimer) async {
-        timers[timer] = nil
-        await handle(.timerFired(timer, at: clock.now()))
-    }
-
-    /// Stops timers and the buzzer's pattern (graceful shutdown; the saved state stays).
+    /// Stops taking inputs, the timers and the buzzer's pattern (graceful shutdown; the saved state
+    /// stays). The owner lets `run()` finish what was posted first (`finishInputs()`, then await it).
     public func shutdown() async {
+        sink.finish()
         for task in timers.values { task.cancel() }
         timers = [:]
         gestureTick?.cancel()

@@ -2,6 +2,7 @@ import Foundation
 import RideGuardCore
 import SerialModem
 import Storage
+import Synchronization
 
 /// Sends what the outbox holds through the modem, oldest first, and records every outcome. A
 /// transient failure is retried with exponential backoff and jitter; a permanent one (invalid
@@ -65,6 +66,51 @@ public actor OutboxSender {
             let left = try await sendDue()
             if left == 0 || clock.now() >= deadline { return left }
             try await clock.sleep(until: min(deadline, clock.now() + 1))
+        }
+    }
+}
+
+/// Wakes a waiting task when there is work: `ring()` from anywhere, `wait(until:)` in the one task
+/// that does the work. A ring while nobody waits is kept for the next wait.
+public final class Doorbell: Sendable {
+    private struct State {
+        var rung = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public func ring() {
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            defer { s.waiter = nil }
+            if s.waiter == nil { s.rung = true }
+            return s.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns once rung (now or since the last wait), at `deadline`, or when the task is cancelled.
+    public func wait(until deadline: Double, clock: any ServiceClock) async {
+        let alarm = Task { [self] in
+            do { try await clock.sleep(until: deadline) } catch { return }
+            ring()
+        }
+        defer { alarm.cancel() }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let already = state.withLock { s -> Bool in
+                    if s.rung {
+                        s.rung = false
+                        return true
+                    }
+                    s.waiter = waiter
+                    return false
+                }
+                if already { waiter.resume() }
+            }
+        } onCancel: {
+            ring()
         }
     }
 }

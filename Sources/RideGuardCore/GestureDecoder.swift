@@ -1,6 +1,6 @@
 /// Turns the button's raw edges into gestures: debounced, with holds reported while the button is
-/// still held (so "I'm fine" is acknowledged at once), and robust to bounce and to edges that arrive
-/// late or out of order. Pure: time arrives with the edges and ticks.
+/// still held (so "I'm fine" is acknowledged at once), and robust to bounce. Edges arrive in order
+/// (the emergency service's one input stream guarantees it). Pure: time arrives with the edges and ticks.
 public struct GestureDecoder: Sendable {
     public enum Gesture: Equatable, Sendable {
         /// The button went down (debounced).
@@ -18,7 +18,6 @@ public struct GestureDecoder: Sendable {
 
     private var rawPressed = false
     private var rawSince = -Double.infinity
-    private var lastEdge = -Double.infinity
     private var pressed = false
     private var pressedAt = 0.0
     private var reportedHolds = 0
@@ -33,10 +32,7 @@ public struct GestureDecoder: Sendable {
 
     /// An edge from the line: the new level (`pressed`) and its timestamp.
     public mutating func edge(pressed level: Bool, at t: Double) -> [Gesture] {
-        // Late or out-of-order: a newer edge already told us the level; only time moves on.
-        guard t >= lastEdge else { return [] }
         var gestures = settle(until: t)
-        lastEdge = t
         if level != rawPressed {
             rawPressed = level
             rawSince = t

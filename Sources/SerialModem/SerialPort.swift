@@ -16,13 +16,36 @@ public struct SerialError: Error, CustomStringConvertible, Sendable {
 
 /// A serial port in raw mode (8N1, no flow control), opened exclusively, read on a dedicated
 /// thread. When the device disappears (a USB modem re-enumerating: EIO, ENXIO, end of file), the
-/// reader reports it once and stops; the owner reopens with backoff.
+/// reader reports it once and stops; the owner reopens with backoff. Nothing here sleeps: the
+/// reader waits in `poll` on the port and on a pipe that `close()` writes to.
 public final class SerialPort: Sendable {
     public let device: String
     private let fd: Int32
     private final class Flags: Sendable {
         let running = Atomic<Bool>(true)
-        let closed = Atomic<Bool>(false)
+        /// The port is closed once: by the reader when it ends after `close()`, or by `close()`
+        /// when no reader runs (never while one might still use it).
+        struct Ownership {
+            var readerAlive = false
+            var closeRequested = false
+            var portClosed = false
+        }
+        let ownership = Mutex(Ownership())
+        /// `close()` writes to `wakeWrite`; the reader polls `wakeRead`.
+        let wakeRead: Int32
+        let wakeWrite: Int32
+
+        init() {
+            var ends: [Int32] = [-1, -1]
+            if pipe(&ends) == 0 { for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) } }
+            wakeRead = ends[0]
+            wakeWrite = ends[1]
+        }
+
+        deinit {
+            Glibc.close(wakeRead)
+            Glibc.close(wakeWrite)
+        }
     }
     private let flags = Flags()
 
@@ -61,17 +84,28 @@ public final class SerialPort: Sendable {
     /// Starts the reader thread: `onBytes` for what arrives, `onGone` once when the device goes away.
     public func startReading(onBytes: @escaping @Sendable ([UInt8]) -> Void, onGone: @escaping @Sendable (String) -> Void) {
         let fd = self.fd, flags = self.flags, device = self.device
+        flags.ownership.withLock { $0.readerAlive = true }
         let thread = Thread {
+            defer {
+                flags.ownership.withLock { o in
+                    o.readerAlive = false
+                    if o.closeRequested && !o.portClosed {
+                        o.portClosed = true
+                        Glibc.close(fd)
+                    }
+                }
+            }
             var buffer = [UInt8](repeating: 0, count: 4096)
             while flags.running.load(ordering: .acquiring) {
-                var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                let ready = poll(&descriptor, 1, 200)
+                var descriptors = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: flags.wakeRead, events: Int16(POLLIN), revents: 0)]
+                let ready = poll(&descriptors, 2, -1)
                 if ready < 0 {
                     if errno == EINTR { continue }
                     onGone("\(device): \(String(cString: strerror(errno)))")
                     return
                 }
-                if ready == 0 { continue }
+                if descriptors[1].revents != 0 { return }      // close()
+                let descriptor = descriptors[0]
                 if descriptor.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 && descriptor.revents & Int16(POLLIN) == 0 {
                     onGone("\(device): the device hung up")
                     return
@@ -92,24 +126,43 @@ public final class SerialPort: Sendable {
         thread.start()
     }
 
-    /// Writes everything (retrying short writes and EINTR/EAGAIN).
+    /// Writes everything: short writes are continued, and a full output buffer (EAGAIN) is waited
+    /// out in `poll` for up to 2 s (a modem that takes nothing for that long is stuck: an error).
     public func write(_ bytes: [UInt8]) throws(SerialError) {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0 {
-                if errno == EINTR || errno == EAGAIN { usleep(1000); continue }
+            if n >= 0 {
+                offset += n
+                continue
+            }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN:
+                var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                if poll(&descriptor, 1, 2000) == 0 { throw SerialError(operation: "writing to", device: device, errno: ETIMEDOUT) }
+            default:
                 throw SerialError(operation: "writing to", device: device, errno: errno)
             }
-            offset += n
         }
     }
 
+    /// Stops the reader, which then closes the port (at once: it is woken, not polled).
     public func close() {
         flags.running.store(false, ordering: .releasing)
-        if !flags.closed.exchange(true, ordering: .acquiringAndReleasing) {
-            usleep(250_000)   // the reader notices within one poll interval
-            Glibc.close(fd)
+        let fd = self.fd
+        let wakeReader = flags.ownership.withLock { o -> Bool in
+            o.closeRequested = true
+            if o.readerAlive { return true }
+            if !o.portClosed {
+                o.portClosed = true
+                Glibc.close(fd)
+            }
+            return false
+        }
+        if wakeReader {
+            var byte: UInt8 = 1
+            _ = Glibc.write(flags.wakeWrite, &byte, 1)
         }
     }
 

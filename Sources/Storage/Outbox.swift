@@ -182,6 +182,13 @@ public struct Outbox: Sendable {
         try queue.read { db in try OutboxMessage.order(Column("id")).fetchAll(db) }
     }
 
+    /// When the earliest pending message falls due (a retry waiting out its backoff), if any.
+    public func nextAttempt() throws -> Double? {
+        try queue.read { db in
+            try Double.fetchOne(db, sql: "SELECT MIN(next_attempt_at) FROM outbox WHERE status = ?", arguments: [OutboxMessage.Status.pending.rawValue])
+        }
+    }
+
     public func countPending() throws -> Int {
         try queue.read { db in
             try OutboxMessage.filter([OutboxMessage.Status.pending.rawValue, OutboxMessage.Status.sending.rawValue]

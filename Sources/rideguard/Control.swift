@@ -22,38 +22,42 @@ struct Status: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        let answer: String
-        do { answer = try ControlClient.request(#"{"cmd":"status"}"#, path: try control.path) } catch {
+        let path = try control.path
+        let reply: ControlReply
+        do { reply = try ControlClient.send(.status, path: path) } catch {
             Output.error("\(error)")
             throw ExitCode(2)
         }
+        guard let status = reply.status else {
+            Output.error("control socket \(path): \(reply.error ?? "the agent sent no status")")
+            throw ExitCode(2)
+        }
         if json {
-            print(answer)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            print(String(decoding: try encoder.encode(reply), as: UTF8.self))
             return
         }
-        guard let status = (try? JSONSerialization.jsonObject(with: Data(answer.utf8))) as? [String: Any] else {
-            print(answer)
-            return
-        }
-        let sensor = status["sensor"] as? [String: Any] ?? [:]
-        let blind = ((sensor["last_sample_age_s"] as? Double) ?? .infinity) > 1
-        print("state: \(status["state"] ?? "?")" + ((status["countdown_s"] as? Double).map { " (\(Int($0)) s left)" } ?? "")
-              + (blind && status["state"] as? String == "armed" ? ", but the IMU sends no sample: crashes cannot be detected" : ""))
-        print("sensor: \(sensor["rate_hz"] ?? 0) Hz, last sample \(sensor["last_sample_age_s"] ?? "?") s ago"
-              + ((sensor["gravity_g"] as? Double).map { ", \($0) g" } ?? "") + ((sensor["last_fault"] as? String).map { ", last fault: \($0)" } ?? ""))
-        if let problem = (status["gpio"] as? [String: Any])?["problem"] as? String { print("gpio: \(problem)") }
-        if let fix = status["fix"] as? [String: Any] {
-            print("position: \(fix["lat"] ?? ""), \(fix["lon"] ?? ""), \(fix["age_s"] ?? "?") s old")
+        let d = { (value: Double, decimals: Int) in DecimalFormat.string(value, decimals: decimals) }
+        let sensor = status.sensor
+        print("state: \(status.state.rawValue)" + (status.countdownSeconds.map { " (\(Int($0)) s left)" } ?? "")
+              + (sensor.blind && status.state == .armed ? ", but the IMU sends no sample: crashes cannot be detected" : ""))
+        print("sensor: \(d(sensor.rateHz, 1)) Hz, last sample " + (sensor.lastSampleAgeSeconds.map { "\(d($0, 2)) s ago" } ?? "never")
+              + (sensor.gravityG.map { ", \(d($0, 2)) g" } ?? "") + (sensor.lastFault.map { ", last fault: \($0)" } ?? ""))
+        if let problem = status.gpio.problem { print("gpio: \(problem)") }
+        if let fix = status.fix {
+            print("position: \(d(fix.latitude, 6)), \(d(fix.longitude, 6)), \(d(fix.ageSeconds, 1)) s old")
         } else {
             print("position: no fix yet")
         }
-        if let modem = status["modem"] as? [String: Any] {
-            print("modem: \((modem["connected"] as? Bool) == true ? "connected" : "not connected"), network \(modem["registration"] ?? "unknown")"
-                  + ((modem["signal_dbm"] as? Int).map { ", \($0) dBm" } ?? "") + ((modem["problem"] as? String).map { " (\($0))" } ?? ""))
+        let modem = status.modem
+        if modem.real {
+            print("modem: \(modem.connected ? "connected" : "not connected"), network \(modem.registration ?? "unknown")"
+                  + (modem.signalDBm.map { ", \($0) dBm" } ?? "") + (modem.problem.map { " (\($0))" } ?? ""))
         } else {
-            print("modem: \(status["modem"] ?? "?")")
+            print("modem: simulated")
         }
-        print("outbox: \(status["pending_messages"] ?? 0) pending; contacts: \(status["contacts"] ?? 0)")
+        print("outbox: \(status.pendingMessages) pending; contacts: \(status.contacts)")
     }
 }
 
@@ -78,23 +82,18 @@ struct Ctl: ParsableCommand {
         }
 
         func run() throws {
-            var request = JSONLine()
-            request.add("cmd", "record")
-            if stop { request.add("stop", true) } else {
-                request.add("name", name ?? "")
-                request.add("seconds", duration, decimals: 1)
-            }
-            let answer: String
-            do { answer = try ControlClient.request(request.text, path: try control.path) } catch {
+            let reply: ControlReply
+            do {
+                reply = try ControlClient.send(stop ? .stopRecording : .record(name: name ?? "", seconds: duration), path: try control.path)
+            } catch {
                 Output.error("\(error)")
                 throw ExitCode(2)
             }
-            let reply = (try? JSONSerialization.jsonObject(with: Data(answer.utf8))) as? [String: Any] ?? [:]
-            if let error = reply["error"] as? String {
+            if let error = reply.error {
                 Output.error(error)
                 throw ExitCode(1)
             }
-            print(stop ? "recording saved: \(reply["path"] ?? "")" : "recording \(Int(duration)) s to \(reply["path"] ?? "") (rideguard ctl record --stop ends it sooner)")
+            print(stop ? "recording saved: \(reply.path ?? "")" : "recording \(Int(duration)) s to \(reply.path ?? "") (rideguard ctl record --stop ends it sooner)")
         }
     }
 
@@ -108,13 +107,13 @@ struct Ctl: ParsableCommand {
         }
 
         func run() throws {
-            let answer: String
-            do { answer = try ControlClient.request(#"{"cmd":"press","hold":\#(hold)}"#, path: try control.path) } catch {
+            let reply: ControlReply
+            do { reply = try ControlClient.send(.press(hold: hold), path: try control.path) } catch {
                 Output.error("\(error)")
                 throw ExitCode(2)
             }
-            if answer.contains("\"error\"") {
-                Output.error(answer)
+            if let error = reply.error {
+                Output.error(error)
                 throw ExitCode(1)
             }
             print("pressed for \(DecimalFormat.string(hold, decimals: 1)) s")

@@ -1,4 +1,5 @@
 import Foundation
+import RideGuardAgent
 import RideGuardCore
 import GRDB
 import Storage
@@ -227,13 +228,14 @@ import Testing
         #expect(alerts.allSatisfy { $0.contains("Crash at") && $0.contains("impact") }, "\(alerts)")
     }
 
-    func status(_ folder: URL) throws -> [String: Any] {
+    /// The agent's status as `rideguard status --json` prints it, read with the shared types.
+    func status(_ folder: URL) throws -> AgentStatus? {
         let result = try Rideguard.run(["status", "--json", "--socket", folder.appendingPathComponent("control.sock").path])
-        return (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any] ?? [:]
+        return try? JSONDecoder().decode(ControlReply.self, from: Data(result.stdout.utf8)).status
     }
 
     func waitForState(_ folder: URL, _ state: String, seconds: Double = 60) throws {
-        try waitFor(seconds) { ((try? status(folder))?["state"] as? String) == state }
+        try waitFor(seconds) { (try? status(folder))??.state.rawValue == state }
     }
 
     @Test func imFineThroughTheControlSocketSendsNothing() throws {
@@ -241,9 +243,9 @@ import Testing
         let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
         defer { process.kill(SIGTERM) }
         try waitForState(rig.folder, "armed", seconds: 20)
-        let armed = try status(rig.folder)
-        #expect(armed["contacts"] as? Int == 2)
-        #expect(((armed["sensor"] as? [String: Any])?["samples"] as? Int ?? 0) > 0)
+        let armed = try #require(try status(rig.folder))
+        #expect(armed.contacts == 2)
+        #expect(armed.sensor.samples > 0 && !armed.sensor.blind)
         try waitForState(rig.folder, "alertCountdown")
         let press = try Rideguard.run(["ctl", "press", "--hold", "1.5", "--socket", rig.socket])
         #expect(press.status == 0, "\(press.stderr)")
@@ -285,7 +287,7 @@ import Testing
         let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
         defer { process.kill(SIGTERM) }
         try waitForState(rig.folder, "armed", seconds: 20)
-        try waitFor(20) { ((try? status(rig.folder))?["fix"] as? [String: Any]) != nil }
+        try waitFor(20) { (try? status(rig.folder))??.fix != nil }
         #expect(try Rideguard.run(["ctl", "record", "--name", "fast", "--duration", "6", "--socket", rig.socket]).status == 0)
         let path = rig.folder.appendingPathComponent("recordings/fast.csv").path
         try waitFor(20) { (try? RideGuardDatabase(path: rig.database).journal(kind: "system"))?.contains { $0.text.hasPrefix("recording saved: \(path)") } ?? false }

@@ -91,7 +91,7 @@ extension AgentTests {
         defer { process.kill(SIGTERM) }
         try waitForState(rig.folder, "armed", seconds: 20)
         // The agent checks its modem as soon as it is idle.
-        try waitFor(20) { ((try? status(rig.folder))?["modem"] as? [String: Any])?["registration"] as? String == "home" }
+        try waitFor(20) { (try? status(rig.folder))??.modem.registration == "home" }
         let result = try Rideguard.run(["doctor", "--config", rig.config.path, "--gps-wait", "20"])
         #expect(result.status == 0, "\(result.stdout)")
         #expect(result.lines.contains { $0.hasPrefix("✓ agent: running, armed") })

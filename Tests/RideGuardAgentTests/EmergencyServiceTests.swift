@@ -32,7 +32,62 @@ func temporaryStore() -> WorkflowStore {
         configuration.countdownSeconds = 30
         let service = EmergencyService(configuration: configuration, store: store, clock: clock, buzzer: player,
                                        outputs: recorder.outputs)
+        Task { await service.run() }
         return (service, player)
+    }
+
+    /// A burst posted from another thread, as the sampler and the button watcher post: a crash, then
+    /// fifty rounds of a sensor fault, a bouncing button and a stale timer, then a 1.5 s press. They
+    /// reach the workflow in the order posted: every fault in turn, the press last ("I'm fine").
+    @Test func aBurstOfInterleavedInputsReachesTheWorkflowInOrder() async {
+        let clock = ManualClock(), recorder = Recorder()
+        let (service, _) = makeService(store: temporaryStore(), clock: clock, recorder: recorder)
+        await service.handle(.arm(at: clock.now(), problems: []))
+        let t0 = clock.now()
+        let poster = Thread {
+            service.post(.event(.crashDetected(at: t0, summary: "bike down")))
+            for i in 0..<50 {
+                service.post(.event(.sensorFault(at: t0, summary: "probe \(i)")))
+                service.post(.buttonEdge(pressed: true, at: t0 + 1 + Double(i) * 0.1))      // bounce: 4 ms down
+                service.post(.buttonEdge(pressed: false, at: t0 + 1.004 + Double(i) * 0.1))
+                service.post(.timer(.countdownStep))                                         // not due: ignored
+            }
+            service.post(.buttonEdge(pressed: true, at: t0 + 10))
+            service.post(.buttonEdge(pressed: false, at: t0 + 11.5))
+        }
+        poster.start()
+        while !recorder.journal.withLock({ $0.contains { $0.text.hasPrefix("rider is fine") } }) { await Task.yield() }
+        await service.handle(.event(.partRecovered(at: clock.now(), summary: "end of the burst")))
+        let texts = recorder.journal.withLock { $0.map(\.text) }
+        let probes = texts.filter { $0.hasPrefix("sensor fault: probe") }
+        #expect(probes == (0..<50).map { "sensor fault: probe \($0)" })
+        let crash = texts.firstIndex { $0.hasPrefix("crash detected") } ?? .max
+        let lastProbe = texts.lastIndex { $0.hasPrefix("sensor fault: probe") } ?? .max
+        let fine = texts.firstIndex { $0.hasPrefix("rider is fine") } ?? -1
+        #expect(crash < (texts.firstIndex { $0.hasPrefix("sensor fault: probe") } ?? -1) && lastProbe < fine, "\(texts)")
+        #expect(texts.last == "end of the burst")
+        #expect(await service.state == .armed && recorder.kinds.isEmpty)
+        await service.shutdown()
+    }
+
+    /// The outbox's sender sleeps until a message is queued (or one falls due), instead of polling.
+    @Test(.timeLimit(.minutes(1))) func theDoorbellWakesTheSenderOnlyWhenThereIsWork() async {
+        let clock = ManualClock(), bell = Doorbell()
+        bell.ring()
+        await bell.wait(until: clock.now() + 60, clock: clock)              // rung before: at once
+        let woke = Mutex(false)
+        let waiter = Task {
+            await bell.wait(until: clock.now() + 60, clock: clock)
+            woke.withLock { $0 = true }
+        }
+        await clock.advance(by: 30)
+        #expect(!woke.withLock { $0 }, "woke without a ring before its deadline")
+        bell.ring()
+        await waiter.value
+        #expect(woke.withLock { $0 })
+        let timed = Task { await bell.wait(until: clock.now() + 5, clock: clock) }
+        await clock.advance(by: 5)
+        await timed.value                                                    // its deadline
     }
 
     @Test func crashCountdownAlertsWithTheBuzzerEscalating() async {
@@ -59,17 +114,17 @@ func temporaryStore() -> WorkflowStore {
         await clock.advance(by: 5)
         // A bouncy short press first: nothing.
         for (i, level) in [true, false, true, false].enumerated() {
-            await service.buttonEdge(pressed: level, at: clock.now() + Double(i) * 0.004)
+            await service.handle(.buttonEdge(pressed: level, at: clock.now() + Double(i) * 0.004))
         }
         await clock.advance(by: 1)
         #expect(await service.state == .alertCountdown)
         // Then a real 1.5 s hold: acknowledged as soon as one second is reached, still held.
-        await service.buttonEdge(pressed: true, at: clock.now())
+        await service.handle(.buttonEdge(pressed: true, at: clock.now()))
         await clock.advance(by: 1.1)
         #expect(await service.state == .armed)
         #expect(await player.history.last == .acknowledge)
         await clock.advance(by: 0.4)
-        await service.buttonEdge(pressed: false, at: clock.now())
+        await service.handle(.buttonEdge(pressed: false, at: clock.now()))
         await clock.advance(by: 60)
         #expect(recorder.kinds.isEmpty)
         await service.shutdown()

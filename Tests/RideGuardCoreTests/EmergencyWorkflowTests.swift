@@ -455,22 +455,6 @@ struct WorkflowDriver {
         #expect(gestures.isEmpty)
     }
 
-    @Test func lateAndOutOfOrderEdgesDoNotConfuseIt() {
-        var decoder = GestureDecoder()
-        var gestures = decoder.edge(pressed: true, at: 2)
-        gestures += decoder.edge(pressed: false, at: 2.8)
-        gestures += decoder.edge(pressed: true, at: 2.5)      // arrives after a newer edge: ignored
-        gestures += decoder.tick(at: 4)
-        #expect(gestures.count == 2)
-        #expect(gestures.first == .down(at: 2))
-        if case .released(let duration, let at) = gestures.last {
-            #expect(abs(duration - 0.8) < 1e-9 && at == 2.8)
-        } else {
-            Issue.record("expected a release, got \(gestures)")
-        }
-        #expect(!decoder.isDown)
-    }
-
     @Test func holdReachedLateIsStillReportedAtItsTime() {
         // The owner's tick came late (a busy system): the hold is reported with the time it was reached.
         var decoder = GestureDecoder()

@@ -1,0 +1,244 @@
+import Foundation
+import RideGuardCore
+import SerialModem
+
+/// What a client asks the running agent, one JSON line on the control socket:
+/// `{"cmd":"status"}`, `{"cmd":"press","hold":1.5}`, `{"cmd":"record","name":"ride1","seconds":600}`,
+/// `{"cmd":"record","stop":true}`.
+public enum ControlRequest: Equatable, Sendable {
+    case status
+    /// The simulated button, held this many seconds.
+    case press(hold: Double)
+    case record(name: String, seconds: Double)
+    case stopRecording
+}
+
+extension ControlRequest: Codable {
+    enum CodingKeys: String, CodingKey { case cmd, hold, name, seconds, stop }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        switch try c.decode(String.self, forKey: .cmd) {
+        case "status": self = .status
+        case "press": self = .press(hold: try c.decodeIfPresent(Double.self, forKey: .hold) ?? 0.3)
+        case "record":
+            if try c.decodeIfPresent(Bool.self, forKey: .stop) == true {
+                self = .stopRecording
+            } else {
+                self = .record(name: try c.decodeIfPresent(String.self, forKey: .name) ?? "",
+                               seconds: try c.decodeIfPresent(Double.self, forKey: .seconds) ?? 0)
+            }
+        case let other:
+            throw DecodingError.dataCorruptedError(forKey: .cmd, in: c, debugDescription: "unknown command '\(other)': use status, press or record")
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .status:
+            try c.encode("status", forKey: .cmd)
+        case .press(let hold):
+            try c.encode("press", forKey: .cmd)
+            try c.encode(hold, forKey: .hold)
+        case .record(let name, let seconds):
+            try c.encode("record", forKey: .cmd)
+            try c.encode(name, forKey: .name)
+            try c.encode(seconds, forKey: .seconds)
+        case .stopRecording:
+            try c.encode("record", forKey: .cmd)
+            try c.encode(true, forKey: .stop)
+        }
+    }
+}
+
+/// The agent's answer: `status` gives the agent's status; `press` and `record` give `ok` (with the
+/// hold or the recording's path), or `error` says why not.
+public struct ControlReply: Equatable, Sendable {
+    public var status: AgentStatus?
+    public var ok: Bool?
+    public var holdSeconds: Double?
+    public var path: String?
+    public var error: String?
+
+    public init(status: AgentStatus? = nil, ok: Bool? = nil, holdSeconds: Double? = nil, path: String? = nil, error: String? = nil) {
+        self.status = status
+        self.ok = ok
+        self.holdSeconds = holdSeconds
+        self.path = path
+        self.error = error
+    }
+
+    public static func failed(_ reason: String) -> ControlReply { ControlReply(error: reason) }
+}
+
+extension ControlReply: Codable {
+    enum CodingKeys: String, CodingKey {
+        case ok, path, error
+        case holdSeconds = "hold_s"
+        case state
+    }
+
+    /// A status reply is the status itself, at the top level (what `rideguard status --json` prints).
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        status = c.contains(.state) ? try AgentStatus(from: decoder) : nil
+        ok = try c.decodeIfPresent(Bool.self, forKey: .ok)
+        holdSeconds = try c.decodeIfPresent(Double.self, forKey: .holdSeconds)
+        path = try c.decodeIfPresent(String.self, forKey: .path)
+        error = try c.decodeIfPresent(String.self, forKey: .error)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        try status?.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(ok, forKey: .ok)
+        try c.encodeIfPresent(holdSeconds, forKey: .holdSeconds)
+        try c.encodeIfPresent(path, forKey: .path)
+        try c.encodeIfPresent(error, forKey: .error)
+    }
+}
+
+/// What the running agent is doing, for `status`, `doctor` and `setup`.
+public struct AgentStatus: Codable, Equatable, Sendable {
+    public struct Sensor: Codable, Equatable, Sendable {
+        public var simulated: Bool
+        public var samples: Int
+        public var rateHz: Double
+        public var lastSampleAgeSeconds: Double?
+        /// The low-passed specific force, g: about 1 at rest.
+        public var gravityG: Double?
+        public var lastFault: String?
+
+        enum CodingKeys: String, CodingKey {
+            case simulated, samples
+            case rateHz = "rate_hz"
+            case lastSampleAgeSeconds = "last_sample_age_s"
+            case gravityG = "gravity_g"
+            case lastFault = "last_fault"
+        }
+
+        public init(simulated: Bool, samples: Int, rateHz: Double, lastSampleAgeSeconds: Double?, gravityG: Double?, lastFault: String?) {
+            self.simulated = simulated
+            self.samples = samples
+            self.rateHz = rateHz
+            self.lastSampleAgeSeconds = lastSampleAgeSeconds
+            self.gravityG = gravityG
+            self.lastFault = lastFault
+        }
+
+        /// A sensor that sent nothing for a second cannot see a crash.
+        public var blind: Bool { (lastSampleAgeSeconds ?? .infinity) > 1 }
+    }
+
+    public struct GPIO: Codable, Equatable, Sendable {
+        public var simulated: Bool
+        /// Why the buzzer or the button cannot be used, if one cannot.
+        public var problem: String?
+
+        public init(simulated: Bool, problem: String?) {
+            self.simulated = simulated
+            self.problem = problem
+        }
+    }
+
+    public struct Position: Codable, Equatable, Sendable {
+        public var latitude: Double
+        public var longitude: Double
+        public var ageSeconds: Double
+
+        enum CodingKeys: String, CodingKey {
+            case latitude = "lat", longitude = "lon", ageSeconds = "age_s"
+        }
+
+        public init(latitude: Double, longitude: Double, ageSeconds: Double) {
+            self.latitude = latitude
+            self.longitude = longitude
+            self.ageSeconds = ageSeconds
+        }
+    }
+
+    public struct Modem: Codable, Equatable, Sendable {
+        /// False for the simulated modem, whose messages are printed.
+        public var real: Bool
+        public var connected: Bool
+        public var registration: String?
+        public var signalDBm: Int?
+        public var sim: String?
+        public var problem: String?
+
+        enum CodingKeys: String, CodingKey {
+            case real, connected, registration, sim, problem
+            case signalDBm = "signal_dbm"
+        }
+
+        public static let simulated = Modem(real: false, connected: true)
+
+        public init(real: Bool, connected: Bool, registration: String? = nil, signalDBm: Int? = nil, sim: String? = nil, problem: String? = nil) {
+            self.real = real
+            self.connected = connected
+            self.registration = registration
+            self.signalDBm = signalDBm
+            self.sim = sim
+            self.problem = problem
+        }
+
+        public init(_ health: ModemHealth) {
+            self.init(real: true, connected: health.connected, registration: health.registration ?? "unknown",
+                      signalDBm: health.signalDBm, sim: health.sim, problem: health.problem)
+        }
+
+        public var health: ModemHealth {
+            var health = ModemHealth.unknown
+            health.connected = connected
+            health.registration = registration
+            health.signalDBm = signalDBm
+            health.sim = sim
+            health.problem = problem
+            return health
+        }
+    }
+
+    public var state: WorkflowState
+    public var countdownSeconds: Double?
+    public var buzzer: BuzzerPattern
+    public var sensor: Sensor
+    public var gpio: GPIO
+    public var fix: Position?
+    public var modem: Modem
+    public var pendingMessages: Int
+    public var contacts: Int
+
+    public init(state: WorkflowState, countdownSeconds: Double?, buzzer: BuzzerPattern, sensor: Sensor, gpio: GPIO, fix: Position?,
+                modem: Modem, pendingMessages: Int, contacts: Int) {
+        self.state = state
+        self.countdownSeconds = countdownSeconds
+        self.buzzer = buzzer
+        self.sensor = sensor
+        self.gpio = gpio
+        self.fix = fix
+        self.modem = modem
+        self.pendingMessages = pendingMessages
+        self.contacts = contacts
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case state, buzzer, sensor, gpio, fix, modem, contacts
+        case countdownSeconds = "countdown_s"
+        case pendingMessages = "pending_messages"
+    }
+}
+
+/// The commands' side of the control socket: one request, its typed reply.
+public enum ControlClient {
+    /// Throws `ControlSocketError` when the agent cannot be reached or does not answer in time.
+    public static func send(_ request: ControlRequest, path: String, timeout: Double = 10) throws -> ControlReply {
+        let text = String(decoding: try JSONEncoder().encode(request), as: UTF8.self)
+        let answer = try ControlSocket.request(text, path: path, timeout: timeout)
+        do {
+            return try JSONDecoder().decode(ControlReply.self, from: Data(answer.utf8))
+        } catch {
+            throw ControlSocketError(path: path, reason: "unexpected answer: \(answer.prefix(80))", errno: EPROTO)
+        }
+    }
+}
