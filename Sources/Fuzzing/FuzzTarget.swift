@@ -82,11 +82,13 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .samples(let samples):
             if samples.isEmpty { return "a trace without samples was accepted" }
             for s in samples {
-                let values = [s.t, s.accel.x, s.accel.y, s.accel.z] + (s.gyro.map { [$0.x, $0.y, $0.z] } ?? []) + (s.speed.map { [$0] } ?? [])
+                var values: [Double] = [s.t, s.accel.x, s.accel.y, s.accel.z]
+                if let gyro = s.gyro { values += [gyro.x, gyro.y, gyro.z] }
+                if let speed = s.speed { values.append(speed) }
                 if !values.allSatisfy(\.isFinite) { return "a sample with a value that is not finite: \(s)" }
             }
         case .error(let text):
-            let lines = input.reduce(1) { $0 + ($1 == 0x0A ? 1 : 0) }
+            let lines = 1 + input.lazy.filter { $0 == 0x0A }.count
             guard text.hasPrefix("fuzz.csv") else { return "an error that does not name its source: \(text)" }
             if let number = text.dropFirst("fuzz.csv:".count).prefix(while: \.isNumber).nonEmpty.flatMap({ Int($0) }),
                !(1...lines).contains(number) {
@@ -106,8 +108,14 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             if !problems.isEmpty { return "accepted a configuration with problems: \(problems)" }
         } catch {
             // Lines end at LF, CR LF or a lone CR (as YAML counts them).
-            let breaks = zip(input, [0] + input).filter { $0 == 0x0D || ($0 == 0x0A && $1 != 0x0D) }.count
-            let lines = max(1, input.last == 0x0A || input.last == 0x0D ? breaks : breaks + 1)
+            var breaks = 0
+            var previous: UInt8 = 0
+            for byte in input {
+                if byte == 0x0D || (byte == 0x0A && previous != 0x0D) { breaks += 1 }
+                previous = byte
+            }
+            let endsWithBreak = previous == 0x0A || previous == 0x0D
+            let lines = max(1, endsWithBreak ? breaks : breaks + 1)
             if error.problems.isEmpty { return "an error without a problem" }
             for problem in error.problems {
                 if problem.key.isEmpty || problem.reason.isEmpty { return "a problem without its key or reason: \(problem)" }
