@@ -89,7 +89,7 @@ import Testing
         defer { user.remove() }
         // The other user knocks from before the agent starts until well after its socket exists.
         let knocks = folder.appendingPathComponent("knocks.json")
-        let racer = try user.python(Self.racer, [socket, "12"], output: knocks)
+        let racer = try user.python(Self.racer, [socket, "8"], output: knocks)
         let agent = try Spawned(["/bin/sh", "-c", "umask 000; exec \(Rideguard.binary.path) run --config \(config)"],
                                 stdout: folder.appendingPathComponent("agent.out").path)
         defer { agent.kill(SIGTERM) }
