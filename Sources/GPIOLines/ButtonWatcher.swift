@@ -7,7 +7,8 @@ import Synchronization
 
 /// Watches the button's input line on a dedicated thread and reports each edge with the kernel's
 /// timestamp (CLOCK_MONOTONIC, seconds). The thread sleeps in `poll` on the line's descriptor (as
-/// `gpiomon` does) and on a pipe that `stop()` writes to: no ticks while nothing happens. The line
+/// `gpiomon` does) and on a pipe that `stop()` writes to, waking once a second to notice a chip
+/// that went away (`lostLineCheckSeconds`). The line
 /// comes from `open`; after an error (a loose connector, the chip gone) the watcher releases it and
 /// calls `open` again with backoff, 0.5 s doubling to 30 s, the way the IMU is reopened.
 public final class ButtonWatcher: Sendable {
@@ -105,10 +106,10 @@ public final class ButtonWatcher: Sendable {
         let fd = line.eventDescriptor
         let failed = { (code: Int32) in GPIOError(operation: "waiting for an edge on", line: line.address.description, errno: code) }
         guard fd >= 0 else { return failed(errno) }
-        while true {
-            switch flags.wait(for: fd, seconds: -1) {
+        while flags.running.load(ordering: .acquiring) {
+            switch flags.wait(for: fd, seconds: lostLineCheckSeconds) {
             case .failed(let code): return failed(code)
-            case .quiet: return nil
+            case .quiet: continue          // time to ask again, or stop() (the loop's condition)
             case .ready:
                 // Every edge already pending, in the kernel's order, before sleeping again.
                 repeat {
@@ -119,7 +120,12 @@ public final class ButtonWatcher: Sendable {
                 } while flags.pending(fd)
             }
         }
+        return nil
     }
+
+    /// Linux 6.1 does not wake a poll already waiting on a line when its chip goes away (a later
+    /// poll answers POLLHUP at once): the watcher asks again this often, seconds.
+    static let lostLineCheckSeconds = 1.0
 
     /// Wakes the thread and asks it to stop; it releases the line and ends at once.
     public func stop() {
