@@ -5,5 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-swift build -c release --product rideguard
+# Built as `make` builds it (the Swift runtime inside), so `make` and `make deb` reuse this build.
+swift build -c release --product rideguard --static-swift-stdlib
 .build/release/rideguard demo "$@"
