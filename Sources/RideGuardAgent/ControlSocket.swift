@@ -29,8 +29,8 @@ public final class ControlSocket: Sendable {
     /// only then renamed into place, so nobody else can ever reach it with a looser mode.
     init(path: String, handle: @escaping @Sendable (ControlRequest) -> ControlReply) throws {
         self.path = path
-        guard path.utf8.count <= SocketPath.maximumLength else {
-            throw ControlSocketError(path: path, reason: "path too long for a Unix socket (\(path.utf8.count) bytes, at most \(SocketPath.maximumLength))")
+        guard path.utf8.count <= PathLimits.unixSocket else {
+            throw ControlSocketError(path: path, reason: "path too long for a Unix socket (\(path.utf8.count) bytes, at most \(PathLimits.unixSocket))")
         }
         let folder = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
         try Self.prepare(folder: folder, for: path)
@@ -80,7 +80,7 @@ public final class ControlSocket: Sendable {
         }
         defer { rmdir(staging) }
         let temporary = staging + "/s"
-        guard temporary.utf8.count <= SocketPath.maximumLength else {
+        guard temporary.utf8.count <= PathLimits.unixSocket else {
             throw ControlSocketError(path: path, reason: "the folder's path is too long for a Unix socket")
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -180,8 +180,6 @@ public final class ControlSocket: Sendable {
 
 /// Unix socket addresses (`sun_path` holds 108 bytes with the closing NUL).
 public enum SocketPath {
-    public static let maximumLength = PathLimits.unixSocket
-
     static func address(_ path: String) -> sockaddr_un {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -209,7 +207,7 @@ enum SystemdNotify {
         guard fd >= 0 else { return }
         defer { close(fd) }
         var address = SocketPath.address(path)
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + min(path.utf8.count, SocketPath.maximumLength))
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + min(path.utf8.count, PathLimits.unixSocket))
         let payload = Array(message.utf8)
         _ = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sockaddr in
