@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
         // Pure decisions: detector, trace format, encoders. No I/O, no clocks, no C libraries.
@@ -25,12 +26,14 @@ let package = Package(
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
 
-        // Thin adapters over the C libraries.
+        // Thin adapters over the C libraries, and the system calls they share (EINTR, in one place).
+        .target(name: "SystemCalls", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
         .target(name: "IIOSensor", dependencies: ["RideGuardCore", "CIIO"]),
-        .target(name: "GPIOLines", dependencies: ["RideGuardCore", "CGPIOD"]),
+        .target(name: "GPIOLines", dependencies: ["RideGuardCore", "CGPIOD", "SystemCalls"]),
         .target(name: "GPSDClient", dependencies: ["RideGuardCore", "CGPS"]),
-        .target(name: "SerialModem", dependencies: ["RideGuardCore"]),
-        .target(name: "Storage", dependencies: ["RideGuardCore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "SerialModem", dependencies: ["RideGuardCore", "SystemCalls", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Storage", dependencies: ["RideGuardCore", .product(name: "GRDB", package: "GRDB.swift"),
+                                                .product(name: "SystemPackage", package: "swift-system")]),
 
         // Labelled, physically consistent traces for evaluating the detector (`rideguard synth`).
         .target(name: "ScenarioSynth", dependencies: ["RideGuardCore"]),
@@ -39,7 +42,7 @@ let package = Package(
         // Offline tools: replay, the HTML report, the detector's evaluation on labelled traces.
         .target(name: "DetectorLab", dependencies: ["RideGuardCore", "ScenarioSynth", "Storage"]),
 
-        .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem", "Storage",
+        .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem", "Storage", "SystemCalls",
                                                     .product(name: "Yams", package: "Yams"),
                                                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                                     .product(name: "Logging", package: "swift-log")]),
@@ -49,6 +52,8 @@ let package = Package(
             dependencies: [
                 "RideGuardAgent", "DetectorLab", "ScenarioSynth", "GPSDClient", "SerialModem", "Storage", "IIOSensor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
 
@@ -61,7 +66,8 @@ let package = Package(
 
         .testTarget(name: "RideGuardCoreTests", dependencies: ["RideGuardCore", "ScenarioSynth"]),
         .testTarget(name: "AdapterTests", dependencies: ["IIOSensor", "GPIOLines", "GPSDClient"]),
-        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "DetectorLab", "rideguard", "Fuzzing"]),
+        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "DetectorLab", "rideguard", "Fuzzing",
+                                                            .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]
 )

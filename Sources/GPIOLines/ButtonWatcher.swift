@@ -4,6 +4,8 @@ import Glibc
 import CGPIOD
 import Foundation
 import Synchronization
+import SystemCalls
+import SystemPackage
 
 /// Watches the button's input line on a dedicated thread and reports each edge with the kernel's
 /// timestamp (CLOCK_MONOTONIC, seconds). The thread sleeps in `poll` on the line's descriptor (as
@@ -58,11 +60,8 @@ public final class ButtonWatcher: Sendable {
             let deadline = seconds < 0 ? nil : monotonicNow() + seconds
             while running.load(ordering: .acquiring) {
                 let left = deadline.map { Int32(max(0, ($0 - monotonicNow()) * 1000).rounded(.up)) } ?? -1
-                let ready = poll(&fds, nfds_t(fds.count), left)
-                if ready < 0 {
-                    if errno == EINTR { continue }
-                    return .failed(errno)
-                }
+                let ready: Int
+                do throws(Errno) { ready = try poll(&fds, milliseconds: Int(left)) } catch { return .failed(error.rawValue) }
                 if ready == 0 || fds[0].revents != 0 { return .quiet }      // time is up, or stop()
                 if fds.count > 1, fds[1].revents & Int16(POLLIN) != 0 { return .ready }
                 if fds.count > 1, fds[1].revents != 0 { return .failed(EIO) }   // POLLERR/POLLHUP: the chip is gone

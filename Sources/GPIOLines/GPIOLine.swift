@@ -21,6 +21,16 @@ public enum GPIOLineAddress: Equatable, Sendable, CustomStringConvertible {
     case named(String)
     case chip(String, offset: UInt32)
 
+    /// As the configuration writes it: "gpiochip0:17" (a chip and an offset), or a line's name ("GPIO17").
+    public init(_ text: String) {
+        let parts = text.split(separator: ":")
+        if parts.count == 2, let offset = UInt32(parts[1]) {
+            self = .chip(String(parts[0]), offset: offset)
+        } else {
+            self = .named(text)
+        }
+    }
+
     public var description: String {
         switch self {
         case .named(let name): "line \(name)"

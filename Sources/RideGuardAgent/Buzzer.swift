@@ -3,11 +3,6 @@ import GPIOLines
 import RideGuardCore
 import Synchronization
 
-/// Something that can be switched on and off: the GPIO buzzer or its simulated twin.
-public protocol BuzzerOutput: Sendable {
-    func set(_ on: Bool)
-}
-
 /// The buzzer on a GPIO line. A failed write is reported, not fatal: the agent keeps detecting, and
 /// the line is requested again (at most once a second, when the buzzer is next switched) until it
 /// works: a chip that went away and came back, a connector pushed back in.

@@ -2,6 +2,8 @@ import Foundation
 import RideGuardCore
 import Storage
 import Synchronization
+import SystemCalls
+import SystemPackage
 
 /// The agent's control socket: a Unix stream socket (mode 0660, the service's group, in a folder
 /// of mode 0750) taking one `ControlRequest` per JSON line and answering one `ControlReply` JSON
@@ -39,8 +41,10 @@ public final class ControlSocket: Sendable {
         let flags = self.flags
         let thread = Thread {
             while flags.running.load(ordering: .acquiring) {
-                let client = accept(fd, nil, nil)
-                if client < 0 { if errno == EINTR || errno == ECONNABORTED { continue } else { return } }
+                let client: Int32
+                do throws(Errno) { client = try retryingInterrupts { accept(fd, nil, nil) } } catch {
+                    if error == .connectionAbort { continue } else { return }      // close(): the socket is shut down
+                }
                 guard flags.clients.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue <= Self.maximumClients else {
                     flags.clients.wrappingSubtract(1, ordering: .acquiringAndReleasing)
                     Self.reply(.failed("busy: \(Self.maximumClients) clients are already connected; try again"), to: client)
@@ -105,14 +109,9 @@ public final class ControlSocket: Sendable {
         var buffer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1024)
         while !buffer.contains(0x0A) && buffer.count < 8192 {
-            var wait = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
-            let left = Int32(max(0, deadline.timeIntervalSinceNow * 1000))
-            let ready = poll(&wait, 1, left)
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { break }
-            let n = read(client, &chunk, chunk.count)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
+            var wait = [pollfd(fd: client, events: Int16(POLLIN), revents: 0)]
+            guard let ready = try? poll(&wait, milliseconds: Int(max(0, deadline.timeIntervalSinceNow * 1000))), ready > 0,
+                  let n = try? chunk.withUnsafeMutableBytes({ try FileDescriptor(rawValue: client).read(into: $0) }), n > 0 else { break }
             buffer += chunk[0..<n]
         }
         let line = buffer.split(separator: 0x0A).first.map { Data($0) } ?? Data()
@@ -166,12 +165,13 @@ public final class ControlSocket: Sendable {
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
-            let n = read(fd, &chunk, chunk.count)
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+            let n: Int
+            do { n = try chunk.withUnsafeMutableBytes { try FileDescriptor(rawValue: fd).read(into: $0) } } catch Errno.resourceTemporarilyUnavailable {
                 throw ControlSocketError(path: path, reason: "the agent did not answer within \(Int(timeout)) s", errno: ETIMEDOUT)
+            } catch {
+                break
             }
-            if n <= 0 { break }
+            if n == 0 { break }
             out += chunk[0..<n]
         }
         return String(decoding: out, as: UTF8.self).trimmingCharacters(in: .newlines)

@@ -2,6 +2,7 @@ import Foundation
 import GPIOLines
 import GPSDClient
 import IIOSensor
+import Logging
 import RideGuardCore
 import SerialModem
 import Storage
@@ -260,12 +261,12 @@ public struct Doctor: Sendable {
     func checkGPIO(_ gpio: AgentConfiguration.GPIO) -> DoctorCheck {
         if gpio.simulated { return DoctorCheck("GPIO", .ok, "simulated: presses come from rideguard ctl press") }
         do {
-            _ = try GPIOLine.output(Agent.address(gpio.buzzer), consumer: "rideguard-doctor")
+            _ = try GPIOLine.output(GPIOLineAddress(gpio.buzzer), consumer: "rideguard-doctor")
         } catch {
             return DoctorCheck("GPIO", .failed, "buzzer \(gpio.buzzer): \(error)", fix: Self.gpioFix)
         }
         do {
-            let button = try GPIOLine.input(Agent.address(gpio.button), consumer: "rideguard-doctor", activeLow: gpio.buttonActiveLow)
+            let button = try GPIOLine.input(GPIOLineAddress(gpio.button), consumer: "rideguard-doctor", activeLow: gpio.buttonActiveLow)
             if try button.isActive() {
                 return DoctorCheck("GPIO", .failed, "the button \(gpio.button) reads pressed while nobody presses it",
                                    fix: "wire the button between the pin and ground (the line's pull-up holds it high), or correct gpio.button_active_low")
@@ -302,7 +303,7 @@ public struct Doctor: Sendable {
         if configuration.simulated { return DoctorCheck("modem", .ok, "simulated: messages are printed, not sent") }
         var settings = ModemConfiguration(device: configuration.device, baud: configuration.baud, pin: configuration.pin)
         settings.registrationTimeout = modemWait
-        let modem = Modem(configuration: settings) { _ in }
+        let modem = Modem(configuration: settings, clock: SystemServiceClock(), logger: .silent)
         let deadline = Date().addingTimeInterval(modemWait)
         var health = await modem.checkHealth()
         // A modem just powered needs a few seconds to find its network.

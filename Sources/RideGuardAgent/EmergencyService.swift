@@ -1,5 +1,6 @@
 import Foundation
 import RideGuardCore
+import ServiceLifecycle
 
 /// Owns the emergency workflow: one actor, one state machine, one ordered stream of inputs. Every
 /// part (the sampler's thread, the button watcher, gpsd, the control socket, the timers, the outbox's
@@ -185,5 +186,24 @@ public actor EmergencyService {
         timers = [:]
         gestureTick?.cancel()
         await buzzer.play(.off)
+    }
+}
+
+/// The emergency workflow as the group's first service, so it stops last: resumes an emergency
+/// saved before a restart, takes inputs until the group shuts down, handles what was posted before
+/// that, then stops its timers, retries and buzzer (the saved state stays for the next start).
+struct EmergencyWorkflowService: Service, CustomStringConvertible {
+    let emergency: EmergencyService
+    let messages: MessageQueue
+    var description: String { "emergency workflow" }
+
+    func run() async throws {
+        await emergency.resume()
+        async let inputs: Void = emergency.run()
+        try? await gracefulShutdown()
+        messages.stop()
+        emergency.finishInputs()
+        await inputs
+        await emergency.shutdown()
     }
 }

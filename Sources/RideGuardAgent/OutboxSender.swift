@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RideGuardCore
 import SerialModem
 import Storage
@@ -11,19 +12,19 @@ public actor OutboxSender {
     private let outbox: Outbox
     private let modem: any SMSTransport
     private let clock: any ServiceClock
-    private let log: @Sendable (String) -> Void
+    private let logger: Logger
     private let onSent: @Sendable (OutboxMessage, [Int]) async -> Void
     /// First retry delay, seconds; it doubles up to 5 min.
     private let retryBase: Double
 
     public init(outbox: Outbox, modem: any SMSTransport, clock: any ServiceClock, retryBase: Double = 5,
-                log: @escaping @Sendable (String) -> Void,
+                logger: Logger,
                 onSent: @escaping @Sendable (OutboxMessage, [Int]) async -> Void = { _, _ in }) {
         self.retryBase = retryBase
         self.outbox = outbox
         self.modem = modem
         self.clock = clock
-        self.log = log
+        self.logger = logger
         self.onSent = onSent
     }
 
@@ -47,14 +48,17 @@ public actor OutboxSender {
                 references = try await modem.send(message.body, to: message.recipient)
             } catch {
                 if error.permanent {
-                    log(try outbox.markFailed(id, error: error.reason, now: clock.now()))
+                    let line = try outbox.markFailed(id, error: error.reason, now: clock.now())
+                    logger.warning("\(line)")
                 } else {
                     let wait = Self.backoff(afterAttempts: message.attempts, base: retryBase)
-                    log(try outbox.markRetry(id, error: error.reason, at: clock.now() + wait, now: clock.now()))
+                    let line = try outbox.markRetry(id, error: error.reason, at: clock.now() + wait, now: clock.now())
+                    logger.warning("\(line)")
                 }
                 continue
             }
-            log(try outbox.markSent(id, references: references, now: clock.now()))
+            let line = try outbox.markSent(id, references: references, now: clock.now())
+            logger.info("\(line)")
             await onSent(message, references)
         }
         return try outbox.countPending()

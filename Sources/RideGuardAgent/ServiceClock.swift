@@ -1,12 +1,5 @@
 import Foundation
-
-/// Time for the services: wall-clock seconds, so that deadlines the workflow persists still mean
-/// something after a restart, and sleeping until one. Tests drive a manual clock instead.
-public protocol ServiceClock: Sendable {
-    func now() -> Double
-    /// Sleeps until `deadline` (in `now()`'s time base); throws when the task is cancelled.
-    func sleep(until deadline: Double) async throws
-}
+import RideGuardCore
 
 /// The system clock. Sleeps are measured on the monotonic clock, so a wall-clock step (NTP after
 /// boot on a Pi without a real-time clock) does not stretch or cut a countdown already running.

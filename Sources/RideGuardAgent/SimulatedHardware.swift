@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RideGuardCore
 import SerialModem
 import Storage
@@ -6,15 +7,16 @@ import Synchronization
 
 /// The modem's twin: says what it would send, and accepts it.
 public final class SimulatedTransport: SMSTransport {
-    let show: @Sendable (String) -> Void
+    let logger: Logger
     let reference = Atomic<Int>(0)
 
-    public init(show: @escaping @Sendable (String) -> Void) {
-        self.show = show
+    public init(logger: Logger) {
+        self.logger = logger
     }
 
     public func send(_ text: String, to number: String) async throws(SendError) -> [Int] {
-        show("SMS to \(PhoneNumber.mask(number)) (simulated modem):\n" + text.split(separator: "\n").map { "    │ " + $0 }.joined(separator: "\n"))
+        let body = text.split(separator: "\n").map { "    │ " + $0 }.joined(separator: "\n")
+        logger.info("SMS to \(PhoneNumber.mask(number)) (simulated modem):\n\(body)")
         return SMSText(text).parts.map { _ in reference.add(1, ordering: .relaxed).newValue }
     }
 }

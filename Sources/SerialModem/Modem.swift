@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RideGuardCore
 
 public struct ModemConfiguration: Codable, Equatable, Sendable {
@@ -45,38 +46,45 @@ public struct ModemHealth: Codable, Equatable, Sendable {
     }
 }
 
-/// A send that did not go out: give up on the message, or try again later.
-public struct SendError: Error, Equatable, CustomStringConvertible, Sendable {
-    public var permanent: Bool
-    public var reason: String
-    /// Parts the network accepted before the failure (they may be sent again on retry).
-    public var acceptedParts: Int
-
-    public var description: String { (permanent ? "permanent: " : "") + reason }
-}
-
-/// Something that sends an SMS and returns the references of its parts: the modem, or its
-/// simulated twin.
-public protocol SMSTransport: Sendable {
-    func send(_ text: String, to number: String) async throws(SendError) -> [Int]
-}
-
 /// A cellular modem over AT commands: opened on demand, brought up, reopened after it disappears.
+/// One operation at a time: a health check never runs between the commands of a send.
 public actor Modem: SMSTransport {
     public let configuration: ModemConfiguration
+    private let clock: any ServiceClock
+    private let logger: Logger
     private var session: ATSession?
     private var pinEntered = false
     private var nextReference: UInt8 = UInt8.random(in: 0...255)
-    private let log: @Sendable (String) -> Void
     public private(set) var health = ModemHealth()
+    private var busy = false
+    private var waitingTurns: [CheckedContinuation<Void, Never>] = []
 
-    public init(configuration: ModemConfiguration, log: @escaping @Sendable (String) -> Void) {
+    /// `logger` hears what the modem says unprompted (numbers masked) and when it is reopened.
+    public init(configuration: ModemConfiguration, clock: any ServiceClock, logger: Logger) {
         self.configuration = configuration
-        self.log = log
+        self.clock = clock
+        var logger = logger
+        logger[metadataKey: "modem"] = "\(configuration.device)"
+        self.logger = logger
+    }
+
+    /// Waits for the other operation, if any, to end; `endTurn()` hands the modem to the next.
+    private func takeTurn() async {
+        guard busy else {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waitingTurns.append($0) }   // handed over with `busy` still set
+    }
+
+    private func endTurn() {
+        if waitingTurns.isEmpty { busy = false } else { waitingTurns.removeFirst().resume() }
     }
 
     /// Connects and brings the modem up if needed, then refreshes and returns its health.
     public func checkHealth() async -> ModemHealth {
+        await takeTurn()
+        defer { endTurn() }
         do {
             let session = try await connected()
             if let line = try? await session.run("AT+CSQ").first { health.signalDBm = ATParse.signal(line) }
@@ -90,18 +98,20 @@ public actor Modem: SMSTransport {
 
     /// Sends `text` to `number`; returns the references of its parts. Throws `SendError`.
     public func send(_ text: String, to number: String) async throws(SendError) -> [Int] {
+        await takeTurn()
+        defer { endTurn() }
         let session: ATSession
         do { session = try await connected() } catch {
             throw SendError(permanent: error.permanent, reason: error.reason, acceptedParts: 0)
         }
-        let deadline = Date().addingTimeInterval(configuration.registrationTimeout)
+        let deadline = clock.now() + configuration.registrationTimeout
         while true {
             await refreshRegistration(session)
             if health.registered { break }
-            if Date() > deadline || health.registration == "denied" {
+            if clock.now() > deadline || health.registration == "denied" {
                 throw SendError(permanent: false, reason: "not registered on a network (\(health.registration ?? "unknown"))", acceptedParts: 0)
             }
-            try? await Task.sleep(for: .seconds(2))
+            try? await clock.sleep(until: clock.now() + 2)
         }
         nextReference &+= 1
         let parts = SMSPDU.encode(text, to: number, reference: nextReference)
@@ -142,7 +152,7 @@ public actor Modem: SMSTransport {
     }
 
     private func drop(_ session: ATSession, because reason: String) {
-        log("modem: \(reason); reopening on the next attempt")
+        logger.info("modem: \(reason); reopening on the next attempt")
         Task { await session.close() }
         if self.session === session { self.session = nil }
         health.connected = false
@@ -159,9 +169,9 @@ public actor Modem: SMSTransport {
         } catch {
             throw BringUpError(permanent: false, reason: error.description)
         }
-        let log = self.log
+        let logger = self.logger
         // Unsolicited lines can carry numbers (a contact calling back: +CLIP, an SMS: +CMT).
-        let session = ATSession(port: port) { line in log("modem says: \(PhoneNumber.maskNumbers(in: line))") }
+        let session = ATSession(port: port) { line in logger.info("modem says: \(PhoneNumber.maskNumbers(in: line))") }
         await session.start()
         do {
             try await bringUp(session)
@@ -185,7 +195,7 @@ public actor Modem: SMSTransport {
         }
         guard awake else { throw BringUpError(permanent: false, reason: "\(configuration.device): no answer to AT") }
         try await session.run("ATE0")
-        try? await session.run("AT+CMEE=1")
+        _ = try? await session.run("AT+CMEE=1")
         try await unlockSIM(session)
         try await session.run("AT+CMGF=0")
         if let line = try? await session.run("AT+CSCA?").first { health.serviceCentre = ATParse.serviceCentre(line) }
@@ -203,7 +213,7 @@ public actor Modem: SMSTransport {
             } catch {
                 // SIM busy while booting (+CME ERROR: 14): wait and ask again.
             }
-            if attempt < 9 { try await Task.sleep(for: .seconds(1)) }
+            if attempt < 9 { try await clock.sleep(until: clock.now() + 1) }
         }
         health.sim = state
         switch state {
@@ -222,7 +232,7 @@ public actor Modem: SMSTransport {
             } catch {
                 throw BringUpError(permanent: true, reason: "the SIM refused the configured PIN: not retrying (a third wrong PIN locks the SIM)")
             }
-            try await Task.sleep(for: .seconds(1))
+            try await clock.sleep(until: clock.now() + 1)
             health.sim = "READY"
         case "SIM PUK", "SIM PIN2", "SIM PUK2", "PH-SIM PIN":
             throw BringUpError(permanent: true, reason: "the SIM is locked (\(state!)): unlock it in a phone")

@@ -4,6 +4,8 @@ import Glibc
 import Foundation
 import RideGuardCore
 import Synchronization
+import SystemCalls
+import SystemPackage
 
 /// A failed serial-port call: which device, what for, and the errno.
 public struct SerialError: Error, CustomStringConvertible, Sendable {
@@ -95,13 +97,12 @@ public final class SerialPort: Sendable {
                     }
                 }
             }
+            let port = FileDescriptor(rawValue: fd)
             var buffer = [UInt8](repeating: 0, count: 4096)
             while flags.running.load(ordering: .acquiring) {
                 var descriptors = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: flags.wakeRead, events: Int16(POLLIN), revents: 0)]
-                let ready = poll(&descriptors, 2, -1)
-                if ready < 0 {
-                    if errno == EINTR { continue }
-                    onGone("\(device): \(String(cString: strerror(errno)))")
+                do { _ = try poll(&descriptors, milliseconds: -1) } catch {
+                    onGone("\(device): \(error)")
                     return
                 }
                 if descriptors[1].revents != 0 { return }      // close()
@@ -110,14 +111,17 @@ public final class SerialPort: Sendable {
                     onGone("\(device): the device hung up")
                     return
                 }
-                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n > 0 {
+                do {
+                    let n = try buffer.withUnsafeMutableBytes { try port.read(into: $0) }
+                    guard n > 0 else {
+                        onGone("\(device): end of file (device unplugged?)")
+                        return
+                    }
                     onBytes(Array(buffer[0..<n]))
-                } else if n == 0 {
-                    onGone("\(device): end of file (device unplugged?)")
-                    return
-                } else if errno != EAGAIN && errno != EINTR {
-                    onGone("\(device): \(String(cString: strerror(errno)))")
+                } catch Errno.resourceTemporarilyUnavailable {
+                    continue
+                } catch {
+                    onGone("\(device): \(error)")
                     return
                 }
             }
@@ -129,20 +133,16 @@ public final class SerialPort: Sendable {
     /// Writes everything: short writes are continued, and a full output buffer (EAGAIN) is waited
     /// out in `poll` for up to 2 s (a modem that takes nothing for that long is stuck: an error).
     public func write(_ bytes: [UInt8]) throws(SerialError) {
+        let port = FileDescriptor(rawValue: fd)
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n >= 0 {
-                offset += n
-                continue
-            }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN:
-                var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                if poll(&descriptor, 1, 2000) == 0 { throw SerialError(operation: "writing to", device: device, errno: ETIMEDOUT) }
-            default:
-                throw SerialError(operation: "writing to", device: device, errno: errno)
+            do {
+                offset += try bytes.withUnsafeBytes { try port.write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+            } catch Errno.resourceTemporarilyUnavailable {
+                var descriptor = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)]
+                if (try? poll(&descriptor, milliseconds: 2000)) == 0 { throw SerialError(operation: "writing to", device: device, errno: ETIMEDOUT) }
+            } catch {
+                throw SerialError(operation: "writing to", device: device, errno: (error as? Errno)?.rawValue ?? EIO)
             }
         }
     }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import RideGuardCore
+import SystemPackage
 
 /// Reads trace files in fixed-size chunks, so a trace of any length streams in constant memory.
 public enum TraceFile {
@@ -21,7 +22,7 @@ public enum TraceFile {
         } else {
             fd = open(path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else {
-                throw TraceError(source: source, line: nil, reason: "cannot open: \(errnoDescription(errno))")
+                throw TraceError(source: source, line: nil, reason: "cannot open: \(Errno(rawValue: errno))")
             }
         }
         defer { if fd != STDIN_FILENO { close(fd) } }
@@ -29,10 +30,9 @@ public enum TraceFile {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }
         while true {
-            let n = read(fd, buffer.baseAddress, chunkSize)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw TraceError(source: source, line: nil, reason: "read failed: \(errnoDescription(errno))")
+            let n: Int
+            do { n = try FileDescriptor(rawValue: fd).read(into: buffer) } catch {
+                throw TraceError(source: source, line: nil, reason: "read failed: \(error)")
             }
             if n == 0 { break }
             try parser.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<n]), onHeader: onHeader, onSample: onSample)
@@ -40,8 +40,4 @@ public enum TraceFile {
         try parser.finish(onHeader: onHeader, onSample: onSample)
         return parser
     }
-}
-
-func errnoDescription(_ code: Int32) -> String {
-    String(cString: strerror(code))
 }

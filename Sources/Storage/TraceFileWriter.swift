@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import RideGuardCore
+import SystemPackage
 
 /// A trace file being written: rows are buffered and written out at least every `flushInterval`
 /// of trace time, so a power cut loses at most that much.
@@ -20,7 +21,7 @@ public final class TraceFileWriter: @unchecked Sendable {
     public init(path: String, hasGyro: Bool, hasSpeed: Bool, metadata: [(key: String, value: String)]) throws(TraceError) {
         self.path = path
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw TraceError(source: path, line: nil, reason: "cannot create: \(errnoDescription(errno))") }
+        guard fd >= 0 else { throw TraceError(source: path, line: nil, reason: "cannot create: \(Errno(rawValue: errno))") }
         writer = TraceWriter(hasGyro: hasGyro, hasSpeed: hasSpeed)
         buffer.reserveCapacity(1 << 20)
         buffer.append(contentsOf: writer.header(metadata: metadata).utf8)
@@ -42,14 +43,8 @@ public final class TraceFileWriter: @unchecked Sendable {
 
     /// Writes out everything buffered.
     public func flush() throws(TraceError) {
-        var offset = 0
-        while offset < buffer.count {
-            let n = buffer.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw TraceError(source: path, line: nil, reason: "write failed: \(errnoDescription(errno))")
-            }
-            offset += n
+        do { try FileDescriptor(rawValue: fd).writeAll(buffer) } catch {
+            throw TraceError(source: path, line: nil, reason: "write failed: \(error)")
         }
         buffer.removeAll(keepingCapacity: true)
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import RideGuardAgent
 import RideGuardCore
 import SerialModem
@@ -31,10 +32,7 @@ struct ModemOptions: ParsableArguments {
     func modem() -> Modem {
         var configuration = ModemConfiguration(device: device, baud: baud, pin: pin)
         configuration.registrationTimeout = 60
-        let verbose = self.verbose
-        return Modem(configuration: configuration) { line in
-            if verbose { Output.error(line) }
-        }
+        return Modem(configuration: configuration, clock: SystemServiceClock(), logger: verbose ? AgentLogHandler.errorOutput() : .silent)
     }
 }
 
@@ -72,7 +70,7 @@ struct SMS: ParsableCommand {
             let clock = SystemServiceClock()
             let outbox = try db.open().outbox
             let message = try outbox.enqueue(recipient: number.e164, kind: "manual", body: text, now: clock.now())
-            let sender = OutboxSender(outbox: outbox, modem: modem.modem(), clock: clock, log: { Output.error($0) })
+            let sender = OutboxSender(outbox: outbox, modem: modem.modem(), clock: clock, logger: AgentLogHandler.errorOutput())
             _ = try await sender.flush(until: clock.now() + timeout)
             let final = try outbox.message(message.id!)!
             switch final.status {
@@ -102,7 +100,7 @@ struct SMS: ParsableCommand {
         func run() async throws {
             let clock = SystemServiceClock()
             let outbox = try db.open().outbox
-            let sender = OutboxSender(outbox: outbox, modem: modem.modem(), clock: clock, log: { Output.error($0) })
+            let sender = OutboxSender(outbox: outbox, modem: modem.modem(), clock: clock, logger: AgentLogHandler.errorOutput())
             let resumed = try await sender.resume()
             if resumed > 0 { Output.error("\(resumed) message(s) were interrupted mid-send: sending them again") }
             let left = try await sender.flush(until: clock.now() + timeout)

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import RideGuardCore
+import SystemPackage
 
 /// Writes whole lines to standard output or standard error without Foundation.
 enum Output {
@@ -28,13 +29,7 @@ func writeFile(_ path: String, _ bytes: UnsafeRawBufferPointer) throws {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     guard fd >= 0 else { throw TraceError(source: path, line: nil, reason: "cannot create: \(String(cString: strerror(errno)))") }
     defer { close(fd) }
-    var offset = 0
-    while offset < bytes.count {
-        let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-        if n < 0 {
-            if errno == EINTR { continue }
-            throw TraceError(source: path, line: nil, reason: "write failed: \(String(cString: strerror(errno)))")
-        }
-        offset += n
+    do { try FileDescriptor(rawValue: fd).writeAll(bytes) } catch {
+        throw TraceError(source: path, line: nil, reason: "write failed: \(error)")
     }
 }

@@ -1,6 +1,15 @@
 import ArgumentParser
+import RideGuardAgent
 
+/// Logging is set up once, for every command, before the command line is parsed.
 @main
+enum Main {
+    static func main() async {
+        AgentLogHandler.bootstrap()
+        await RideGuard.main()
+    }
+}
+
 struct RideGuard: AsyncParsableCommand {
     /// The release: `rideguard --version`, and the version `make deb` gives the package.
     static let version = "0.2.0"

@@ -1,20 +1,10 @@
 import ArgumentParser
 import Foundation
+import Logging
 import RideGuardAgent
 import RideGuardCore
 import Storage
 import Synchronization
-
-/// Lines for the terminal or journald, with the time since start.
-final class Console: Sendable {
-    let start = Date()
-    func say(_ line: String) {
-        let elapsed = DecimalFormat.string(Date().timeIntervalSince(start), decimals: 1)
-        let prefix = "[" + String(repeating: " ", count: max(0, 6 - elapsed.count)) + elapsed + " s] "
-        print(prefix + line.replacingOccurrences(of: "\n", with: "\n" + String(repeating: " ", count: prefix.count)))
-        fflush(nil)
-    }
-}
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,9 +19,8 @@ struct Run: AsyncParsableCommand {
             Output.error(error.description)
             throw ExitCode(1)
         }
-        let console = Console()
         let agent: Agent
-        do { agent = try Agent(configuration: configuration, say: console.say) } catch {
+        do { agent = try Agent(configuration: configuration, logger: Logger(label: "rideguard")) } catch {
             Output.error("cannot open the database \(configuration.database): \(error)")
             throw ExitCode(2)
         }
@@ -80,9 +69,9 @@ struct Demo: AsyncParsableCommand {
         try database.setRiderName("Alex")
         try database.setMessage("This is Alex's RideGuard: I may have crashed. Please call me, and if I don't answer, call 112.")
 
-        let console = Console()
-        console.say("demo: contact Sam (+33•••••5678), countdown 10 s, trace \(trace) at ×\(DecimalFormat.string(speed, decimals: 1))\(cancel ? ", the rider will say \"I'm fine\"" : "")")
-        let agent = try Agent(configuration: configuration, say: console.say)
+        let console = Logger(label: "rideguard")
+        console.info("demo: contact Sam (+33•••••5678), countdown 10 s, trace \(trace) at ×\(DecimalFormat.string(speed, decimals: 1))\(cancel ? ", the rider will say \"I'm fine\"" : "")")
+        let agent = try Agent(configuration: configuration, logger: console)
         let running = Task { await agent.run() }
         let deadline = Date().addingTimeInterval(90)
         var pressed = false
@@ -93,7 +82,7 @@ struct Demo: AsyncParsableCommand {
             if state == .alertCountdown && countdownSeen == nil { countdownSeen = Date() }
             if cancel, !pressed, let seen = countdownSeen, Date().timeIntervalSince(seen) > 3 {
                 pressed = true
-                console.say("the rider holds the button for 1.5 s")
+                console.info("the rider holds the button for 1.5 s")
                 await agent.press(hold: 1.5)
             }
             if state == .emergencyEnded { break }
@@ -105,6 +94,6 @@ struct Demo: AsyncParsableCommand {
         agent.stop()
         await running.value
         let sent = try database.outbox.all().filter { $0.status == .sent }
-        console.say("demo over: \(sent.count) SMS sent (\(sent.map(\.kind).joined(separator: ", ")))")
+        console.info("demo over: \(sent.count) SMS sent (\(sent.map(\.kind).joined(separator: ", ")))")
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GPIOLines
+import Logging
 import RideGuardAgent
 import RideGuardCore
 import SerialModem
@@ -230,7 +231,7 @@ struct Setup: AsyncParsableCommand {
         print("Press the button now (\(Int(seconds)) s)…")
         Output.flush()
         let seen = Mutex<Result<Bool, GPIOError>?>(nil)
-        let address = Agent.address(gpio.button)
+        let address = GPIOLineAddress(gpio.button)
         let watcher = ButtonWatcher(open: { () throws(GPIOError) -> GPIOLine in
             try GPIOLine.input(address, consumer: "rideguard-setup", activeLow: gpio.buttonActiveLow)
         }, onEdge: { edge in
@@ -248,7 +249,7 @@ struct Setup: AsyncParsableCommand {
 
     func beep(_ buzzer: String) {
         do {
-            let line = try GPIOLine.output(Agent.address(buzzer), consumer: "rideguard-setup")
+            let line = try GPIOLine.output(GPIOLineAddress(buzzer), consumer: "rideguard-setup")
             for _ in 0..<3 {
                 try line.set(true)
                 usleep(200_000)
@@ -283,8 +284,8 @@ struct Setup: AsyncParsableCommand {
             Output.flush()
             var settings = ModemConfiguration(device: configuration.modem.device, baud: configuration.modem.baud, pin: configuration.modem.pin)
             settings.registrationTimeout = 60
-            let modem = Modem(configuration: settings) { _ in }
-            let sender = OutboxSender(outbox: database.outbox, modem: modem, clock: clock, log: { _ in })
+            let modem = Modem(configuration: settings, clock: clock, logger: .silent)
+            let sender = OutboxSender(outbox: database.outbox, modem: modem, clock: clock, logger: .silent)
             _ = try await sender.flush(until: deadline)
             await modem.close()
         }

@@ -109,8 +109,11 @@ import Testing
     @Test func withoutAContactItSaysWhyAndArmsOnceOneIsAdded() throws {
         let rig = try Rig("arm", contacts: false)
         let notify = NotifySocket(in: rig.folder)
+        // Under systemd: journald's stream, so every line carries its syslog priority.
+        let log = rig.folder.appendingPathComponent("agent.log").path
         let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path],
-                                  environment: ["PATH=/usr/bin:/bin", "HOME=/tmp", "NOTIFY_SOCKET=\(notify.path)"])
+                                  environment: ["PATH=/usr/bin:/bin", "HOME=/tmp", "NOTIFY_SOCKET=\(notify.path)", "JOURNAL_STREAM=8:12345"],
+                                  stdout: log, stderr: log)
         defer { process.kill(SIGTERM) }
         try waitForState(rig.folder, "disarmed", seconds: 20)
         notify.listen(for: ["STATUS=not protecting: no emergency contact"], seconds: 10)
@@ -122,6 +125,10 @@ import Testing
         notify.listen(for: ["READY=1"], seconds: 20)
         #expect(notify.heard.contains { $0.contains("READY=1\nSTATUS=protecting the rider") })
         try waitForState(rig.folder, "armed", seconds: 5)
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("<6>system: not protecting: no emergency contact") }, "\(lines)")
+        #expect(!lines.contains { $0.contains("gpsd: ") && $0.contains("retrying") && !$0.hasPrefix("<4>") }, "a retry is a warning: \(lines)")
+        #expect(lines.allSatisfy { $0.wholeMatch(of: /<[0-7]>.*/) != nil }, "\(lines)")
     }
 
     @Test func crashAlertsEveryContactWithTheMapLink() throws {

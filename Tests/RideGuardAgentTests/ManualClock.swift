@@ -1,5 +1,6 @@
 import Foundation
 import RideGuardAgent
+import RideGuardCore
 import Synchronization
 
 /// A clock the test moves by hand: `advance` wakes sleepers in deadline order and lets each react

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RideGuardAgent
 import RideGuardCore
 import SerialModem
@@ -8,10 +9,22 @@ import Testing
 
 /// The real serial, AT, PDU and outbox code against a fake modem on a pseudo-terminal.
 @Suite(.serialized) struct ModemTests {
+    /// Every line logged, at every level, as written.
     final class Log: Sendable {
+        struct Handler: LogHandler {
+            let log: Log
+            var logLevel = Logger.Level.trace
+            var metadata: Logger.Metadata = [:]
+            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+                get { metadata[key] }
+                set { metadata[key] = newValue }
+            }
+            func log(event: LogEvent) { log.lines.withLock { $0.append("\(event.message)") } }
+        }
+
         let lines = Mutex<[String]>([])
-        func callAsFunction(_ line: String) { lines.withLock { $0.append(line) } }
         var all: String { lines.withLock { $0.joined(separator: "\n") } }
+        var logger: Logger { Logger(label: "test") { _ in Handler(log: self) } }
     }
 
     func makeSender(_ fake: FakeModem, pin: String? = nil, log: Log = Log()) throws -> (OutboxSender, Outbox, Modem) {
@@ -20,8 +33,8 @@ import Testing
         var configuration = ModemConfiguration(device: fake.link, pin: pin)
         configuration.registrationTimeout = 20
         configuration.sendTimeout = 5
-        let modem = Modem(configuration: configuration) { log($0) }
-        let sender = OutboxSender(outbox: database.outbox, modem: modem, clock: SystemServiceClock(), retryBase: 0.5) { log($0) }
+        let modem = Modem(configuration: configuration, clock: SystemServiceClock(), logger: log.logger)
+        let sender = OutboxSender(outbox: database.outbox, modem: modem, clock: SystemServiceClock(), retryBase: 0.5, logger: log.logger)
         return (sender, database.outbox, modem)
     }
 

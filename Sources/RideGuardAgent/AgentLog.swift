@@ -1,0 +1,91 @@
+import Foundation
+import Logging
+import RideGuardCore
+
+/// How the agent's lines are written, bootstrapped once by the executable: under systemd (which
+/// gives the service `JOURNAL_STREAM`), each line starts with its syslog priority (`<4>` for a
+/// warning) and journald adds the time; on a terminal or a pipe, "[  1.2 s] text" with the time
+/// since start. `RIDEGUARD_LOG=debug` shows more (and each line's part), `=warning` less. Phone
+/// numbers are masked where a line is made, never here: this writes what it is given.
+public struct AgentLogHandler: LogHandler {
+    public enum Format: Sendable {
+        case terminal
+        case journal
+    }
+
+    /// Where the lines go: the agent's own output, or a command's error output (`rideguard sms`).
+    public enum Stream: Sendable {
+        case standardOutput
+        case standardError
+    }
+
+    private let format: Format
+    private let stream: Stream
+    private let start: ContinuousClock.Instant
+    public var logLevel: Logger.Level
+    public var metadata: Logger.Metadata = [:]
+
+    public init(format: Format, stream: Stream = .standardOutput, level: Logger.Level = .info, start: ContinuousClock.Instant = .now) {
+        self.format = format
+        self.stream = stream
+        self.logLevel = level
+        self.start = start
+    }
+
+    /// A command's progress on its error output, in the terminal's format: what `rideguard sms` says.
+    public static func errorOutput(level: Logger.Level = .info) -> Logger {
+        Logger(label: "rideguard", factory: { _ in AgentLogHandler(format: .terminal, stream: .standardError, level: level) })
+    }
+
+    /// Bootstraps swift-log for the process, from the environment (see above).
+    public static func bootstrap(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        let format: Format = environment["JOURNAL_STREAM"] == nil ? .terminal : .journal
+        let level = environment["RIDEGUARD_LOG"].flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .info
+        let start = ContinuousClock.now
+        LoggingSystem.bootstrap { _ in AgentLogHandler(format: format, level: level, start: start) }
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var text = "\(event.message)"
+        if logLevel <= .debug, let part = metadata["part"] { text = "\(part): " + text }
+        let handle: FileHandle = stream == .standardOutput ? .standardOutput : .standardError
+        handle.write(Data(line(text, level: event.level).utf8))
+    }
+
+    /// The text as written, with its newline; continuation lines carry the prefix (journald) or
+    /// are indented under the first (terminal).
+    public func line(_ text: String, level: Logger.Level) -> String {
+        switch format {
+        case .journal:
+            let prefix = "<\(Self.priority(level))>"
+            return text.split(separator: "\n", omittingEmptySubsequences: false).map { prefix + $0 }.joined(separator: "\n") + "\n"
+        case .terminal:
+            let since = (ContinuousClock.now - start).components
+            let elapsed = DecimalFormat.string(Double(since.seconds) + Double(since.attoseconds) / 1e18, decimals: 1)
+            let prefix = "[" + String(repeating: " ", count: max(0, 6 - elapsed.count)) + elapsed + " s] "
+            return prefix + text.replacingOccurrences(of: "\n", with: "\n" + String(repeating: " ", count: prefix.count)) + "\n"
+        }
+    }
+
+    /// syslog's priorities, as journald reads them from a line's `<N>` prefix.
+    static func priority(_ level: Logger.Level) -> Int {
+        switch level {
+        case .trace, .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .error: 3
+        case .critical: 2
+        }
+    }
+}
+
+extension Logger {
+    /// For a part whose lines nobody reads (a one-off check: `doctor`, `setup`'s test SMS).
+    public static let silent = Logger(label: "rideguard.silent", factory: { _ in SwiftLogNoOpLogHandler() })
+}

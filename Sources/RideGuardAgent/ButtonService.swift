@@ -1,0 +1,61 @@
+import Foundation
+import GPIOLines
+import Logging
+import RideGuardCore
+import ServiceLifecycle
+import Synchronization
+
+/// The button's GPIO line, watched on its own thread and reopened with backoff after an error: a
+/// loose connector must not leave the rider unable to cancel. While it is gone the fault goes to the
+/// workflow (journaled, shown in `status` and, when armed, sounded); "button back" when it returns.
+struct ButtonService: Service, CustomStringConvertible {
+    let address: GPIOLineAddress
+    let activeLow: Bool
+    let problems: PartProblems
+    let emergency: EmergencyService
+    let clock: any ServiceClock
+    let logger: Logger
+    var description: String { "button" }
+
+    func run() async throws {
+        let address = address, activeLow = activeLow
+        let lost = Atomic<Bool>(false)
+        let watcher = ButtonWatcher(open: { () throws(GPIOError) -> GPIOLine in
+            try GPIOLine.input(address, activeLow: activeLow)
+        }, onEdge: { edge in
+            // Kernel timestamps are monotonic; the workflow's time is the wall clock.
+            var ts = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &ts)
+            let age = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9 - edge.monotonicSeconds
+            emergency.post(.buttonEdge(pressed: edge.pressed, at: clock.now() - max(0, age)))
+        }, onEvent: { event in
+            switch event {
+            case .opened:
+                problems.set("button", nil)
+                if lost.exchange(false, ordering: .acquiringAndReleasing) {
+                    emergency.post(.event(.partRecovered(at: clock.now(), summary: "button back: \(address) works again")))
+                }
+            case .failed(let error, let retry):
+                problems.set("button", "\(error); retrying")
+                logger.warning("button: \(error); retrying in \(DecimalFormat.string(retry, decimals: 1)) s")
+                if !lost.exchange(true, ordering: .acquiringAndReleasing) {
+                    emergency.post(.event(.sensorFault(at: clock.now(), summary: "button lost: \(error); retrying until it is back")))
+                }
+            }
+        })
+        try? await gracefulShutdown()
+        watcher.stop()
+    }
+}
+
+/// The button's twin (the demo, `rideguard ctl press`): pressed now, released after `hold` seconds.
+struct SimulatedButton: Sendable {
+    let emergency: EmergencyService
+    let clock: any ServiceClock
+
+    func press(hold: Double) async {
+        emergency.post(.buttonEdge(pressed: true, at: clock.now()))
+        try? await clock.sleep(until: clock.now() + hold)
+        emergency.post(.buttonEdge(pressed: false, at: clock.now()))
+    }
+}

@@ -1,0 +1,72 @@
+import GPSDClient
+import Logging
+import RideGuardCore
+import ServiceLifecycle
+import Synchronization
+
+/// Where the rider is: fixes from gpsd, or a simulated position refreshed every second. The latest
+/// speed goes on every sample (the detector's GPS rules); the first fix is reported to the workflow
+/// (an alert sent without a position is followed by one).
+final class LocationService: Service, CustomStringConvertible {
+    /// gpsd at `host:port`, or a fixed simulated position.
+    enum Source: Sendable {
+        case gpsd(host: String, port: String)
+        case fixed(latitude: Double, longitude: Double)
+        case none
+    }
+
+    let source: Source
+    let speeds = SpeedSnapshot()
+    private let store = Mutex(LocationStore())
+    private let emergency: EmergencyService
+    private let clock: any ServiceClock
+    private let logger: Logger
+    var description: String { "location" }
+
+    init(source: Source, emergency: EmergencyService, clock: any ServiceClock, logger: Logger) {
+        self.source = source
+        self.emergency = emergency
+        self.clock = clock
+        self.logger = logger
+    }
+
+    var lastFix: Fix? { store.withLock { $0.lastFix } }
+
+    /// Speed and heading over the seconds before `time` (a crash), from the fixes kept.
+    func motion(before time: Double) -> (speed: Double, heading: Double?)? { store.withLock { $0.motion(before: time) } }
+
+    func run() async throws {
+        switch source {
+        case .gpsd(let host, let port):
+            let seenFix = Atomic<Bool>(false)
+            let watcher = GPSDWatcher(host: host, port: port) { [self] event in
+                switch event {
+                case .fix(let fix):
+                    store.withLock { $0.update(fix) }
+                    if let speed = fix.speed { speeds.store(speed, at: clock.now()) }
+                    if !seenFix.exchange(true, ordering: .acquiringAndReleasing) {
+                        emergency.post(.event(.locationFix(at: clock.now())))
+                    }
+                case .connected: logger.info("gpsd: connected")
+                case .disconnected(let reason, let retry): logger.warning("gpsd: \(reason); retrying in \(DecimalFormat.string(retry, decimals: 1)) s")
+                }
+            }
+            try? await gracefulShutdown()
+            watcher.stop()
+        case .fixed(let latitude, let longitude):
+            try? await cancelWhenGracefulShutdown { [self] in
+                var first = true
+                while true {
+                    store.withLock { $0.update(Fix(time: clock.now(), latitude: latitude, longitude: longitude, speed: 0, accuracy: 5)) }
+                    if first {
+                        first = false
+                        emergency.post(.event(.locationFix(at: clock.now())))
+                    }
+                    try await clock.sleep(until: clock.now() + 1)
+                }
+            }
+        case .none:
+            try? await gracefulShutdown()
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Logging
+import RideGuardCore
+import Storage
+import Synchronization
+
+/// Writes the messages the workflow asks for into the outbox, one per recipient, composed from the
+/// emergency's persisted state, the rider's profile and the last fix. A database that fails is never
+/// read as "no contacts": the failure is journaled (to the log too, the journal may be what failed),
+/// sounded, and the queueing retried, 1 s doubling to 30 s, while the emergency still wants them.
+final class MessageQueue: Sendable {
+    private let database: RideGuardDatabase
+    private let emergency: EmergencyService
+    private let location: LocationService
+    private let settings: AgentConfiguration.Messages
+    private let doorbell: Doorbell
+    private let clock: any ServiceClock
+    private let logger: Logger
+    private let stopped = Atomic<Bool>(false)
+
+    init(database: RideGuardDatabase, emergency: EmergencyService, location: LocationService, settings: AgentConfiguration.Messages,
+         doorbell: Doorbell, clock: any ServiceClock, logger: Logger) {
+        self.database = database
+        self.emergency = emergency
+        self.location = location
+        self.settings = settings
+        self.doorbell = doorbell
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Ends the retries (graceful shutdown: what is not queued is queued again after the restart).
+    func stop() {
+        stopped.store(true, ordering: .releasing)
+    }
+
+    /// The workflow's `queueMessages` action, run inside its batch.
+    func queue(_ kind: MessageKind, to recipients: Recipients) async {
+        var queued: Set<String> = []
+        do {
+            try queueNow(kind, to: recipients, about: await emergency.snapshot, skipping: &queued)
+        } catch {
+            logger.error("messages: could not queue the \(kind.rawValue): \(error); retrying")
+            // Posted, not awaited: this runs inside the workflow's batch, which the event follows.
+            emergency.post(.event(.messagesBlocked(at: clock.now(), summary: "could not queue the \(kind.rawValue): \(error); retrying")))
+            Task { [queued] in await retry(kind, to: recipients, skipping: queued) }
+        }
+    }
+
+    private func retry(_ kind: MessageKind, to recipients: Recipients, skipping alreadyQueued: Set<String>) async {
+        var queued = alreadyQueued
+        var delay = 1.0
+        var attempts = 1
+        while !stopped.load(ordering: .acquiring) {
+            try? await clock.sleep(until: clock.now() + delay)
+            let state = await emergency.state
+            guard kind == .allClear || [.emergencySending, .emergencySent, .emergencySendingFailed].contains(state) else {
+                try? database.journal(JournalEntry("messages", "\(kind.rawValue) no longer needed (\(state.rawValue)): not queued"), at: clock.now())
+                return
+            }
+            attempts += 1
+            do {
+                try queueNow(kind, to: recipients, about: await emergency.snapshot, skipping: &queued)
+                emergency.post(.event(.partRecovered(at: clock.now(), summary: "\(kind.rawValue) queued after \(attempts) attempts")))
+                return
+            } catch {
+                logger.error("messages: could not queue the \(kind.rawValue) (attempt \(attempts)): \(error)")
+                delay = min(30, delay * 2)
+            }
+        }
+    }
+
+    /// Queues one message per recipient not in `queued` (those a failed attempt already queued),
+    /// adding each to it. What the messages say of the emergency (crash or SOS, when, the crash's
+    /// evidence) comes from its persisted state, never from an earlier one.
+    private func queueNow(_ kind: MessageKind, to recipients: Recipients, about emergency: EmergencyWorkflow,
+                          skipping queued: inout Set<String>) throws {
+        let numbers: [String] = switch recipients {
+        case .everyContact: try database.contacts().map(\.number)
+        case .only(let list): list
+        }
+        let text = try compose(kind, about: emergency)
+        for number in numbers where !queued.contains(number) {
+            _ = try database.outbox.enqueue(recipient: number, kind: kind.rawValue, body: text, now: clock.now())
+            queued.insert(number)
+            doorbell.ring()
+        }
+        let who = numbers.map(PhoneNumber.mask).joined(separator: ", ")
+        try? database.journal(JournalEntry("messages", "\(kind.rawValue) queued for \(numbers.count) contact\(numbers.count == 1 ? "" : "s"): \(who)"),
+                              at: clock.now())
+    }
+
+    private func compose(_ kind: MessageKind, about emergency: EmergencyWorkflow) throws -> String {
+        let crash = emergency.crash
+        let startedAt = crash?.time ?? emergency.countdownStart
+        let profile = try database.profile()
+        let fix = location.lastFix
+        let motion = crash.flatMap { location.motion(before: $0.time) }
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm"
+        let context = MessageContext(
+            riderName: profile.name ?? "the rider", riderMessage: profile.message ?? "RideGuard: I may have crashed.",
+            medicalNote: profile.medicalNote, language: settings.language, mapLink: settings.mapLink,
+            trigger: emergency.trigger ?? .manual, crashTime: startedAt.map { formatter.string(from: Date(timeIntervalSince1970: $0)) },
+            evidence: crash?.evidence, fix: fix, fixAge: fix.map { clock.now() - $0.time },
+            speedBefore: motion?.speed ?? crash?.evidence?.speedBefore, headingBefore: motion?.heading)
+        return switch kind {
+        case .alert: MessageComposer.alert(context)
+        case .locationUpdate: MessageComposer.locationUpdate(context)
+        case .allClear: MessageComposer.allClear(context)
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Logging
+import RideGuardCore
+import SerialModem
+import ServiceLifecycle
+import Storage
+
+/// The modem's health, checked every minute while the outbox has nothing to send (a send's own
+/// outcome speaks meanwhile), so an unplugged modem or a lost network shows in `status` and the
+/// journal before a crash, not after. The modem runs one operation at a time: a check never comes
+/// between a send's commands.
+struct ModemHealthService: Service, CustomStringConvertible {
+    let modem: Modem
+    let outbox: Outbox
+    let database: RideGuardDatabase
+    let clock: any ServiceClock
+    let logger: Logger
+    var description: String { "modem health" }
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            var last: String?
+            while true {
+                var next = clock.now() + 60
+                if (try? outbox.countPending()) == 0 {
+                    let health = await modem.checkHealth()
+                    let summary = health.problem ?? (health.registered
+                        ? "ready, network \(health.registration ?? "?")"
+                        : "not registered (\(health.registration ?? "unknown"))")
+                    if summary != last {
+                        last = summary
+                        try? database.journal(JournalEntry("system", "modem: \(summary)"), at: clock.now())
+                        logger.info("modem: \(summary)\(health.signalDBm.map { ", \($0) dBm" } ?? "")")
+                    }
+                } else {
+                    next = clock.now() + OutboxService.fallbackSeconds
+                }
+                try await clock.sleep(until: next)
+            }
+        }
+    }
+}

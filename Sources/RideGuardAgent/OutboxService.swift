@@ -1,0 +1,44 @@
+import Logging
+import RideGuardCore
+import ServiceLifecycle
+import Storage
+
+/// Sends what the outbox holds: when a message is queued (the doorbell), when a retry falls due,
+/// and at least every `fallbackSeconds` (messages queued by another process, such as `rideguard
+/// setup`'s test SMS, ring no doorbell). Alerts delivered go back to the workflow.
+struct OutboxService: Service, CustomStringConvertible {
+    static let fallbackSeconds = 5.0
+
+    let outbox: Outbox
+    let transport: any SMSTransport
+    let doorbell: Doorbell
+    let emergency: EmergencyService
+    let clock: any ServiceClock
+    let logger: Logger
+    var description: String { "outbox" }
+
+    func run() async throws {
+        let outbox = outbox, emergency = emergency, clock = clock
+        let sender = OutboxSender(outbox: outbox, modem: transport, clock: clock, logger: logger) { message, _ in
+            guard message.kind == MessageKind.alert.rawValue else { return }
+            emergency.post(.event(.alertDelivered(contact: message.recipient, at: clock.now())))
+            let pendingAlerts = ((try? outbox.all()) ?? []).contains {
+                $0.kind == MessageKind.alert.rawValue && ($0.status == .pending || $0.status == .sending)
+            }
+            if !pendingAlerts { emergency.post(.event(.allAlertsDelivered(at: clock.now()))) }
+        }
+        _ = try? await sender.resume()
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                var wake = clock.now() + 1          // after a database error: try again soon
+                do {
+                    try await sender.sendDue()
+                    wake = min(clock.now() + Self.fallbackSeconds, try outbox.nextAttempt() ?? .infinity)
+                } catch {
+                    logger.error("outbox: \(error); trying again in 1 s")
+                }
+                await doorbell.wait(until: wake, clock: clock)
+            }
+        }
+    }
+}

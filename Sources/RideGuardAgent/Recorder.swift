@@ -1,0 +1,155 @@
+import Foundation
+import Logging
+import RideGuardCore
+import Storage
+import Synchronization
+
+/// Recordings asked for with `rideguard ctl record`: the sampler hands each sample over, a second of
+/// them at a time goes to a file on the recorder's own queue, so the agent goes on protecting while
+/// it records and a slow SD card never holds the sampler.
+final class Recorder: Sendable {
+    struct Refused: Error {
+        var reason: String
+    }
+
+    private struct Recording {
+        var file: RecordingFile
+        var seconds: Double
+        var until = Double.nan
+        var nextHandoff = -Double.infinity
+        var batch: [IMUSample] = []
+    }
+
+    private let recording = Mutex<Recording?>(nil)
+    /// Whether `recording` holds one: checked per sample without taking the lock; changed only under it.
+    private let active = Atomic<Bool>(false)
+    private let files = DispatchQueue(label: "rideguard.recordings")
+    private let folder: String
+    private let rateHz: Double
+    private let database: RideGuardDatabase
+    private let clock: any ServiceClock
+    private let logger: Logger
+
+    /// Recordings go to `folder`; `rateHz` is written in their header.
+    init(folder: String, rateHz: Double, database: RideGuardDatabase, clock: any ServiceClock, logger: Logger) {
+        self.folder = folder
+        self.rateHz = rateHz
+        self.database = database
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Starts a recording of `seconds` named `name` (`.csv` added); returns its path.
+    func start(name: String, seconds: Double) -> Result<String, Refused> {
+        guard !name.isEmpty, name.count <= 64, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }), !name.hasPrefix(".") else {
+            return .failure(Refused(reason: "a recording's name is letters, digits, '-', '_' and '.', e.g. ride-2026-11-22"))
+        }
+        guard seconds > 0 && seconds <= 7200 else { return .failure(Refused(reason: "a recording lasts 1 s to 2 h")) }
+        let path = (folder as NSString).appendingPathComponent(name.hasSuffix(".csv") ? name : name + ".csv")
+        guard !FileManager.default.fileExists(atPath: path) else { return .failure(Refused(reason: "\(path) exists already")) }
+        do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+            return .failure(Refused(reason: "cannot create \(folder): \(error.localizedDescription)"))
+        }
+        let file = RecordingFile(path: path, metadata: [
+            ("rate_hz", String(Int(rateHz))), ("source", "rideguard run (ctl record)"),
+            ("recorded", ISO8601DateFormatter().string(from: Date())),
+        ])
+        let started = recording.withLock { r -> Bool in
+            guard r == nil else { return false }
+            r = Recording(file: file, seconds: seconds)
+            active.store(true, ordering: .relaxed)
+            return true
+        }
+        guard started else { return .failure(Refused(reason: "a recording is already running (rideguard ctl record --stop)")) }
+        logger.info("recording \(Int(seconds)) s of the IMU to \(path)")
+        return .success(path)
+    }
+
+    /// On the sampler's thread: one sample into the recording, if any, with its GPS speed (the
+    /// `speed_mps` column). Once a second (trace time) the batch goes to the queue; no I/O here.
+    func record(_ sample: IMUSample) {
+        guard active.load(ordering: .relaxed) else { return }
+        let handoff = recording.withLock { r -> (batch: [IMUSample], file: RecordingFile, last: Bool)? in
+            guard var current = r else { return nil }
+            if current.until.isNaN { current.until = sample.t + current.seconds }
+            current.batch.append(sample)
+            let last = sample.t >= current.until
+            guard last || sample.t >= current.nextHandoff else {
+                r = current
+                return nil
+            }
+            let batch = current.batch
+            current.batch.removeAll(keepingCapacity: true)
+            current.nextHandoff = sample.t + 1
+            r = last ? nil : current
+            if last { active.store(false, ordering: .relaxed) }
+            return (batch, current.file, last)
+        }
+        guard let handoff else { return }
+        files.async { [self] in
+            handoff.file.write(handoff.batch)
+            if handoff.last { finished(handoff.file) }
+        }
+    }
+
+    /// Ends the recording: what is collected is written, and the journal says where it is. Returns
+    /// its path, or nil when none was running.
+    @discardableResult
+    func stop() -> String? {
+        guard let current = recording.withLock({ r -> Recording? in
+            defer {
+                r = nil
+                active.store(false, ordering: .relaxed)
+            }
+            return r
+        }) else { return nil }
+        files.async { [self] in
+            current.file.write(current.batch)
+            finished(current.file)
+        }
+        return current.file.path
+    }
+
+    /// Returns once everything handed over is written.
+    func flush() {
+        files.sync {}
+    }
+
+    /// On `files`.
+    private func finished(_ file: RecordingFile) {
+        let text = file.close()
+        logger.info("\(text)")
+        try? database.journal(JournalEntry("system", text), at: clock.now())
+    }
+}
+
+/// The file of a recording, used only on the recorder's queue: opened with the first batch (which
+/// says whether there is a gyro), written a batch at a time.
+final class RecordingFile: @unchecked Sendable {
+    let path: String
+    private let metadata: [(key: String, value: String)]
+    private var writer: TraceFileWriter?
+    private var problem: String?
+
+    init(path: String, metadata: [(key: String, value: String)]) {
+        self.path = path
+        self.metadata = metadata
+    }
+
+    func write(_ batch: [IMUSample]) {
+        guard problem == nil, let first = batch.first else { return }
+        do {
+            if writer == nil { writer = try TraceFileWriter(path: path, hasGyro: first.gyro != nil, hasSpeed: true, metadata: metadata) }
+            for sample in batch { try writer?.append(sample) }
+            try writer?.flush()
+        } catch {
+            problem = "\(error)"
+        }
+    }
+
+    /// What happened, for the journal.
+    func close() -> String {
+        if let problem { return "recording \(path) stopped: \(problem)" }
+        return "recording saved: \(path) (\(writer?.samplesWritten ?? 0) samples)"
+    }
+}

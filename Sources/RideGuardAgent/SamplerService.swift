@@ -1,0 +1,129 @@
+import Foundation
+import IIOSensor
+import Logging
+import RideGuardCore
+import ServiceLifecycle
+import Storage
+import Synchronization
+
+/// Where samples come from: the IMU through libiio, or its simulated twin playing a trace.
+enum SampleSource: Sendable {
+    case iio(SamplerConfiguration)
+    case trace(path: String, speed: Double)
+}
+
+/// The per-sample pipeline, on the sampler's own thread: GPS speed onto the sample, the detector,
+/// the crash window, a recording if one runs, the sensor's health and systemd's watchdog; the
+/// detector's crashes and faults go to the emergency workflow in the detector's order. No I/O here.
+struct SamplerService: Service, CustomStringConvertible {
+    let source: SampleSource
+    let detector: DetectorConfiguration
+    let speeds: SpeedSnapshot
+    let crashWindow: CrashWindow
+    let recorder: Recorder
+    let health: SensorHealth
+    let emergency: EmergencyService
+    let database: RideGuardDatabase
+    let clock: any ServiceClock
+    let logger: Logger
+    var description: String { "sampler" }
+
+    func run() async throws {
+        let pipeline = Pipeline(service: self)
+        let stop: @Sendable () -> Void
+        switch source {
+        case .trace(let path, let speed):
+            let player = TracePlayer(path: path, speed: speed, onSample: pipeline.take) { problem in
+                logger.info("\(problem.map { "simulated IMU: \($0)" } ?? "simulated IMU: end of the trace")")
+                pipeline.streamEnded()
+            }
+            logger.info("IMU: playing \(path) ×\(DecimalFormat.string(speed, decimals: 1))")
+            stop = player.stop
+        case .iio(let configuration):
+            let sampler = IIOSampler(configuration: configuration, onSample: pipeline.take) { event in
+                switch event {
+                case .opened(let device, let gyro, _, let rate, _):
+                    logger.info("IMU: \(device) at \(Int(rate)) Hz\(gyro ? " with gyro" : "")")
+                case .stalled(let seconds):
+                    health.fault("stalled")
+                    health.wentBlind()
+                    emergency.post(.event(.sensorFault(at: clock.now(), summary: "the IMU stalled: no sample for \(DecimalFormat.string(seconds, decimals: 1)) s")))
+                case .failed(let reason, let retry):
+                    health.wentBlind()
+                    logger.warning("IMU: \(reason); retrying in \(DecimalFormat.string(retry, decimals: 1)) s")
+                case .dropped, .rateOff:
+                    break
+                }
+            }
+            stop = sampler.stop
+        }
+        try? await gracefulShutdown()
+        stop()
+        pipeline.streamEnded()
+    }
+
+    /// The state the sampler's thread keeps between samples.
+    final class Pipeline: Sendable {
+        private let service: SamplerService
+        private let detector: Mutex<CrashDetector>
+        private let nextProgress = Mutex(-Double.infinity)
+        /// Impacts are journaled here, never on the sampler's thread.
+        private let journal = DispatchQueue(label: "rideguard.detections")
+
+        init(service: SamplerService) {
+            self.service = service
+            detector = Mutex(CrashDetector(configuration: service.detector))
+        }
+
+        func take(_ incoming: IMUSample) {
+            let now = service.clock.now()
+            var sample = incoming
+            if sample.speed == nil { sample.speed = service.speeds.fresh(at: now) }
+            var events: [DetectorEvent] = []
+            let state = detector.withLock { d -> CrashDetector.State in
+                d.process(sample) { events.append($0) }
+                return d.state
+            }
+            if case .trace = service.source { showProgress(sample, state) }
+            service.crashWindow.append(sample)
+            service.recorder.record(sample)
+            // The watchdog is fed from the sampler's path: a hung sampler gets the service restarted.
+            if service.health.sampled(at: now, gravityG: state.smoothedG) { SystemdNotify.send("WATCHDOG=1") }
+            for event in events { detected(event) }
+        }
+
+        /// A stream that ends (or an agent that stops) before 30 s after a crash saves what it has;
+        /// a recording running is closed. Everything is written before the agent goes on (or exits).
+        func streamEnded() {
+            service.recorder.stop()
+            service.recorder.flush()
+            service.crashWindow.flush()
+        }
+
+        /// The simulated ride, every 5 s of trace: what a person watching the demo follows.
+        private func showProgress(_ sample: IMUSample, _ state: CrashDetector.State) {
+            guard sample.t >= nextProgress.withLock({ $0 }) else { return }
+            nextProgress.withLock { $0 = sample.t + 5 }
+            service.logger.info("ride t=\(DecimalFormat.string(sample.t, decimals: 0)) s: \(state.phase.rawValue), \(DecimalFormat.string(state.smoothedG, decimals: 2)) g, posture \(DecimalFormat.string(state.postureDegrees, decimals: 0))°")
+        }
+
+        private func detected(_ event: DetectorEvent) {
+            let clock = service.clock
+            switch event {
+            case .crashDetected(let t, let evidence):
+                service.crashWindow.crashDetected(at: t)
+                service.emergency.post(.event(.crashDetected(at: clock.now(), summary: evidence.summary, evidence: evidence)))
+            case .sensorFault(_, let fault):
+                if fault.isDroppedSample { return }
+                service.health.fault(fault.summary)
+                service.emergency.post(.event(.sensorFault(at: clock.now(), summary: fault.summary)))
+            case .impact(_, let peak, _, _):
+                let at = clock.now(), database = service.database
+                journal.async { try? database.journal(JournalEntry("detections", "impact \(DecimalFormat.string(peak, decimals: 1)) g"), at: at) }
+                service.logger.info("impact \(DecimalFormat.string(peak, decimals: 1)) g")
+            case .uprightLearned, .rearmed:
+                break
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Logging
+import RideGuardCore
+import Synchronization
+
+/// What the agent knows of its IMU, written by the sampler and read by `status` and systemd: the
+/// sample count and rate, the last fault, whether it is blind (no sample: stalled, or not opened).
+final class SensorHealth: Sendable {
+    struct Status: Sendable {
+        var samples = 0
+        var lastSampleWall = Double.nan
+        var rateHz = 0.0
+        var lastFault: String?
+        /// The low-passed specific force, g: about 1 at rest.
+        var gravityG = Double.nan
+        fileprivate var windowStart = Double.nan
+        fileprivate var windowSamples = 0
+        fileprivate var lastWatchdogPing = -Double.infinity
+    }
+
+    private let status = Mutex(Status())
+    private let blind = Atomic<Bool>(false)
+    private let emergency: EmergencyService
+    private let logger: Logger
+
+    init(emergency: EmergencyService, logger: Logger) {
+        self.emergency = emergency
+        self.logger = logger
+    }
+
+    var snapshot: Status { status.withLock { $0 } }
+
+    /// One sample seen at `now`. Returns true once a second: time to feed systemd's watchdog.
+    func sampled(at now: Double, gravityG: Double) -> Bool {
+        if blind.load(ordering: .relaxed), blind.exchange(false, ordering: .acquiringAndReleasing) {
+            logger.info("IMU: samples again")
+            reportToSystemd()
+        }
+        return status.withLock { s -> Bool in
+            s.samples += 1
+            s.lastSampleWall = now
+            s.gravityG = gravityG
+            if s.windowStart.isNaN || now - s.windowStart >= 5 {
+                if !s.windowStart.isNaN { s.rateHz = Double(s.windowSamples) / (now - s.windowStart) }
+                s.windowStart = now
+                s.windowSamples = 0
+            }
+            s.windowSamples += 1
+            guard now - s.lastWatchdogPing >= 1 else { return false }
+            s.lastWatchdogPing = now
+            return true
+        }
+    }
+
+    func fault(_ summary: String) {
+        status.withLock { $0.lastFault = summary }
+    }
+
+    /// The IMU sends nothing. Returns true when it was seeing until now.
+    @discardableResult
+    func wentBlind() -> Bool {
+        guard !blind.exchange(true, ordering: .acquiringAndReleasing) else { return false }
+        reportToSystemd()
+        return true
+    }
+
+    /// What systemd shows while armed: seeing, or blind.
+    var armedStatus: String {
+        blind.load(ordering: .acquiring)
+            ? "STATUS=armed but blind: the IMU sends no sample, crashes cannot be detected (rideguard doctor)"
+            : "STATUS=protecting the rider"
+    }
+
+    /// `systemctl status` follows the IMU while armed.
+    private func reportToSystemd() {
+        Task { [self] in
+            if await emergency.state == .armed { SystemdNotify.send(armedStatus) }
+        }
+    }
+}
+
+/// Why the buzzer or the button cannot be used, by part, for `status` and `doctor`.
+final class PartProblems: Sendable {
+    private let byPart = Mutex<[String: String]>([:])
+
+    func set(_ part: String, _ problem: String?) { byPart.withLock { $0[part] = problem } }
+
+    /// "button: …; buzzer: …", or nil when every part works.
+    var summary: String? {
+        let all = byPart.withLock { $0 }
+        return all.isEmpty ? nil : all.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; ")
+    }
+}
