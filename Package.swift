@@ -25,12 +25,14 @@ let package = Package(
         .systemLibrary(name: "CIIO", pkgConfig: "libiio", providers: [.apt(["libiio-dev"])]),
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
+        .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
         // Thin adapters over the C libraries, and the system calls they share (EINTR, in one place).
         .target(name: "SystemCalls", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
         .target(name: "IIOSensor", dependencies: ["RideGuardCore", "CIIO"]),
         .target(name: "GPIOLines", dependencies: ["RideGuardCore", "CGPIOD", "SystemCalls"]),
         .target(name: "GPSDClient", dependencies: ["RideGuardCore", "CGPS"]),
+        .target(name: "QRCode", dependencies: ["RideGuardCore", "CQRencode"]),
         .target(name: "SerialModem", dependencies: ["RideGuardCore", "SystemCalls", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Storage", dependencies: ["RideGuardCore", .product(name: "GRDB", package: "GRDB.swift"),
                                                 .product(name: "SystemPackage", package: "swift-system")]),
@@ -50,7 +52,7 @@ let package = Package(
         .executableTarget(
             name: "rideguard",
             dependencies: [
-                "RideGuardAgent", "DetectorLab", "ScenarioSynth", "GPSDClient", "SerialModem", "Storage", "IIOSensor",
+                "RideGuardAgent", "DetectorLab", "ScenarioSynth", "GPSDClient", "SerialModem", "Storage", "IIOSensor", "QRCode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -10,9 +10,10 @@ cache=${RIDEGUARD_CACHE:-/var/cache/rideguard}
 sysroot="$cache/sysroot-trixie-arm64"
 mirror=${RIDEGUARD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # What RideGuard links: the C libraries of its system-library targets, and the C/C++ runtime.
-libraries=(libc6-dev libgcc-14-dev libstdc++-14-dev libgpiod-dev libiio-dev libgps-dev libsqlite3-dev)
+libraries=(libc6-dev libgcc-14-dev libstdc++-14-dev libgpiod-dev libiio-dev libgps-dev libsqlite3-dev libqrencode-dev)
 
-if [ -e "$sysroot/ready" ]; then
+# A root made for another list of libraries is made again.
+if [ "$(cat "$sysroot/ready" 2>/dev/null)" = "${libraries[*]}" ]; then
     echo "$sysroot"
     exit 0
 fi
@@ -71,5 +72,5 @@ JSON
 echo '{"schemaVersion": "1.0", "swiftCompiler": {"extraCLIOptions": ["-use-ld=lld"]}}' > "$bundle/sdk/toolset.json"
 
 rm -rf "$work"
-touch "$sysroot/ready"
+echo "${libraries[*]}" > "$sysroot/ready"
 echo "$sysroot"

@@ -14,7 +14,7 @@ repo=$(cd "$here/.." && pwd)
 cache=${RIDEGUARD_CACHE:-/var/cache/rideguard}
 root="$cache/sid-amd64"
 mirror=${RIDEGUARD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-packages=swiftlang,libc6-dev,g++,pkg-config,libgpiod-dev,libiio-dev,libgps-dev,libsqlite3-dev,git,ca-certificates
+packages=swiftlang,libc6-dev,g++,pkg-config,libgpiod-dev,libiio-dev,libgps-dev,libsqlite3-dev,libqrencode-dev,git,ca-certificates
 
 [ "$(id -u)" -eq 0 ] || { echo "debian-swift: run as root (chroot and bind mounts)" >&2; exit 1; }
 
@@ -24,7 +24,8 @@ if [ "${1:-}" = "--arm64-sysroot" ]; then
     sysroot=$(bash "$here/arm64-sysroot.sh")
 fi
 
-if [ ! -x "$root/usr/libexec/swift/bin/swift-frontend" ]; then
+# A root made with another list of packages is made again.
+if [ "$(cat "$root/etc/rideguard-packages" 2>/dev/null)" != "$packages" ]; then
     bash "$here/install-deps.sh" --cross >&2
     mkdir -p "$cache"
     rm -rf "$root"
@@ -34,6 +35,7 @@ if [ ! -x "$root/usr/libexec/swift/bin/swift-frontend" ]; then
     # A snapshot mirror's Release files may be past their Valid-Until date.
     echo 'Acquire::Check-Valid-Until "false";' > "$root/etc/apt/apt.conf.d/99rideguard"
     rm -f "$root"/var/cache/apt/archives/*.deb
+    echo "$packages" > "$root/etc/rideguard-packages"
     # Where git finds packages (a local mirror on machines without GitHub): the host's rewrites.
     git config --system --get-regexp '^url\.' 2>/dev/null | while read -r key value; do
         chroot "$root" git config --system --add "$key" "$value"

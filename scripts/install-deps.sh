@@ -4,11 +4,11 @@
 set -euo pipefail
 
 #   install-deps.sh [--test | --deb | --vm | --cross] [PACKAGE …]   extra arguments are more packages
-packages=(pkg-config libgpiod-dev libiio-dev libgps-dev libsqlite3-dev)
+packages=(pkg-config libgpiod-dev libiio-dev libgps-dev libsqlite3-dev libqrencode-dev)
 case "${1:-}" in
     # The tests run a real gpsd fed by gpsfake (which needs Debian's python3 and its gps module),
-    # and open the HTML reports in headless Chromium.
-    --test) packages+=(gpsd gpsd-clients python3-gps chromium); shift ;;
+    # open the HTML reports and the rescue card in headless Chromium, and read the card's QR code with zbarimg.
+    --test) packages+=(gpsd gpsd-clients python3-gps chromium zbar-tools); shift ;;
     # dpkg-shlibdeps works out the .deb's dependencies from the libraries the binary links.
     --deb) packages+=(dpkg-dev); shift ;;
     # scripts/vm-test.sh: qemu, the initramfs's busybox and cpio, module builds, Debian's iiod.

@@ -175,7 +175,7 @@ extension DetectorEvaluation {
         for result in results {
             let label = result.label
             let verdict = result.missed ? "MISSED" : (result.falseAlarms > 0 ? "FALSE ALARM" : "ok")
-            page += "<tr><td>\(ReportHTML.escape(label.file.isEmpty ? "seed \(label.seed)" : label.file))</td><td>\(label.scenario.rawValue)</td>"
+            page += "<tr><td>\(Markup.escaped(label.file.isEmpty ? "seed \(label.seed)" : label.file))</td><td>\(label.scenario.rawValue)</td>"
                 + "<td>\(label.crashStart.map { DecimalFormat.string($0, decimals: 2) } ?? "–")</td><td>\(label.rest.map { DecimalFormat.string($0, decimals: 2) } ?? "–")</td>"
                 + "<td>\(result.detections.map { DecimalFormat.string($0, decimals: 2) }.joined(separator: ", "))</td><td>\(latency(result.latency))</td>"
                 + "<td class=\"\(verdict == "ok" ? "" : "crash")\">\(verdict)</td></tr>"

@@ -8,13 +8,13 @@ public enum ReportHTML {
 
     public static func render(_ r: TraceReport, configuration: DetectorConfiguration = DetectorConfiguration()) -> String {
         var html = head(title: "RideGuard report: \(name(r.source))")
-        html += "<h1>RideGuard report <span class=muted>\(escape(name(r.source)))</span></h1>\n"
+        html += "<h1>RideGuard report <span class=muted>\(Markup.escaped(name(r.source)))</span></h1>\n"
         html += summary(r, configuration)
         let span = (r.overview.start, r.overview.start + r.overview.width * Double(max(1, r.overview.bins.count)))
         html += "<h2>The whole trace</h2>\n" + charts(r.overview, span: span, r: r, configuration: configuration, id: "overview")
         for (i, detail) in r.details.enumerated() {
             html += "<h2>Around the crash at \(seconds(detail.event.t))</h2>\n"
-            html += "<p class=muted>\(escape(describe(detail.event)))</p>\n"
+            html += "<p class=muted>\(Markup.escaped(describe(detail.event)))</p>\n"
             let window = (detail.bins.start, detail.bins.end)
             html += charts(detail.bins, span: window, r: r, configuration: configuration, id: "detail\(i)")
         }
@@ -27,7 +27,7 @@ public enum ReportHTML {
 
     static func head(title: String) -> String {
         """
-        <!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>\(escape(title))</title><style>
+        <!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>\(Markup.escaped(title))</title><style>
         body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#1d2330;background:#fff}
         h1{font-size:22px;margin:0 0 8px} h2{font-size:17px;margin:28px 0 6px} .muted{color:#667;font-weight:normal}
         table{border-collapse:collapse;margin:8px 0} td,th{border:1px solid #d8dce4;padding:4px 8px;text-align:left;vertical-align:top}
@@ -56,11 +56,11 @@ public enum ReportHTML {
         let crashes = r.events.compactMap { if case .crashDetected(let t, let e) = $0 { (t, e) } else { nil } }
         var html = ""
         if let (t, e) = crashes.first {
-            html += "<div class=\"verdict crash\">CRASH DETECTED at \(seconds(t)): \(escape(e.summary)) (\(e.reason.rawValue))</div>\n"
+            html += "<div class=\"verdict crash\">CRASH DETECTED at \(seconds(t)): \(Markup.escaped(e.summary)) (\(e.reason.rawValue))</div>\n"
         } else {
             html += "<div class=\"verdict ok\">No crash detected</div>\n"
         }
-        html += "<table>" + rows.map { "<tr><th>\(escape($0.0))</th><td>\($0.0 == "sensor faults" ? $0.1 : escape($0.1))</td></tr>" }.joined() + "</table>\n"
+        html += "<table>" + rows.map { "<tr><th>\(Markup.escaped($0.0))</th><td>\($0.0 == "sensor faults" ? $0.1 : Markup.escaped($0.1))</td></tr>" }.joined() + "</table>\n"
         html += "<p class=muted>Detector: lying beyond \(DecimalFormat.string(c.lyingAngleDegrees, decimals: 0))° and still for \(DecimalFormat.string(c.restConfirmationSeconds, decimals: 2)) s, or a collision pulse (≥ \(DecimalFormat.string(c.collisionPeakG, decimals: 0)) g horizontal, ≥ \(DecimalFormat.string(c.collisionDeltaV, decimals: 1)) m/s) then still.</p>\n"
         return html
     }
@@ -108,7 +108,7 @@ public enum ReportHTML {
         for (n, s) in series.enumerated() {
             let top = Double(n) * (chartHeight + gap) + 14
             func y(_ v: Double) -> Double { top + chartHeight - min(max(v, 0), s.maximum) / s.maximum * chartHeight }
-            svg += "<text class=axis x=\"\(Int(left))\" y=\"\(Int(top - 3))\">\(escape(s.label)) (\(escape(s.unit)))</text>"
+            svg += "<text class=axis x=\"\(Int(left))\" y=\"\(Int(top - 3))\">\(Markup.escaped(s.label)) (\(Markup.escaped(s.unit)))</text>"
             svg += "<rect x=\"\(Int(left))\" y=\"\(Int(top))\" width=\"\(Int(plotWidth))\" height=\"\(Int(chartHeight))\" fill=\"#fbfcfe\" stroke=\"#d8dce4\"/>"
             for fraction in [0.0, 0.5, 1.0] {
                 let v = s.maximum * fraction
@@ -117,7 +117,7 @@ public enum ReportHTML {
             }
             for (value, label) in s.lines where value <= s.maximum {
                 svg += "<line x1=\"\(Int(left))\" x2=\"\(Int(left + plotWidth))\" y1=\"\(fmt(y(value)))\" y2=\"\(fmt(y(value)))\" stroke=\"#c9510c\" stroke-dasharray=\"4 3\"/>"
-                svg += "<text class=axis x=\"\(Int(left + plotWidth - 4))\" y=\"\(fmt(y(value) - 3))\" text-anchor=\"end\" fill=\"#c9510c\">\(escape(label))</text>"
+                svg += "<text class=axis x=\"\(Int(left + plotWidth - 4))\" y=\"\(fmt(y(value) - 3))\" text-anchor=\"end\" fill=\"#c9510c\">\(Markup.escaped(label))</text>"
             }
             var path = ""
             for column in sorted {
@@ -147,7 +147,7 @@ public enum ReportHTML {
         // Events: a marker across every chart, the evidence on hover.
         for event in r.events where event.t >= span.0 && event.t <= span.1 {
             guard let stroke = marker(event) else { continue }
-            svg += "<line class=event x1=\"\(fmt(x(event.t)))\" x2=\"\(fmt(x(event.t)))\" y1=\"10\" y2=\"\(fmt(bandTop + band))\" stroke=\"\(stroke)\" stroke-width=\"2\" opacity=\"0.8\"><title>\(escape(seconds(event.t) + " " + describe(event)))</title></line>"
+            svg += "<line class=event x1=\"\(fmt(x(event.t)))\" x2=\"\(fmt(x(event.t)))\" y1=\"10\" y2=\"\(fmt(bandTop + band))\" stroke=\"\(stroke)\" stroke-width=\"2\" opacity=\"0.8\"><title>\(Markup.escaped(seconds(event.t) + " " + describe(event)))</title></line>"
         }
         return svg + "</svg>\n"
     }
@@ -156,7 +156,7 @@ public enum ReportHTML {
         guard !events.isEmpty else { return "<h2>Events</h2><p>None.</p>\n" }
         var html = "<h2>Events</h2><table><tr><th>time</th><th>event</th><th>evidence</th></tr>"
         for event in events.prefix(500) {
-            html += "<tr><td>\(seconds(event.t))</td><td>\(event.name)</td><td>\(escape(describe(event)))</td></tr>"
+            html += "<tr><td>\(seconds(event.t))</td><td>\(event.name)</td><td>\(Markup.escaped(describe(event)))</td></tr>"
         }
         if events.count > 500 { html += "<tr><td colspan=3>… \(events.count - 500) more</td></tr>" }
         return html + "</table>\n"
@@ -207,18 +207,4 @@ public enum ReportHTML {
     static func fmt(_ v: Double) -> String { DecimalFormat.string(v, decimals: 1) }
 
     static func name(_ path: String) -> String { path.split(separator: "/").last.map(String.init) ?? path }
-
-    public static func escape(_ text: String) -> String {
-        var out = ""
-        for c in text {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
 }

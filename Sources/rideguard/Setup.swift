@@ -49,6 +49,9 @@ struct Setup: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the test SMS to go out.")
     var smsTimeout: Double = 180
 
+    @Option(help: "With --no-input: write the rescue card for the helmet (SVG) here.")
+    var card: String?
+
     func validate() throws {
         for contact in contacts {
             guard let (_, number) = Self.split(contact) else {
@@ -166,6 +169,16 @@ struct Setup: AsyncParsableCommand {
         if sendTest {
             let body = MessageComposer.test(riderName: try database.profile().name ?? "the rider", language: chosen)
             try await sendTestSMS(body, to: first, configuration, database)
+        }
+
+        // 7. The rescue card for the helmet.
+        let cardPath: String? = ask.interactive
+            ? try ask.yes("Write a rescue card for the helmet (name, medical note, contacts, QR code)?", default: true)
+                ? try ask.text("Card file", default: "rescue-card.svg") : nil
+            : card
+        if let cardPath {
+            let rescueCard = try Card.card(database, language: chosen)
+            try Card.write(rescueCard, try Card.qr(rescueCard), to: cardPath)
         }
 
         print("""

@@ -42,7 +42,15 @@ extension AgentTests {
         #expect(terminal.expect("Send a test SMS to Sam (+33•••••5678)? [y/N]:"))
         terminal.type("y")
         #expect(terminal.expect("✓ test SMS sent to Sam (+33•••••5678)", seconds: 60))
+        #expect(terminal.expect("Write a rescue card for the helmet (name, medical note, contacts, QR code)? [Y/n]:"))
+        terminal.type("")
+        #expect(terminal.expect("Card file [rescue-card.svg]:"))
+        let card = rig.folder.appendingPathComponent("card.svg")
+        terminal.type(card.path)
+        #expect(terminal.expect("card written to \(card.path)"))
         #expect(terminal.finish() == 0, "\(terminal.output)")
+        let printed = try String(contentsOf: card, encoding: .utf8)
+        #expect(printed.contains("RideGuard Notfallkarte") && printed.contains("Blutgruppe 0+") && printed.contains("+4915112345678"))
 
         // The language went into the configuration file, which otherwise is as it was.
         let after = try String(contentsOf: rig.config, encoding: .utf8)
@@ -72,9 +80,11 @@ extension AgentTests {
 
         let done = try Rideguard.run(["setup", "--config", rig.config.path, "--no-input", "--language", "it", "--name", "Alex",
                                       "--contact", "Sam=+33 6 12 34 56 78", "--contact", "Jo=+4915112345678",
-                                      "--message", "Crash! Call me.", "--test-sms"])
+                                      "--message", "Crash! Call me.", "--test-sms", "--card", rig.folder.appendingPathComponent("card.svg").path])
         #expect(done.status == 0, "\(done.stdout)\(done.stderr)")
         #expect(done.stdout.contains("setup done: 2 contact(s), message set, alerts in it."))
+        let card = try String(contentsOf: rig.folder.appendingPathComponent("card.svg"), encoding: .utf8)
+        #expect(card.contains("Scheda di soccorso") && card.contains("Sam: +33612345678"))
         #expect(try ConfigurationFile.load(path: rig.config.path).messages.language == .it)
         #expect(rig.modem.messages == [MessageComposer.test(riderName: "Alex", language: .it)])
         // Run again (a scripted install re-run): nothing doubles.

@@ -1,0 +1,17 @@
+/// Text put inside HTML or SVG (the report, the rescue card): the characters markup gives a meaning
+/// written as entities.
+public enum Markup {
+    public static func escaped(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}
