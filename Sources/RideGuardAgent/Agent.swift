@@ -98,6 +98,13 @@ public final class Agent: Sendable {
         settings.maximumGracefulShutdownDuration = .seconds(10)
         let group = ServiceGroup(configuration: settings)
         StartupMemory.release()   // the configuration, the database and the command line are done with
+        // And once every part has started (opened its device, resumed, armed): only the code that
+        // keeps running stays.
+        let settled = Task {
+            try await Task.sleep(for: .seconds(StartupMemory.settleSeconds))
+            StartupMemory.release()
+        }
+        defer { settled.cancel() }
         self.group.withLock { $0 = group }
         if stopping.load(ordering: .acquiring) { await group.triggerGracefulShutdown() }
         do {

@@ -10,6 +10,9 @@ import Foundation
 /// pages back in from the binary, once. Only the binary's read-only mappings are released, never
 /// data, so nothing goes to swap. Best effort: an older kernel answers EINVAL and nothing changes.
 public enum StartupMemory {
+    /// Seconds after the services start by which every part has started.
+    public static let settleSeconds = 30.0
+
     /// Bytes of the binary's read-only mappings handed back (0 when the kernel refused).
     @discardableResult
     public static func release() -> Int {

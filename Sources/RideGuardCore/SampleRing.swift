@@ -24,23 +24,24 @@ public struct SampleRing: Sendable {
         }
     }
 
-    private var storage: [Stored]
+    private var storage: [Stored] = []
     private var next = 0
     private var filled = false
+    public let capacity: Int
 
-    /// Room for `seconds` at up to `rateHz`.
+    /// Room for `seconds` at up to `rateHz`, reserved at once but touched only as it fills: the
+    /// agent's memory grows to it over the first minute, not while every part is starting.
     public init(seconds: Double, rateHz: Double) {
-        let capacity = max(1, Int((seconds * rateHz).rounded(.up)))
-        storage = Array(repeating: Stored(IMUSample(t: 0, accel: .zero)), count: capacity)
+        capacity = max(1, Int((seconds * rateHz).rounded(.up)))
+        storage.reserveCapacity(capacity)
     }
 
-    public var capacity: Int { storage.count }
     public var count: Int { filled ? storage.count : next }
 
     public mutating func append(_ sample: IMUSample) {
-        storage[next] = Stored(sample)
+        if storage.count < capacity { storage.append(Stored(sample)) } else { storage[next] = Stored(sample) }
         next += 1
-        if next == storage.count {
+        if next == capacity {
             next = 0
             filled = true
         }

@@ -19,6 +19,7 @@ struct Run: AsyncParsableCommand {
             Output.error(error.description)
             throw ExitCode(1)
         }
+        StartupMemory.release()   // the command line and the configuration's parser are done with
         let agent: Agent
         do { agent = try Agent(configuration: configuration, logger: Logger(label: "rideguard")) } catch {
             Output.error("cannot open the database \(configuration.database): \(error)")
