@@ -60,4 +60,9 @@ grep -q "CRASH DETECTED" "$root/tmp/replay.out" || fail "replay of the example t
 in_root bash -c 'cd / && rideguard demo --speed 6' > "$root/tmp/demo.out" 2>&1 || { tail -20 "$root/tmp/demo.out" >&2; fail "the demo failed"; }
 tail -1 "$root/tmp/demo.out"
 grep -q "demo over: 3 SMS sent" "$root/tmp/demo.out" || fail "the demo did not send its 3 SMS"
+# libqrencode, arm64's: the rescue card's QR code.
+in_root rideguard contacts add Sam +33612345678 --database /tmp/card.sqlite > /dev/null
+in_root rideguard card --terminal --database /tmp/card.sqlite > "$root/tmp/card.out" || fail "rideguard card failed"
+grep -q "Sam: +33612345678" "$root/tmp/card.out" && grep -q "▀" "$root/tmp/card.out" || fail "rideguard card drew no QR code"
+echo "check-deb-arm64: rideguard card drew its QR code ($(grep -c "▀\|▄" "$root/tmp/card.out") lines)"
 echo "check-deb-arm64: rideguard $version installs and runs in trixie arm64 ($(( $(date +%s) - started )) s)"
