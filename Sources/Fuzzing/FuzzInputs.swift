@@ -58,6 +58,14 @@ extension FuzzTarget {
                 control_socket: /run/rideguard/control.sock
                 """,
             ].map { Array($0.utf8) }
+        case .pdu:
+            return [
+                "07917283010010F5040BC87238880900F10000993092516195800AE8329BFD4697D9EC37",
+                "0041000D91945111325476F80000110500032A020182C16030180C068341",
+                // UCS2, part 1 of 2 with a 16-bit reference; an alphanumeric sender ("Orange").
+                "00400B913316325476F80008621132412305401D06080412340201004F00F9002000650073002D007400750020003F0020",
+                "00040BD04F79D87D2E03000062113241230540055764515A04",
+            ].map { Array($0.utf8) }
         }
     }
 
@@ -68,6 +76,7 @@ extension FuzzTarget {
         case .atLines: ["> ", "OK", "ERROR", "+CMS ERROR:", "+CME ERROR:", "+CSQ:", "+CMGS:", "+CREG:", "+CPIN:", "+CSCA:", "^", "\u{1A}"]
         case .trace: ["# rideguard-trace v1", "time_s", "ax", "gx", "speed_mps", "nan", "inf", "e", "E-", "0x1p3", "#"]
         case .config: ["imu:", "  ", "- ", "&a", "*a", "<<: *a", "!!binary", "{", "}", "[", "]", "'", "|", ">", "~", "null", "yes", "0o17", ".inf"]
+        case .pdu: ["00", "FF", "40", "91", "D0", "08", "0500", "0608", "1B", "7F", "80"]
         }
         return (common + own).map { Array($0.utf8) }
     }

@@ -2,7 +2,7 @@ import Foundation
 import RideGuardAgent
 import RideGuardCore
 
-/// The three parsers that take outside input, each with the properties that must hold whatever the
+/// The parsers that take outside input, each with the properties that must hold whatever the
 /// bytes: it never traps, answers the same whichever way the bytes arrive in chunks, and either
 /// gives a valid result or an error that says where. `check` returns the broken property, or nil.
 public enum FuzzTarget: String, CaseIterable, Sendable {
@@ -12,13 +12,29 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case trace
     /// The YAML configuration file.
     case config
+    /// An SMS PDU as the modem shows it (+CMGR, +CMT): what anyone with a phone can send us.
+    case pdu
 
     public func check(_ input: [UInt8]) -> String? {
         switch self {
         case .atLines: Self.checkATLines(input)
         case .trace: Self.checkTrace(input)
         case .config: Self.checkConfiguration(input)
+        case .pdu: Self.checkPDU(input)
         }
+    }
+
+    // MARK: - SMS PDUs
+
+    static func checkPDU(_ input: [UInt8]) -> String? {
+        let hex = String(decoding: input, as: UTF8.self)
+        let decoded = SMSPDU.decode(hex)
+        // Modems print hex in upper case; a lower-case one must read the same.
+        guard SMSPDU.decode(hex.lowercased()) == decoded else { return "upper and lower case hex decode differently" }
+        if let decoded, let c = decoded.concatenation, !(0...0xFFFF).contains(c.reference) {
+            return "concatenation reference \(c.reference) out of range"
+        }
+        return nil
     }
 
     // MARK: - AT lines

@@ -90,6 +90,22 @@ final class MessageQueue: Sendable {
                               at: clock.now())
     }
 
+    /// The outbox kind of an answer to an SMS command.
+    static let replyKind = "reply"
+
+    /// The answer to a contact's WHERE (what the agent is doing, the latest position), through the
+    /// outbox like every message.
+    func queueWhereReply(to number: String) async throws {
+        let profile = try database.profile()
+        let fix = location.lastFix
+        let context = MessageContext(riderName: profile.name ?? "the rider", riderMessage: profile.message ?? "",
+                                     language: settings.language, mapLink: settings.mapLink,
+                                     fix: fix, fixAge: fix.map { clock.now() - $0.time })
+        let text = MessageComposer.whereReply(context, state: await emergency.state)
+        _ = try database.outbox.enqueue(recipient: number, kind: Self.replyKind, body: text, now: clock.now())
+        doorbell.ring()
+    }
+
     private func compose(_ kind: MessageKind, about emergency: EmergencyWorkflow) throws -> String {
         let crash = emergency.crash
         let startedAt = crash?.time ?? emergency.countdownStart

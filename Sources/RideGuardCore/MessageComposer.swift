@@ -124,6 +124,18 @@ public enum MessageComposer {
         return "RideGuard - \(c.riderName): " + (byRider ? w.cancelledByRider : w.falseAlarm)
     }
 
+    /// The answer to a contact's WHERE: what the agent is doing, and the latest position.
+    public static func whereReply(_ c: MessageContext, state: WorkflowState) -> String {
+        let w = Words.for(c.language)
+        let doing = switch state {
+        case .armed: w.stateProtecting
+        case .alertCountdown: w.stateCountdown
+        case .emergencySending, .emergencySent, .emergencySendingFailed: w.stateEmergency
+        case .disarmed, .emergencyEnded: w.stateNotProtecting
+        }
+        return "RideGuard - \(c.riderName): \(doing)\n" + position(c, w)
+    }
+
     /// The test SMS `rideguard setup` offers to send, plainly marked as a test.
     public static func test(riderName: String, language: MessageLanguage) -> String {
         "RideGuard TEST - \(riderName): " + Words.for(language).testNotice
@@ -174,6 +186,10 @@ struct Words {
     var falseAlarm: String
     var testNotice: String
     var suggestedMessage: String
+    var stateProtecting: String
+    var stateCountdown: String
+    var stateEmergency: String
+    var stateNotProtecting: String
 
     static func `for`(_ language: MessageLanguage) -> Words {
         switch language {
@@ -185,7 +201,8 @@ struct Words {
                   update: "position update", cancelledByRider: "the rider cancelled the alert. False alarm, rider OK.",
                   falseAlarm: "false alarm, rider OK.",
                   testNotice: "nothing happened. You are an emergency contact: if RideGuard detects a crash, you get an SMS like this with the position.",
-                  suggestedMessage: "I may have crashed on my motorbike. Please call me, and call the emergency services if I do not answer.")
+                  suggestedMessage: "I may have crashed on my motorbike. Please call me, and call the emergency services if I do not answer.", stateProtecting: "protecting the rider", stateCountdown: "crash detected, countdown running",
+                  stateEmergency: "emergency: contacts alerted", stateNotProtecting: "not protecting")
         case .fr:
             Words(positionUnknown: "Position inconnue (pas de GPS).", accuracy: "precision",
                   ageMinutes: { "position d'il y a \($0) min" }, crashAt: "Chute a", sosAt: "SOS lance par le motard a", moving: "roulait a",
@@ -194,7 +211,8 @@ struct Words {
                   update: "nouvelle position", cancelledByRider: "le motard a annule l'alerte. Fausse alerte, tout va bien.",
                   falseAlarm: "fausse alerte, tout va bien.",
                   testNotice: "rien ne s'est passe. Vous etes contact d'urgence: en cas de chute, vous recevrez un SMS comme celui-ci avec la position.",
-                  suggestedMessage: "J'ai peut-etre chute a moto. Appelez-moi, et appelez les secours si je ne reponds pas.")
+                  suggestedMessage: "J'ai peut-etre chute a moto. Appelez-moi, et appelez les secours si je ne reponds pas.", stateProtecting: "protection active", stateCountdown: "chute detectee, compte a rebours en cours",
+                  stateEmergency: "urgence: contacts alertes", stateNotProtecting: "protection inactive")
         case .de:
             Words(positionUnknown: "Position unbekannt (kein GPS).", accuracy: "Genauigkeit",
                   ageMinutes: { "Position vor \($0) Min." }, crashAt: "Sturz um", sosAt: "SOS vom Fahrer ausgeloest um", moving: "fuhr",
@@ -203,7 +221,8 @@ struct Words {
                   update: "neue Position", cancelledByRider: "Alarm vom Fahrer aufgehoben. Fehlalarm, alles in Ordnung.",
                   falseAlarm: "Fehlalarm, alles in Ordnung.",
                   testNotice: "nichts ist passiert. Sie sind Notfallkontakt: erkennt RideGuard einen Sturz, bekommen Sie eine SMS wie diese mit der Position.",
-                  suggestedMessage: "Ich hatte vielleicht einen Motorradunfall. Bitte ruf mich an, und ruf den Notruf, wenn ich nicht antworte.")
+                  suggestedMessage: "Ich hatte vielleicht einen Motorradunfall. Bitte ruf mich an, und ruf den Notruf, wenn ich nicht antworte.", stateProtecting: "Schutz aktiv", stateCountdown: "Sturz erkannt, Countdown laeuft",
+                  stateEmergency: "Notfall: Kontakte alarmiert", stateNotProtecting: "Schutz aus")
         case .es:
             Words(positionUnknown: "Posicion desconocida (sin GPS).", accuracy: "precision",
                   ageMinutes: { "posicion de hace \($0) min" }, crashAt: "Caida a las", sosAt: "SOS lanzado por el motorista a las", moving: "iba a",
@@ -212,7 +231,8 @@ struct Words {
                   update: "nueva posicion", cancelledByRider: "el motorista cancelo la alerta. Falsa alarma, todo bien.",
                   falseAlarm: "falsa alarma, todo bien.",
                   testNotice: "no ha pasado nada. Es contacto de emergencia: si RideGuard detecta una caida, recibira un SMS como este con la posicion.",
-                  suggestedMessage: "Puede que haya tenido una caida en moto. Llamame, y llama a emergencias si no contesto.")
+                  suggestedMessage: "Puede que haya tenido una caida en moto. Llamame, y llama a emergencias si no contesto.", stateProtecting: "proteccion activa", stateCountdown: "caida detectada, cuenta atras en curso",
+                  stateEmergency: "emergencia: contactos avisados", stateNotProtecting: "proteccion desactivada")
         case .it:
             Words(positionUnknown: "Posizione sconosciuta (niente GPS).", accuracy: "precisione",
                   ageMinutes: { "posizione di \($0) min fa" }, crashAt: "Caduta alle", sosAt: "SOS lanciato dal motociclista alle", moving: "andava a",
@@ -221,7 +241,8 @@ struct Words {
                   update: "nuova posizione", cancelledByRider: "il motociclista ha annullato l'allarme. Falso allarme, tutto ok.",
                   falseAlarm: "falso allarme, tutto ok.",
                   testNotice: "non e successo niente. Sei un contatto di emergenza: se RideGuard rileva una caduta riceverai un SMS come questo con la posizione.",
-                  suggestedMessage: "Potrei essere caduto in moto. Chiamami, e chiama i soccorsi se non rispondo.")
+                  suggestedMessage: "Potrei essere caduto in moto. Chiamami, e chiama i soccorsi se non rispondo.", stateProtecting: "protezione attiva", stateCountdown: "caduta rilevata, conto alla rovescia in corso",
+                  stateEmergency: "emergenza: contatti avvisati", stateNotProtecting: "protezione disattivata")
         }
     }
 }

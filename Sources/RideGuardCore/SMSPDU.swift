@@ -108,60 +108,145 @@ public enum SMSPDU {
         }
     }
 
-    /// What an SMS-SUBMIT PDU says, for tests and the fake modem.
+    /// What an SMS-SUBMIT (what we send) or SMS-DELIVER (what we receive) PDU says.
     public struct Decoded: Equatable, Sendable {
+        public enum Kind: Sendable { case deliver, submit }
+        public var kind: Kind
+        /// The sender (DELIVER) or the recipient (SUBMIT): `+` and digits when international,
+        /// digits when national, the name when alphanumeric ("ACME").
         public var number: String
         public var text: String
-        /// (reference, total, sequence) of a concatenated part.
-        public var concatenation: (reference: UInt8, total: UInt8, sequence: UInt8)?
+        /// Of one part of a concatenated message: its reference (8 or 16 bits), how many parts,
+        /// and which one this is (from 1).
+        public var concatenation: Concatenation?
+        /// Octets after the SMSC field.
         public var tpduLength: Int
+    }
 
-        public static func == (a: Decoded, b: Decoded) -> Bool {
-            a.number == b.number && a.text == b.text && a.tpduLength == b.tpduLength
-                && a.concatenation?.reference == b.concatenation?.reference
-                && a.concatenation?.total == b.concatenation?.total && a.concatenation?.sequence == b.concatenation?.sequence
+    public struct Concatenation: Equatable, Sendable {
+        public var reference: Int
+        public var total: Int
+        public var sequence: Int
+    }
+
+    /// Decodes a PDU as a modem shows it (`+CMGR`, `+CMGL`, `+CMT`, or what `AT+CMGS` takes), with
+    /// its SMSC field first; nil if it is neither an SMS-DELIVER nor an SMS-SUBMIT or is cut short.
+    /// 3GPP TS 23.040 §9.2 (the fields) and TS 23.038 §4 (the data coding scheme).
+    public static func decode(_ hex: String) -> Decoded? {
+        guard let all = bytes(hex), let smscLength = all.first, all.count > Int(smscLength) + 1 else { return nil }
+        var reader = Reader(octets: all, position: Int(smscLength) + 1)
+        let tpduStart = reader.position
+        guard let first = reader.next() else { return nil }
+        let kind: Decoded.Kind
+        switch first & 0x03 {
+        case 0x00: kind = .deliver
+        case 0x01:
+            kind = .submit
+            guard reader.next() != nil else { return nil }           // message reference
+        default: return nil
+        }
+        guard let number = address(&reader), reader.next() != nil, let dcs = reader.next() else { return nil }   // PID, DCS
+        if kind == .deliver {
+            guard reader.skip(7) else { return nil }                    // the service centre's time stamp
+        } else {
+            switch (first >> 3) & 0x03 {                                // validity period
+            case 2: guard reader.skip(1) else { return nil }
+            case 1, 3: guard reader.skip(7) else { return nil }
+            default: break
+            }
+        }
+        guard let udl = reader.next(), let alphabet = Alphabet(dcs) else { return nil }
+        let ud = all[reader.position...]
+        var headerLength = 0
+        var concatenation: Concatenation?
+        if first & 0x40 != 0 {
+            guard let udhl = ud.first, ud.count > Int(udhl) else { return nil }
+            headerLength = Int(udhl) + 1
+            concatenation = Self.concatenation(Array(ud.dropFirst().prefix(Int(udhl))))
+        }
+        let text: String
+        switch alphabet {
+        case .gsm7:
+            let headerSeptets = (headerLength * 8 + 6) / 7
+            let septets = Int(udl) - headerSeptets
+            guard septets >= 0, ud.count * 8 >= Int(udl) * 7 else { return nil }
+            text = GSM7.text(unpack(ud, count: septets, startingAtBit: headerSeptets * 7))
+        case .ucs2:
+            let payload = Array(ud.prefix(Int(udl)).dropFirst(headerLength))
+            let units = stride(from: 0, to: payload.count - 1, by: 2).map { UInt16(payload[$0]) << 8 | UInt16(payload[$0 + 1]) }
+            text = String(decoding: units, as: UTF16.self)
+        case .octets:
+            text = String(ud.prefix(Int(udl)).dropFirst(headerLength).map { Character(Unicode.Scalar($0)) })   // as Latin-1
+        }
+        return Decoded(kind: kind, number: number, text: text, concatenation: concatenation, tpduLength: all.count - tpduStart)
+    }
+
+    /// The alphabet a data coding scheme names (TS 23.038 §4); nil for compressed text.
+    enum Alphabet {
+        case gsm7, octets, ucs2
+
+        init?(_ dcs: UInt8) {
+            switch dcs >> 4 {
+            case 0x0...0x7:                                   // general data coding (bit 5: compressed)
+                guard dcs & 0x20 == 0 else { return nil }
+                self = [.gsm7, .octets, .ucs2, .gsm7][Int((dcs >> 2) & 0x03)]
+            case 0xC, 0xD: self = .gsm7                       // message waiting: discard / store
+            case 0xE: self = .ucs2                            // message waiting: store, UCS2
+            case 0xF: self = dcs & 0x04 == 0 ? .gsm7 : .octets
+            default: return nil                               // reserved
+            }
         }
     }
 
-    /// Decodes an SMS-SUBMIT PDU (with its SMSC field first), or nil if it is not one.
-    public static func decodeSubmit(_ hex: String) -> Decoded? {
-        guard let all = bytes(hex), let smscLength = all.first, all.count > Int(smscLength) + 1 else { return nil }
-        var p = Int(smscLength) + 1
-        let tpduStart = p
-        func next() -> UInt8? {
-            guard p < all.count else { return nil }
-            defer { p += 1 }
-            return all[p]
+    /// An address field: length in semi-octets, type, then swapped BCD digits or packed GSM 7-bit
+    /// (an alphanumeric sender, type 0x50 in bits 6–4).
+    private static func address(_ reader: inout Reader) -> String? {
+        guard let digits = reader.next(), let type = reader.next() else { return nil }
+        let octets = (Int(digits) + 1) / 2
+        guard let field = reader.take(octets) else { return nil }
+        if type & 0x70 == 0x50 {
+            return GSM7.text(unpack(field[...], count: Int(digits) * 4 / 7, startingAtBit: 0))
         }
-        guard let first = next(), first & 0x03 == 0x01, next() != nil, let digits = next(), let type = next() else { return nil }
-        var number = type == 0x91 ? "+" : ""
-        for _ in 0..<((Int(digits) + 1) / 2) {
-            guard let octet = next() else { return nil }
+        var number = type & 0x70 == 0x10 ? "+" : ""
+        for octet in field {
             number += String(octet & 0x0F)
             if octet >> 4 != 0x0F { number += String(octet >> 4) }
         }
-        guard next() != nil, let dcs = next() else { return nil }
-        let vpFormat = (first >> 3) & 0x03
-        if vpFormat == 2 { _ = next() } else if vpFormat != 0 { p += 7 }
-        guard let udl = next() else { return nil }
-        let ud = all[p...]
-        var headerLength = 0
-        var concatenation: (UInt8, UInt8, UInt8)?
-        if first & 0x40 != 0, let udhl = ud.first {
-            headerLength = Int(udhl) + 1
-            let header = Array(ud.prefix(headerLength))
-            if header.count >= 6 && header[1] == 0x00 { concatenation = (header[3], header[4], header[5]) }
+        return String(number.prefix(Int(digits) + (number.hasPrefix("+") ? 1 : 0)))
+    }
+
+    /// The concatenation element of a user data header: IEI 0x00 (8-bit reference) or 0x08 (16-bit).
+    private static func concatenation(_ header: [UInt8]) -> Concatenation? {
+        var index = 0
+        while index + 1 < header.count {
+            let id = header[index], length = Int(header[index + 1])
+            let element = Array(header.dropFirst(index + 2).prefix(length))
+            guard element.count == length else { return nil }
+            if id == 0x00 && length == 3 { return Concatenation(reference: Int(element[0]), total: Int(element[1]), sequence: Int(element[2])) }
+            if id == 0x08 && length == 4 {
+                return Concatenation(reference: Int(element[0]) << 8 | Int(element[1]), total: Int(element[2]), sequence: Int(element[3]))
+            }
+            index += 2 + length
         }
-        let text: String
-        if dcs == 0x08 {
-            let payload = Array(ud.dropFirst(headerLength))
-            let units = stride(from: 0, to: payload.count - 1, by: 2).map { UInt16(payload[$0]) << 8 | UInt16(payload[$0 + 1]) }
-            text = String(decoding: units, as: UTF16.self)
-        } else {
-            let headerSeptets = (headerLength * 8 + 6) / 7
-            let septets = unpack(ud, count: Int(udl) - headerSeptets, startingAtBit: headerSeptets * 7)
-            text = GSM7.text(septets)
+        return nil
+    }
+
+    private struct Reader {
+        let octets: [UInt8]
+        var position: Int
+
+        mutating func next() -> UInt8? {
+            guard position < octets.count else { return nil }
+            defer { position += 1 }
+            return octets[position]
         }
-        return Decoded(number: number, text: text, concatenation: concatenation, tpduLength: all.count - tpduStart)
+
+        mutating func take(_ count: Int) -> [UInt8]? {
+            guard position + count <= octets.count else { return nil }
+            defer { position += count }
+            return Array(octets[position..<position + count])
+        }
+
+        mutating func skip(_ count: Int) -> Bool { take(count) != nil }
     }
 }

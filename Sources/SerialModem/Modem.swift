@@ -60,12 +60,18 @@ public actor Modem: SMSTransport {
     private var waitingTurns: [CheckedContinuation<Void, Never>] = []
 
     /// `logger` hears what the modem says unprompted (numbers masked) and when it is reopened.
-    public init(configuration: ModemConfiguration, clock: any ServiceClock, logger: Logger) {
+    /// Hears each SMS received (SMS-DELIVER, one part at a time), after which it is deleted from
+    /// the SIM; nil: received messages are left alone (the one-off commands: `sms send`, `doctor`).
+    private let onMessage: (@Sendable (SMSPDU.Decoded) -> Void)?
+
+    public init(configuration: ModemConfiguration, clock: any ServiceClock, logger: Logger,
+                onMessage: (@Sendable (SMSPDU.Decoded) -> Void)? = nil) {
         self.configuration = configuration
         self.clock = clock
         var logger = logger
         logger[metadataKey: "modem"] = "\(configuration.device)"
         self.logger = logger
+        self.onMessage = onMessage
     }
 
     /// Waits for the other operation, if any, to end; `endTurn()` hands the modem to the next.
@@ -171,7 +177,12 @@ public actor Modem: SMSTransport {
         }
         let logger = self.logger
         // Unsolicited lines can carry numbers (a contact calling back: +CLIP, an SMS: +CMT).
-        let session = ATSession(port: port) { line in logger.info("modem says: \(PhoneNumber.maskNumbers(in: line))") }
+        let reading = onMessage != nil
+        let session = ATSession(port: port) { [weak self] line in
+            logger.info("modem says: \(PhoneNumber.maskNumbers(in: line))")
+            // A new message stored (+CMTI: "SM",3): read the store when the modem is free.
+            if reading, line.hasPrefix("+CMTI:"), let self { Task { await self.readMessages() } }
+        }
         await session.start()
         do {
             try await bringUp(session)
@@ -184,7 +195,35 @@ public actor Modem: SMSTransport {
         }
         self.session = session
         health.connected = true
+        // Messages that came while nobody listened (the agent stopped, the modem unplugged).
+        if reading { Task { await self.readMessages() } }
         return session
+    }
+
+    /// Reads every stored message (`AT+CMGL=4`, PDU mode), hands each SMS-DELIVER over, then
+    /// deletes it (`AT+CMGD`) so the SIM never fills up. Handed over before it is deleted: a crash in
+    /// between reads it again rather than losing it. A PDU that does not decode is deleted too,
+    /// and said.
+    func readMessages() async {
+        guard let onMessage else { return }
+        await takeTurn()
+        defer { endTurn() }
+        guard let session, await session.isConnected, let lines = try? await session.run("AT+CMGL=4", timeout: 10) else { return }
+        var index: Int?
+        for line in lines {
+            if line.hasPrefix("+CMGL:") {
+                index = Int(line.dropFirst(6).prefix { $0 != "," }.trimmingCharacters(in: .whitespaces))
+                continue
+            }
+            guard let stored = index else { continue }
+            index = nil
+            if let decoded = SMSPDU.decode(line), decoded.kind == .deliver {
+                onMessage(decoded)
+            } else {
+                logger.warning("modem: message \(stored) on the SIM is not an SMS-DELIVER PDU we read; deleting it")
+            }
+            _ = try? await session.run("AT+CMGD=\(stored)")
+        }
     }
 
     private func bringUp(_ session: ATSession) async throws {
@@ -198,6 +237,8 @@ public actor Modem: SMSTransport {
         _ = try? await session.run("AT+CMEE=1")
         try await unlockSIM(session)
         try await session.run("AT+CMGF=0")
+        // New messages announced by index (+CMTI), buffered while a command runs (mode 2).
+        if onMessage != nil { _ = try? await session.run("AT+CNMI=2,1,0,0,0") }
         if let line = try? await session.run("AT+CSCA?").first { health.serviceCentre = ATParse.serviceCentre(line) }
     }
 

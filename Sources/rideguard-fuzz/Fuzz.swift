@@ -1,10 +1,10 @@
 import Foundation
 import Fuzzing
 
-// The fuzz harness for the parsers that take outside input (AT lines, trace CSV, configuration YAML).
+// The fuzz harness for the parsers that take outside input (AT lines, trace CSV, configuration YAML, SMS PDUs).
 //
 // Built as usual it runs the seeded mutation engine:
-//     rideguard-fuzz at|trace|config [--runs N] [--seed S]
+//     rideguard-fuzz at|trace|config|pdu [--runs N] [--seed S]
 // Built by scripts/fuzz.sh with libFuzzer (-sanitize=fuzzer -DLIBFUZZER), it runs libFuzzer's own
 // coverage-guided search, the target named by RIDEGUARD_FUZZ_TARGET.
 // Either way it ends with the inputs tried, the properties broken and the slowest input.

@@ -56,6 +56,10 @@ final class FakeModem: @unchecked Sendable {
         var unlocked = false
         var reference = 40
         var registrationQueries = 0
+        /// Received messages stored "on the SIM", by index: their SMS-DELIVER PDUs.
+        var inbox: [Int: String] = [:]
+        var nextIndex = 1
+        var newMessageIndications = false
     }
 
     let link: String
@@ -74,12 +78,12 @@ final class FakeModem: @unchecked Sendable {
 
     /// Texts of complete messages (concatenated parts joined), in order of their last part.
     var messages: [String] {
-        var partial: [UInt8: [UInt8: String]] = [:]
+        var partial: [Int: [Int: String]] = [:]
         var out: [String] = []
         for r in received {
             if let c = r.decoded.concatenation {
                 partial[c.reference, default: [:]][c.sequence] = r.decoded.text
-                if partial[c.reference]!.count == Int(c.total) {
+                if partial[c.reference]!.count == c.total {
                     out.append((1...c.total).map { partial[c.reference]![$0] ?? "" }.joined())
                     partial[c.reference] = nil
                 }
@@ -247,6 +251,16 @@ final class FakeModem: @unchecked Sendable {
                 let urc = state.withLock { $0.script.urcBeforePrompt }
                 write(master, (urc ? "\r\n+CMTI: \"SM\",1\r\n" : "") + "\r\n> ")
                 return true
+            } else if command == "AT+CNMI=2,1,0,0,0" {
+                state.withLock { $0.newMessageIndications = true }
+                reply(master, [])
+            } else if command == "AT+CMGL=4" {
+                // Every stored message: `+CMGL: <index>,<stat>,,<TPDU length>` then its PDU (27.005 §3.4.2).
+                let stored = state.withLock { $0.inbox.sorted { $0.key < $1.key } }
+                reply(master, stored.flatMap { index, pdu in ["+CMGL: \(index),0,,\(pdu.count / 2 - 1)", pdu] })
+            } else if command.hasPrefix("AT+CMGD="), let index = Int(command.dropFirst(8)) {
+                let existed = state.withLock { $0.inbox.removeValue(forKey: index) != nil }
+                reply(master, [], final: existed ? "OK" : "+CMS ERROR: 321")     // 321: invalid memory index
             } else {
                 reply(master, [], final: "ERROR")
             }
@@ -254,8 +268,62 @@ final class FakeModem: @unchecked Sendable {
         return false
     }
 
+    /// Messages still stored on the fake SIM.
+    var stored: Int { state.withLock { $0.inbox.count } }
+
+    /// An SMS arrives from `number`: stored as SMS-DELIVER PDUs (3GPP TS 23.040 §9.2.2.1), in
+    /// `parts` parts when more than one (UDH with a 16-bit reference), each announced with
+    /// `+CMTI: "SM",<index>` when the host asked for it (AT+CNMI). GSM 7-bit for ASCII, else UCS2.
+    func deliver(from number: String, _ text: String, parts: Int = 1) {
+        let ucs2 = !text.allSatisfy { $0.isASCII && $0 != "`" && $0 != "^" && $0 != "{" && $0 != "}" && $0 != "[" && $0 != "]" && $0 != "~" && $0 != "\\" && $0 != "|" && $0 != "_" && $0 != "$" && $0 != "@" }
+        let units = Array(text.utf16)
+        let size = (units.count + parts - 1) / parts
+        let reference = Int.random(in: 0...0xFFFF)
+        var pdus: [String] = []
+        for part in 0..<parts {
+            let slice = Array(units[min(units.count, part * size)..<min(units.count, (part + 1) * size)])
+            let header: [UInt8] = parts > 1 ? [0x06, 0x08, 0x04, UInt8(reference >> 8), UInt8(reference & 0xFF), UInt8(parts), UInt8(part + 1)] : []
+            var tpdu: [UInt8] = [parts > 1 ? 0x44 : 0x04]                  // SMS-DELIVER, no more messages, UDHI
+            let international = number.hasPrefix("+")
+            let digits = number.filter(\.isNumber).compactMap { $0.wholeNumberValue }.map(UInt8.init)
+            tpdu += [UInt8(digits.count), international ? 0x91 : 0x81]
+            for i in stride(from: 0, to: digits.count, by: 2) { tpdu.append((i + 1 < digits.count ? digits[i + 1] : 0x0F) << 4 | digits[i]) }
+            tpdu += [0x00, ucs2 ? 0x08 : 0x00]                                 // PID, DCS
+            tpdu += [0x62, 0x11, 0x32, 0x81, 0x54, 0x00, 0x40]                 // 2026-11-23 18:45:00 +01:00
+            if ucs2 {
+                let payload = slice.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
+                tpdu += [UInt8(header.count + payload.count)] + header + payload
+            } else {
+                // Septets packed from the least significant bit, after fill bits up to a septet boundary.
+                let fill = header.isEmpty ? 0 : (7 - (header.count * 8) % 7) % 7
+                let headerSeptets = (header.count * 8 + fill) / 7
+                var bits: [Bool] = Array(repeating: false, count: fill)
+                for unit in slice { for b in 0..<7 { bits.append(unit >> b & 1 == 1) } }
+                var packed: [UInt8] = []
+                for start in stride(from: 0, to: bits.count, by: 8) {
+                    var octet: UInt8 = 0
+                    for (b, bit) in bits[start..<min(bits.count, start + 8)].enumerated() where bit { octet |= 1 << b }
+                    packed.append(octet)
+                }
+                tpdu += [UInt8(headerSeptets + slice.count)] + header + packed
+            }
+            pdus.append("00" + tpdu.map { String(format: "%02X", $0) }.joined())
+        }
+        let (indexes, master, announce) = state.withLock { s -> ([Int], Int32, Bool) in
+            var indexes: [Int] = []
+            for pdu in pdus {
+                s.inbox[s.nextIndex] = pdu
+                indexes.append(s.nextIndex)
+                s.nextIndex += 1
+            }
+            return (indexes, s.master, s.newMessageIndications)
+        }
+        guard announce, master >= 0 else { return }
+        for index in indexes { write(master, "\r\n+CMTI: \"SM\",\(index)\r\n") }
+    }
+
     private func pduReceived(_ hex: String, _ master: Int32) {
-        guard let decoded = SMSPDU.decodeSubmit(hex) else {
+        guard let decoded = SMSPDU.decode(hex), decoded.kind == .submit else {
             reply(master, [], final: "+CMS ERROR: 304")
             return
         }

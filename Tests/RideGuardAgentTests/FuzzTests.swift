@@ -1,4 +1,5 @@
 import Fuzzing
+import RideGuardCore
 import Testing
 
 /// A short seeded run of the fuzz harness (scripts/fuzz.sh runs libFuzzer for a million inputs a
@@ -22,5 +23,9 @@ import Testing
     @Test(arguments: FuzzTarget.allCases)
     func seedsAreValid(target: FuzzTarget) {
         for seed in target.seeds { #expect(target.check(seed) == nil) }
+    }
+
+    @Test func pduSeedsDecode() {
+        for seed in FuzzTarget.pdu.seeds { #expect(SMSPDU.decode(String(decoding: seed, as: UTF8.self)) != nil) }
     }
 }

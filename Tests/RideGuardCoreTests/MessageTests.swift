@@ -120,6 +120,11 @@ import Testing
                 #expect(update.encoding == .gsm7)
                 #expect(update.parts.count == 1, "\(language) update: \(MessageComposer.locationUpdate(c))")
             }
+            for state in WorkflowState.allCases {
+                let reply = MessageComposer.whereReply(context(language, fix: fixCase, age: 600), state: state)
+                #expect(SMSText(reply).encoding == .gsm7 && SMSText(reply).parts.count == 1, "\(language) WHERE reply: \(reply)")
+                if fixCase != nil { #expect(reply.contains("48.85837,2.29448"), "the reply carries the position: \(reply)") }
+            }
             for byRider in [true, false] {
                 let clear = SMSText(MessageComposer.allClear(context(language, fix: fixCase), byRider: byRider))
                 #expect(clear.encoding == .gsm7)

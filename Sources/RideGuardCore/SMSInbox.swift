@@ -1,0 +1,93 @@
+/// What a received SMS asks of RideGuard: one word, in any of the five languages, case and accents
+/// ignored, punctuation around it allowed ("Où ?", "dónde", "WHERE?"). Anything else is no command.
+/// No command disarms, cancels or changes a setting: a sender's number can be spoofed.
+public enum SMSCommand: String, CaseIterable, Equatable, Sendable {
+    /// The latest position link, its age, and the state.
+    case whereAreYou
+    /// A contact acknowledges the alert.
+    case acknowledge
+    /// The agent's state, sensor, fix and outbox (from the rider's own number only).
+    case status
+
+    /// The words, after case and accents are folded: English, French, German, Spanish, Italian.
+    static let words: [String: SMSCommand] = [
+        "WHERE": .whereAreYou, "OU": .whereAreYou, "WO": .whereAreYou, "DONDE": .whereAreYou, "DOVE": .whereAreYou,
+        "OK": .acknowledge,
+        "STATUS": .status, "ETAT": .status, "ESTADO": .status, "STATO": .status,
+    ]
+
+    public init?(_ text: String) {
+        let word = Self.folded(text)
+        guard word.allSatisfy(\.isLetter), let command = Self.words[word] else { return nil }
+        self = command
+    }
+
+    /// Upper case without accents, punctuation around it dropped: "Où ?" → "OU", "¿dónde?" → "DONDE";
+    /// a message of more than one word keeps its spaces (and so is no command).
+    static func folded(_ text: String) -> String {
+        var out = ""
+        for character in text.trimmingWhitespaceAndPunctuation.uppercased() {
+            switch character {
+            case "À", "Á", "Â", "Ä", "Ã", "Å": out += "A"
+            case "Ç": out += "C"
+            case "È", "É", "Ê", "Ë": out += "E"
+            case "Ì", "Í", "Î", "Ï": out += "I"
+            case "Ñ": out += "N"
+            case "Ò", "Ó", "Ô", "Ö", "Õ": out += "O"
+            case "Ù", "Ú", "Û", "Ü": out += "U"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}
+
+extension String {
+    fileprivate var trimmingWhitespaceAndPunctuation: Substring {
+        let keep: (Character) -> Bool = { $0.isLetter || $0.isNumber }
+        guard let first = firstIndex(where: keep), let last = lastIndex(where: keep) else { return "" }
+        return self[first...last]
+    }
+}
+
+/// Puts concatenated SMS back together: parts are kept by sender and reference until all have
+/// come, in any order. A message whose parts do not all arrive within `maximumAge` seconds is
+/// dropped, and at most `maximumPending` messages wait, so a stream of stray parts cannot fill memory.
+public struct SMSAssembler: Sendable {
+    private struct Key: Hashable {
+        var sender: String
+        var reference: Int
+        var total: Int
+    }
+
+    private struct Pending {
+        var parts: [Int: String] = [:]
+        var firstSeen: Double
+    }
+
+    public static let maximumAge = 3600.0
+    public static let maximumPending = 32
+    private var pending: [Key: Pending] = [:]
+
+    public init() {}
+
+    /// The whole message once `text` completes it (a single-part message at once), or nil while
+    /// parts are missing.
+    public mutating func add(sender: String, text: String, concatenation: SMSPDU.Concatenation?, at time: Double) -> String? {
+        pending = pending.filter { time - $0.value.firstSeen <= Self.maximumAge }
+        guard let c = concatenation, c.total > 1 else { return text }
+        guard (1...c.total).contains(c.sequence) else { return nil }
+        let key = Key(sender: sender, reference: c.reference, total: c.total)
+        if pending[key] == nil && pending.count >= Self.maximumPending,
+           let oldest = pending.min(by: { $0.value.firstSeen < $1.value.firstSeen })?.key {
+            pending[oldest] = nil
+        }
+        pending[key, default: Pending(firstSeen: time)].parts[c.sequence] = text
+        guard let parts = pending[key]?.parts, parts.count == c.total else { return nil }
+        pending[key] = nil
+        return (1...c.total).map { parts[$0] ?? "" }.joined()
+    }
+
+    /// Messages still missing parts.
+    public var waiting: Int { pending.count }
+}
