@@ -118,12 +118,13 @@ public struct Outbox: Sendable {
         }
     }
 
-    /// The oldest pending message that is due, marked `sending` in the same transaction.
+    /// The oldest pending message that is due, alerts first, marked `sending` in the same transaction.
     public func claimNext(now: Double) throws -> OutboxMessage? {
         try queue.write { db in
             guard var message = try OutboxMessage
                 .filter(Column("status") == OutboxMessage.Status.pending.rawValue && Column("next_attempt_at") <= now)
-                .order(Column("id")).fetchOne(db) else { return nil }
+                // An alert before anything queued earlier (an answer to a WHERE, a test SMS).
+                .order((Column("kind") == "alert").desc, Column("id")).fetchOne(db) else { return nil }
             message.status = .sending
             message.attempts += 1
             message.updatedAt = now
