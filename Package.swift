@@ -67,7 +67,8 @@ let package = Package(
         .executableTarget(name: "rideguard-bench", dependencies: ["RideGuardCore", "ScenarioSynth"]),
 
         .testTarget(name: "RideGuardCoreTests", dependencies: ["RideGuardCore", "ScenarioSynth"]),
-        .testTarget(name: "AdapterTests", dependencies: ["IIOSensor", "GPIOLines", "GPSDClient"]),
+        .testTarget(name: "AdapterTests", dependencies: ["IIOSensor", "GPIOLines", "GPSDClient", "SystemCalls",
+                                                     .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "DetectorLab", "rideguard", "Fuzzing",
                                                             .product(name: "Logging", package: "swift-log")]),
     ],

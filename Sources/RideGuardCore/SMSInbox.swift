@@ -1,7 +1,7 @@
 /// What a received SMS asks of RideGuard: one word, in any of the five languages, case and accents
 /// ignored, punctuation around it allowed ("Où ?", "dónde", "WHERE?"). Anything else is no command.
 /// No command disarms, cancels or changes a setting: a sender's number can be spoofed.
-public enum SMSCommand: String, CaseIterable, Equatable, Sendable {
+public enum SMSCommand: Equatable, Sendable {
     /// The latest position link, its age, and the state.
     case whereAreYou
     /// A contact acknowledges the alert.

@@ -124,7 +124,7 @@ public struct Outbox: Sendable {
             guard var message = try OutboxMessage
                 .filter(Column("status") == OutboxMessage.Status.pending.rawValue && Column("next_attempt_at") <= now)
                 // An alert before anything queued earlier (an answer to a WHERE, a test SMS).
-                .order((Column("kind") == "alert").desc, Column("id")).fetchOne(db) else { return nil }
+                .order((Column("kind") == MessageKind.alert.rawValue).desc, Column("id")).fetchOne(db) else { return nil }
             message.status = .sending
             message.attempts += 1
             message.updatedAt = now

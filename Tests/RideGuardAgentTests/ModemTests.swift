@@ -38,6 +38,25 @@ import Testing
         return (sender, database.outbox, modem)
     }
 
+    /// One operation at a time: a health check asked for while a send waits for the network runs
+    /// after the send, never between its commands.
+    @Test func aHealthCheckWaitsForTheSendInProgress() async throws {
+        var script = FakeModem.Script()
+        script.searchingQueries = 2                       // the send polls registration for about 4 s
+        let fake = try FakeModem(script: script)
+        let (_, _, modem) = try makeSender(fake)
+        async let sent = modem.send("Crash detected", to: "+33612345678")
+        try await Task.sleep(for: .milliseconds(500))
+        let health = await modem.checkHealth()
+        let references = try await sent
+        #expect(references.count == 1 && health.registered)
+        let commands = fake.commands
+        let submit = try #require(commands.firstIndex { $0.hasPrefix("AT+CMGS=") })
+        let signal = try #require(commands.firstIndex(of: "AT+CSQ"))
+        #expect(signal > submit, "the health check came between the send's commands: \(commands)")
+        await modem.close()
+    }
+
     @Test func bootURCsEchoAndASlowRegistration() async throws {
         var script = FakeModem.Script()
         script.bootSeconds = 1.5

@@ -1,0 +1,33 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemCalls
+import SystemPackage
+import Testing
+
+/// The one place a system call interrupted by a signal is made again.
+@Suite struct SystemCallsTests {
+    @Test func anInterruptedCallIsMadeAgainAndAnotherErrorIsThrown() throws {
+        var calls = 0
+        let result = try retryingInterrupts { () -> Int32 in
+            calls += 1
+            guard calls == 3 else { errno = EINTR; return -1 }
+            return 7
+        }
+        #expect(result == 7 && calls == 3)
+        #expect(throws: Errno.badFileDescriptor) {
+            try retryingInterrupts { () -> Int32 in errno = EBADF; return -1 }
+        }
+    }
+
+    @Test func pollSaysWhenTimeIsUpAndWhenADescriptorIsReady() throws {
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe(&ends) == 0)
+        defer { ends.forEach { close($0) } }
+        var descriptors = [pollfd(fd: ends[0], events: Int16(POLLIN), revents: 0)]
+        #expect(try poll(&descriptors, milliseconds: 10) == 0)
+        var byte: UInt8 = 1
+        #expect(write(ends[1], &byte, 1) == 1)
+        #expect(try poll(&descriptors, milliseconds: 1000) == 1)
+    }
+}
