@@ -60,7 +60,7 @@ public final class Agent: Sendable {
 
         let incoming = IncomingSMS(database: database, emergency: emergency, messages: queue, clock: clock, logger: part("messages"))
         let modem: Modem? = configuration.modem.simulated ? nil
-            : Modem(configuration: Self.modem(configuration.modem), clock: clock, logger: part("modem")) { incoming.received($0) }
+            : Modem(configuration: Self.modem(configuration.modem), clock: clock, logger: part("modem")) { await incoming.received($0) }
         let transport: any SMSTransport = modem ?? SimulatedTransport(logger: part("modem"))
         button = configuration.gpio.simulated ? SimulatedButton(emergency: emergency, clock: clock) : nil
 

@@ -27,11 +27,12 @@ final class IncomingSMS: Sendable {
         self.logger = logger
     }
 
-    /// One part, as the modem read it.
-    func received(_ part: SMSPDU.Decoded) {
+    /// One part, as the modem read it; the modem deletes it once this returns, and hands the next
+    /// only then, so messages are handled one at a time, in order.
+    func received(_ part: SMSPDU.Decoded) async {
         let now = clock.now()
         guard let text = assembler.withLock({ $0.add(sender: part.number, text: part.text, concatenation: part.concatenation, at: now) }) else { return }
-        Task { await handle(text, from: part.number, at: now) }
+        await handle(text, from: part.number, at: now)
     }
 
     private func handle(_ text: String, from number: String, at now: Double) async {

@@ -58,8 +58,15 @@ struct SamplerService: Service, CustomStringConvertible {
             stop = sampler.stop
         }
         try? await gracefulShutdown()
-        stop()
-        pipeline.streamEnded()
+        // Stopping waits for the sampler's thread to let go of the device and for the trace files
+        // to be written: done on a thread of its own, never on the concurrency pool.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                stop()
+                pipeline.streamEnded()
+                done.resume()
+            }
+        }
     }
 
     /// The state the sampler's thread keeps between samples.

@@ -60,12 +60,13 @@ public actor Modem: SMSTransport {
     private var waitingTurns: [CheckedContinuation<Void, Never>] = []
 
     /// `logger` hears what the modem says unprompted (numbers masked) and when it is reopened.
-    /// Hears each SMS received (SMS-DELIVER, one part at a time), after which it is deleted from
-    /// the SIM; nil: received messages are left alone (the one-off commands: `sms send`, `doctor`).
-    private let onMessage: (@Sendable (SMSPDU.Decoded) -> Void)?
+    /// Handles each SMS received (SMS-DELIVER, one part at a time, in the store's order); once it
+    /// returns, the message is deleted from the SIM. nil: received messages are left alone (the
+    /// one-off commands: `sms send`, `doctor`).
+    private let onMessage: (@Sendable (SMSPDU.Decoded) async -> Void)?
 
     public init(configuration: ModemConfiguration, clock: any ServiceClock, logger: Logger,
-                onMessage: (@Sendable (SMSPDU.Decoded) -> Void)? = nil) {
+                onMessage: (@Sendable (SMSPDU.Decoded) async -> Void)? = nil) {
         self.configuration = configuration
         self.clock = clock
         var logger = logger
@@ -200,8 +201,8 @@ public actor Modem: SMSTransport {
         return session
     }
 
-    /// Reads every stored message (`AT+CMGL=4`, PDU mode), hands each SMS-DELIVER over, then
-    /// deletes it (`AT+CMGD`) so the SIM never fills up. Handed over before it is deleted: a crash in
+    /// Reads every stored message (`AT+CMGL=4`, PDU mode), has each SMS-DELIVER handled, then
+    /// deletes it (`AT+CMGD`) so the SIM never fills up. Handled before it is deleted: a crash in
     /// between reads it again rather than losing it. A PDU that does not decode is deleted too,
     /// and said.
     func readMessages() async {
@@ -218,7 +219,7 @@ public actor Modem: SMSTransport {
             guard let stored = index else { continue }
             index = nil
             if let decoded = SMSPDU.decode(line), decoded.kind == .deliver {
-                onMessage(decoded)
+                await onMessage(decoded)
             } else {
                 logger.warning("modem: message \(stored) on the SIM is not an SMS-DELIVER PDU we read; deleting it")
             }
