@@ -58,12 +58,22 @@ public enum ATFinal: Equatable, Sendable {
         switch line {
         case "OK": self = .ok
         case "ERROR": self = .error
-        case "NO CARRIER", "COMMAND NOT SUPPORT", "TOO MANY PARAMETERS", "ABORT", "NO ANSWER", "BUSY": self = .other(line)
+        case "COMMAND NOT SUPPORT", "TOO MANY PARAMETERS", "ABORT": self = .other(line)
+        case _ where ATFinal.callProgress.contains(line): self = .other(line)
         default:
             if let code = ATFinal.code(line, prefix: "+CME ERROR:") { self = .cmeError(code) }
             else if let code = ATFinal.code(line, prefix: "+CMS ERROR:") { self = .cmsError(code) }
             else { return nil }
         }
+    }
+
+    /// V.250's words for how a call attempt ended: the final result of a dial (`ATD`) or an answer
+    /// (`ATA`); after any other command, a call's news (the voice call `ATD…;` started has ended).
+    public static let callProgress: Set<String> = ["NO CARRIER", "BUSY", "NO ANSWER", "NO DIALTONE"]
+
+    public var isCallProgress: Bool {
+        if case .other(let word) = self { return Self.callProgress.contains(word) }
+        return false
     }
 
     private static func code(_ line: String, prefix: String) -> Int? {
@@ -94,7 +104,11 @@ public struct ATExchange: Sendable {
     public init(command: String) {
         self.command = command
         answerPrefix = ATExchange.prefix(of: command)
+        dials = command.hasPrefix("ATD") || command == "ATA"
     }
+
+    /// A dial or an answer, which ends with a call-progress word (BUSY, NO CARRIER…) when it fails.
+    private let dials: Bool
 
     /// A read query (`AT+CPIN?`) has its answer line (`+CPIN: READY`): some modems (Wavecom M1306,
     /// Sierra SL8084TR) send no final result code after it, so the session takes this as the
@@ -110,7 +124,8 @@ public struct ATExchange: Sendable {
         case .prompt: return .prompt
         case .line(let line):
             if line == command || line.hasPrefix(command + "\r") { return .echo }   // echo on (before ATE0)
-            if let result = ATFinal(line: line) {
+            // A call ending while an SMS is being sent is the call's news, not the send's failure.
+            if let result = ATFinal(line: line), !result.isCallProgress || dials {
                 final = result
                 return .finished(result, information: information)
             }
@@ -127,7 +142,7 @@ public struct ATExchange: Sendable {
         return name + ":"
     }
 
-    static let unsolicitedWords: Set<String> = ["RDY", "SMS Ready", "Call Ready", "RING", "PB DONE", "NO CARRIER", "READY"]
+    static let unsolicitedWords = Set(["RDY", "SMS Ready", "Call Ready", "RING", "PB DONE", "READY"]).union(ATFinal.callProgress)
 
     /// A line is unsolicited when it is a known modem announcement, or a `+`/`^` line that is not
     /// this command's answer (`+CMTI:`, `+CREG:` while sending, `^RSSI:`…).
@@ -167,6 +182,26 @@ public enum ATParse {
     /// `+CMGS: 12` or `+CMGS: 12,"22/11/26,10:00:00+04"` → 12.
     public static func messageReference(_ line: String) -> Int? {
         numbers(after: "+CMGS:", in: line)?.first
+    }
+
+    /// One call of `AT+CLCC`'s list (27.007 §7.18): `+CLCC: <id>,<dir>,<stat>,<mode>,<mpty>[,<number>,<type>[,<alpha>]]`.
+    public struct Call: Equatable, Sendable {
+        public enum State: Int, Sendable { case active = 0, held, dialing, alerting, incoming, waiting }
+        public var id: Int
+        /// Made by this modem (dir 0), not received.
+        public var outgoing: Bool
+        public var state: State
+        public var voice: Bool
+    }
+
+    /// `+CLCC: 1,0,3,0,0,"+33612345678",145` → call 1, outgoing, alerting, voice. Spaces are
+    /// optional (`+CLCC:2,0,0,0,0,15980856182,255`); the number, when there is one, is not needed.
+    public static func call(_ line: String) -> Call? {
+        guard line.hasPrefix("+CLCC:") else { return nil }
+        let fields = line.dropFirst(6).split(separator: ",", omittingEmptySubsequences: false).prefix(5).map { Int($0.trimmingSpaces()) }
+        guard fields.count == 5, let id = fields[0], let direction = fields[1], let stat = fields[2], let mode = fields[3],
+              let state = Call.State(rawValue: stat) else { return nil }
+        return Call(id: id, outgoing: direction == 0, state: state, voice: mode == 0)
     }
 
     /// `+CSCA: "+33609001390",145` → "+33609001390".

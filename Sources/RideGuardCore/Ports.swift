@@ -35,3 +35,39 @@ public struct SendError: Error, Equatable, CustomStringConvertible, Sendable {
 
     public var description: String { (permanent ? "permanent: " : "") + reason }
 }
+
+/// Something that rings a number and says how the call ended: the modem, or its simulated twin.
+/// Cancelling the calling task hangs up at once (an acknowledgement came another way, or the rider
+/// cancelled); the call then ends `.stopped`.
+public protocol VoiceCaller: Sendable {
+    func call(_ number: String, ringSeconds: Double) async -> CallReport
+}
+
+/// How one call ended, and what it cost the AT port.
+public struct CallReport: Equatable, Sendable {
+    public enum Outcome: Equatable, Sendable {
+        /// Picked up after it rang: somebody, or their voicemail, answered.
+        case answered
+        /// Rang out, busy, rejected, or answered at once without ringing (a switched-off phone's
+        /// voicemail or the network's announcement): why.
+        case notAnswered(String)
+        /// Could not be placed (no network, the modem gone): why.
+        case failed(String)
+        /// The modem cannot make voice calls.
+        case noVoice
+        /// Hung up because the calls were stopped.
+        case stopped
+    }
+
+    public var outcome: Outcome
+    /// Time the call's commands held the AT port, seconds (other commands go in between).
+    public var portSeconds: Double
+    /// Commands the call sent.
+    public var commands: Int
+
+    public init(_ outcome: Outcome, portSeconds: Double = 0, commands: Int = 0) {
+        self.outcome = outcome
+        self.portSeconds = portSeconds
+        self.commands = commands
+    }
+}

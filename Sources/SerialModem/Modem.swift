@@ -27,6 +27,8 @@ public struct ModemHealth: Codable, Equatable, Sendable {
     /// home, roaming, searching, denied, not registered, unknown.
     public var registration: String?
     public var serviceCentre: String?
+    /// Whether it can make voice calls (`AT+CLCC=?` answered OK); nil until brought up.
+    public var voice: Bool?
     public var problem: String?
 
     public var registered: Bool { registration == "home" || registration == "roaming" }
@@ -48,7 +50,7 @@ public struct ModemHealth: Codable, Equatable, Sendable {
 
 /// A cellular modem over AT commands: opened on demand, brought up, reopened after it disappears.
 /// One operation at a time: a health check never runs between the commands of a send.
-public actor Modem: SMSTransport {
+public actor Modem: SMSTransport, VoiceCaller {
     public let configuration: ModemConfiguration
     private let clock: any ServiceClock
     private let logger: Logger
@@ -58,6 +60,8 @@ public actor Modem: SMSTransport {
     public private(set) var health = ModemHealth()
     private var busy = false
     private var waitingTurns: [CheckedContinuation<Void, Never>] = []
+    /// How the call in progress ended, in the modem's own words (NO CARRIER, BUSY…), once it has.
+    private var callEnding: String?
 
     /// `logger` hears what the modem says unprompted (numbers masked) and when it is reopened.
     /// Handles each SMS received (SMS-DELIVER, one part at a time, in the store's order); once it
@@ -181,6 +185,7 @@ public actor Modem: SMSTransport {
         let reading = onMessage != nil
         let session = ATSession(port: port) { [weak self] line in
             logger.info("modem says: \(PhoneNumber.maskNumbers(in: line))")
+            if ATFinal.callProgress.contains(line), let self { Task { await self.callEnded(line) } }
             // A new message stored (+CMTI: "SM",3): read the store when the modem is free.
             if reading, line.hasPrefix("+CMTI:"), let self { Task { await self.readMessages() } }
         }
@@ -227,6 +232,122 @@ public actor Modem: SMSTransport {
         }
     }
 
+    // MARK: - Voice calls
+
+    /// Seconds between two looks at the call's state (`AT+CLCC`).
+    static let callPollSeconds = 1.0
+
+    /// Rings `number` for at most `ringSeconds` and hangs up: once it is answered, when it rang
+    /// out, or when the calling task is cancelled. Each command takes its own turn of the modem,
+    /// so a send waiting for it goes between two of them: a call never holds the port while a
+    /// message waits, only for the one command in flight.
+    public func call(_ number: String, ringSeconds: Double) async -> CallReport {
+        var port = PortTime()
+        func ended(_ outcome: CallReport.Outcome) -> CallReport { CallReport(outcome, portSeconds: port.seconds, commands: port.commands) }
+        guard !Task.isCancelled else { return ended(.stopped) }
+
+        await takeTurn()
+        let session: ATSession
+        do { session = try await connected() } catch {
+            endTurn()
+            return ended(.failed(error.reason))
+        }
+        guard health.voice != false else {
+            endTurn()
+            return ended(.noVoice)
+        }
+        var start = ContinuousClock.now
+        await refreshRegistration(session)
+        port.add(since: start, commands: 2)
+        guard health.registered else {
+            endTurn()
+            return ended(.failed("not registered on a network (\(health.registration ?? "unknown"))"))
+        }
+        callEnding = nil
+        // With +COLP on, some modems answer a voice dial only once it is picked up: off, OK comes at once.
+        start = ContinuousClock.now
+        _ = try? await session.run("AT+COLP=0")
+        let dialled: Result<Void, ATError>
+        do {
+            try await session.run("ATD\(number);", timeout: 10)
+            dialled = .success(())
+        } catch let error as ATError {
+            dialled = .failure(error)
+        } catch {
+            dialled = .failure(.disconnected("\(error)"))
+        }
+        port.add(since: start, commands: 2)
+        endTurn()
+        switch dialled {
+        case .success: break
+        case .failure(.failed(_, let final)) where final.isCallProgress:
+            return ended(.notAnswered(Self.meaning(of: "\(final)")))
+        case .failure(.failed(_, .cmeError(4))), .failure(.failed(_, .other("COMMAND NOT SUPPORT"))):
+            health.voice = false   // "operation not supported": a data-only modem
+            return ended(.noVoice)
+        case .failure(let error):
+            if case .failed = error {} else { drop(session, because: error.description) }
+            return ended(.failed("ATD: \(error)"))
+        }
+
+        let deadline = clock.now() + ringSeconds
+        var rang = false
+        while true {
+            do { try await clock.sleep(until: min(deadline, clock.now() + Self.callPollSeconds)) } catch {
+                await hangUp(session, &port)
+                return ended(.stopped)
+            }
+            if let word = callEnding { return ended(.notAnswered(Self.meaning(of: word))) }
+            if clock.now() >= deadline {
+                await hangUp(session, &port)
+                return ended(.notAnswered("no answer in \(DecimalFormat.string(ringSeconds, decimals: 0)) s"))
+            }
+            await takeTurn()
+            start = ContinuousClock.now
+            let lines = try? await session.run("AT+CLCC")
+            port.add(since: start)
+            endTurn()
+            guard let lines else { continue }     // asked again in a second; the deadline still ends it
+            guard let call = lines.compactMap(ATParse.call).first(where: { $0.outgoing && $0.voice }) else {
+                if let word = callEnding { return ended(.notAnswered(Self.meaning(of: word))) }
+                return ended(.notAnswered("the call ended"))
+            }
+            switch call.state {
+            case .alerting: rang = true
+            case .active:
+                await hangUp(session, &port)
+                // Straight to active without ringing: a switched-off phone's voicemail, or the
+                // network saying the number is unreachable. Nobody heard it.
+                return ended(rang ? .answered : .notAnswered("answered without ringing (voicemail or an announcement)"))
+            default: break
+            }
+        }
+    }
+
+    private func callEnded(_ word: String) {
+        callEnding = word
+    }
+
+    /// `AT+CHUP` (27.007), or V.250's `ATH` on modems without it. Never cancelled half-way.
+    private func hangUp(_ session: ATSession, _ port: inout PortTime) async {
+        await takeTurn()
+        defer { endTurn() }
+        // In a task of its own: the calling task may be cancelled, and the hang-up must go out all the same.
+        let start = ContinuousClock.now
+        let hungUp = await Task { (try? await session.run("AT+CHUP", timeout: 10)) != nil }.value
+        if !hungUp { _ = await Task { try? await session.run("ATH", timeout: 10) }.value }
+        port.add(since: start, commands: hungUp ? 1 : 2)
+    }
+
+    static func meaning(of word: String) -> String {
+        switch word {
+        case "BUSY": "busy"
+        case "NO ANSWER": "no answer (the network gave up)"
+        case "NO DIALTONE": "no dial tone (no network)"
+        default: "the call ended (rejected or out of reach)"
+        }
+    }
+
     private func bringUp(_ session: ATSession) async throws {
         // A modem that is still booting answers nothing for a few seconds.
         var awake = false
@@ -241,6 +362,8 @@ public actor Modem: SMSTransport {
         // New messages announced by index (+CMTI), buffered while a command runs (mode 2).
         if onMessage != nil { _ = try? await session.run("AT+CNMI=2,1,0,0,0") }
         if let line = try? await session.run("AT+CSCA?").first { health.serviceCentre = ATParse.serviceCentre(line) }
+        // Voice calls: a data-only modem answers ERROR or +CME ERROR to the list of calls.
+        health.voice = (try? await session.run("AT+CLCC=?")) != nil
     }
 
     private func unlockSIM(_ session: ATSession) async throws {
@@ -293,5 +416,17 @@ public actor Modem: SMSTransport {
             }
         }
         health.registration = best.map(ModemHealth.registrationName) ?? "unknown"
+    }
+}
+
+/// How long a call's commands held the AT port, and how many there were.
+struct PortTime {
+    private(set) var seconds = 0.0
+    private(set) var commands = 0
+
+    mutating func add(since start: ContinuousClock.Instant, commands: Int = 1) {
+        let elapsed = ContinuousClock.now - start
+        seconds += Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        self.commands += commands
     }
 }

@@ -15,8 +15,29 @@ final class FakeModem: @unchecked Sendable {
         case vanish
     }
 
+    /// How the phone at a dialled number behaves. The network's side of a voice call as a modem
+    /// reports it (27.007 §7.18 +CLCC, V.250 result codes): dialling (stat 2) for half a second,
+    /// then alerting (3) while it rings, active (0) once picked up; BUSY or NO CARRIER when the
+    /// call ends without us.
+    enum Phone: Sendable {
+        /// Rings until we hang up.
+        case rings
+        /// Picked up this many seconds after the call was placed.
+        case answers(after: Double)
+        /// The callee presses "decline" this many seconds after: NO CARRIER.
+        case declines(after: Double)
+        case busy
+        /// Switched off: straight to voicemail, active without ever ringing.
+        case voicemail(after: Double)
+    }
+
     struct Script: Sendable {
         var echo = true
+        /// By number; a number not here rings until hung up.
+        var phones: [String: Phone] = [:]
+        /// false: a data-only modem, which answers COMMAND NOT SUPPORT to AT+CLCC=? and ATD (Huawei E1752
+        /// answers that to what it lacks: python-gsmmodem's fakemodems.py).
+        var voice = true
         /// Commands get no answer for this long after the first byte (booting), then RDY and friends.
         var bootSeconds = 0.0
         var bootURCs = ["RDY", "+CPIN: READY", "SMS Ready"]
@@ -60,6 +81,30 @@ final class FakeModem: @unchecked Sendable {
         var inbox: [Int: String] = [:]
         var nextIndex = 1
         var newMessageIndications = false
+        var call: Call?
+        var calls: [Call] = []
+    }
+
+    /// A voice call this modem placed.
+    struct Call: Sendable {
+        var number: String
+        var placed: Date
+        var phone: Phone
+        /// When it was hung up by us (AT+CHUP/ATH), or ended by the other side.
+        var ended: Date?
+        var answered = false
+
+        /// 27.007 <stat> at `now`, or nil when the other side has ended it, with its result code.
+        func state(at now: Date) -> (stat: Int?, ending: String?) {
+            let t = now.timeIntervalSince(placed)
+            switch phone {
+            case .rings: return (t < 0.5 ? 2 : 3, nil)
+            case .answers(let after): return (t < 0.5 ? 2 : t < after ? 3 : 0, nil)
+            case .declines(let after): return t < after ? (t < 0.5 ? 2 : 3, nil) : (nil, "NO CARRIER")
+            case .busy: return t < 0.5 ? (2, nil) : (nil, "BUSY")
+            case .voicemail(let after): return (t < after ? 2 : 0, nil)
+            }
+        }
     }
 
     let link: String
@@ -72,6 +117,8 @@ final class FakeModem: @unchecked Sendable {
     }
 
     var received: [Received] { state.withLock { $0.received } }
+    /// Every call placed, the one in progress last.
+    var calls: [Call] { state.withLock { s in s.calls + (s.call.map { [$0] } ?? []) } }
     var commands: [String] { state.withLock { $0.commands } }
     var pinAttempts: Int { state.withLock { $0.pinAttempts } }
     func update(_ change: @Sendable (inout Script) -> Void) { state.withLock { change(&$0.script) } }
@@ -139,6 +186,7 @@ final class FakeModem: @unchecked Sendable {
             var descriptor = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
             guard poll(&descriptor, 1, 100) > 0 else {
                 bootIfDue(master)
+                callProgress(master)
                 continue
             }
             let n = read(master, &buffer, buffer.count)
@@ -208,7 +256,28 @@ final class FakeModem: @unchecked Sendable {
         let delay = state.withLock { $0.script.answerDelay }
         if delay > 0 && command != "AT+CPIN?" { usleep(useconds_t(delay * 1e6)) }
         switch command {
-        case "AT", "AT+CMEE=1", "AT+CMGF=0":
+        case "AT", "AT+CMEE=1", "AT+CMGF=0", "AT+COLP=0":
+            reply(master, [])
+        case "AT+CLCC=?":
+            reply(master, [], final: state.withLock { $0.script.voice } ? "OK" : "COMMAND NOT SUPPORT")
+        case "AT+CLCC":
+            callProgress(master)
+            let now = Date()
+            let line = state.withLock { s -> String? in
+                guard let call = s.call, let stat = call.state(at: now).stat else { return nil }
+                if stat == 0 { s.call?.answered = true }
+                // SIMCom's form, with the alpha field: +CLCC: 1,0,3,0,0,"+33612345678",145,""
+                return "+CLCC: 1,0,\(stat),0,0,\"\(call.number)\",145,\"\""
+            }
+            reply(master, line.map { [$0] } ?? [])
+        case "AT+CHUP", "ATH":
+            state.withLock { s in
+                if var call = s.call {
+                    call.ended = Date()
+                    s.calls.append(call)
+                    s.call = nil
+                }
+            }
             reply(master, [])
         case "ATE0":
             state.withLock { $0.script.echo = false }
@@ -247,6 +316,15 @@ final class FakeModem: @unchecked Sendable {
                     return ok
                 }
                 reply(master, [], final: correct ? "OK" : "+CME ERROR: 16")
+            } else if command.hasPrefix("ATD") && command.hasSuffix(";") {
+                // A voice call: OK at once (COLP off), the call's progress in AT+CLCC and result codes.
+                let placed = state.withLock { s -> Bool in
+                    guard s.script.voice, s.call == nil else { return false }
+                    let number = String(command.dropFirst(3).dropLast())
+                    s.call = Call(number: number, placed: Date(), phone: s.script.phones[number] ?? .rings)
+                    return true
+                }
+                reply(master, [], final: placed ? "OK" : state.withLock { $0.script.voice } ? "+CME ERROR: 3" : "COMMAND NOT SUPPORT")
             } else if command.hasPrefix("AT+CMGS=") {
                 let urc = state.withLock { $0.script.urcBeforePrompt }
                 write(master, (urc ? "\r\n+CMTI: \"SM\",1\r\n" : "") + "\r\n> ")
@@ -266,6 +344,20 @@ final class FakeModem: @unchecked Sendable {
             }
         }
         return false
+    }
+
+    /// The other side ends the call (declined, busy): the call goes, and its result code comes
+    /// unsolicited, whatever command runs.
+    private func callProgress(_ master: Int32) {
+        let now = Date()
+        let ending = state.withLock { s -> String? in
+            guard var call = s.call, let ending = call.state(at: now).ending else { return nil }
+            call.ended = now
+            s.calls.append(call)
+            s.call = nil
+            return ending
+        }
+        if let ending { write(master, "\r\n\(ending)\r\n") }
     }
 
     /// Messages still stored on the fake SIM.

@@ -48,6 +48,35 @@ func exchange(_ command: String, _ transcript: String) -> (outcomes: [ATExchange
         #expect(outcomes.last == .finished(final, information: []))
     }
 
+    /// BUSY, NO CARRIER… end a dial; after any other command they are a call's news: a call
+    /// ending while an SMS is sent must not fail the SMS.
+    @Test func callProgressEndsADialButNotASend() {
+        let (dial, _) = exchange("ATD+33612345678;", "\r\nBUSY\r\n")
+        #expect(dial == [.finished(.other("BUSY"), information: [])])
+        var send = ATExchange(command: "AT+CMGS=50")
+        let during = items("\r\n> ").map { send.consume($0) } + items("\r\nNO CARRIER\r\n\r\n+CMGS: 7\r\n\r\nOK\r\n").map { send.consume($0) }
+        #expect(during == [.prompt, .unsolicited("NO CARRIER"), .information("+CMGS: 7"), .finished(.ok, information: ["+CMGS: 7"])])
+        let (query, _) = exchange("AT+CLCC", "\r\nNO ANSWER\r\n\r\nOK\r\n")
+        #expect(query == [.unsolicited("NO ANSWER"), .finished(.ok, information: [])])
+    }
+
+    @Test(arguments: [
+        (#"+CLCC: 1,0,3,0,0,"+33612345678",145,"""#, ATParse.Call(id: 1, outgoing: true, state: .alerting, voice: true)),
+        ("+CLCC: 1,0,2,0,0", ATParse.Call(id: 1, outgoing: true, state: .dialing, voice: true)),
+        ("+CLCC:2,0,0,0,0,15980856182,255", ATParse.Call(id: 2, outgoing: true, state: .active, voice: true)),
+        (#"+CLCC: 1,1,4,0,0,"+4915112345678",145"#, ATParse.Call(id: 1, outgoing: false, state: .incoming, voice: true)),
+        ("+CLCC: 3,0,0,1,0", ATParse.Call(id: 3, outgoing: true, state: .active, voice: false)),
+    ])
+    func callListLines(line: String, call: ATParse.Call) {
+        #expect(ATParse.call(line) == call)
+    }
+
+    @Test func notACallListLine() {
+        #expect(ATParse.call("+CLCC: 1,0") == nil)
+        #expect(ATParse.call("+CLCC: 1,0,9,0,0") == nil)
+        #expect(ATParse.call("+CSQ: 1,0,3,0,0") == nil)
+    }
+
     @Test func sendingAMessage() {
         var ex = ATExchange(command: "AT+CMGS=50")
         let first = items("\r\n+CMTI: \"SM\",1\r\n\r\n> ").map { ex.consume($0) }
