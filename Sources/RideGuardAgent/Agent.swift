@@ -38,6 +38,7 @@ public final class Agent: Sendable {
             if simulated { logger.info("buzzer: \(pattern.meaning)") }
         }
         let messages = Mutex<MessageQueue?>(nil)
+        let calls = CallSwitch()
         let workflowLogger = part("emergency")
         emergency = EmergencyService(
             configuration: configuration.workflow, store: WorkflowStore(database: database), clock: clock, buzzer: buzzer,
@@ -48,7 +49,8 @@ public final class Agent: Sendable {
                     try? database.journal(entry, at: clock.now())
                     workflowLogger.info("\(entry.kind): \(entry.text)")
                 },
-                tracking: { on in workflowLogger.info("\(on ? "tracking the rider's position" : "tracking stopped")") }))
+                tracking: { on in workflowLogger.info("\(on ? "tracking the rider's position" : "tracking stopped")") },
+                calls: { on in calls.set(on) }))
         let location = LocationService(source: Self.location(configuration.gps), emergency: emergency, clock: clock, logger: part("location"))
         let doorbell = Doorbell()
         let queue = MessageQueue(database: database, emergency: emergency, location: location, settings: configuration.messages,
@@ -58,10 +60,12 @@ public final class Agent: Sendable {
         let recorder = Recorder(folder: (folder as NSString).appendingPathComponent("recordings"), rateHz: configuration.imu.rateHz,
                                 database: database, clock: clock, logger: part("recorder"))
 
-        let incoming = IncomingSMS(database: database, emergency: emergency, messages: queue, clock: clock, logger: part("messages"))
+        let incoming = IncomingSMS(database: database, emergency: emergency, messages: queue, sensor: sensor, clock: clock, logger: part("messages"))
         let modem: Modem? = configuration.modem.simulated ? nil
             : Modem(configuration: Self.modem(configuration.modem), clock: clock, logger: part("modem")) { await incoming.received($0) }
-        let transport: any SMSTransport = modem ?? SimulatedTransport(logger: part("modem"))
+        let simulatedModem = SimulatedTransport(logger: part("modem"))
+        let transport: any SMSTransport = modem ?? simulatedModem
+        let caller: any VoiceCaller = modem ?? simulatedModem
         button = configuration.gpio.simulated ? SimulatedButton(emergency: emergency, clock: clock) : nil
 
         var services: [any Service] = [
@@ -71,6 +75,8 @@ public final class Agent: Sendable {
         if let modem {
             services.append(ModemHealthService(modem: modem, outbox: database.outbox, database: database, clock: clock, logger: part("modem")))
         }
+        services.append(CallService(calls: calls, caller: caller, settings: configuration.calls, database: database, emergency: emergency,
+                                    clock: clock, logger: part("calls")))
         services.append(location)
         if !configuration.gpio.simulated {
             services.append(ButtonService(address: GPIOLineAddress(configuration.gpio.button), activeLow: configuration.gpio.buttonActiveLow,
@@ -82,7 +88,7 @@ public final class Agent: Sendable {
                                                     database: database, clock: clock, logger: part("sampler")),
                            recorder: recorder, health: sensor, emergency: emergency, database: database, clock: clock, logger: part("sampler")),
             ControlService(path: configuration.controlSocket, emergency: emergency, sensor: sensor, simulatedIMU: configuration.imu.simulated,
-                           button: button, gpioProblems: gpioProblems, location: location, modem: modem, recorder: recorder,
+                           button: button, gpioProblems: gpioProblems, location: location, modem: modem, calls: calls, recorder: recorder,
                            database: database, clock: clock, logger: part("control")),
             ArmingService(emergency: emergency, sensor: sensor, database: database, clock: clock, logger: part("arming")),
         ]

@@ -38,6 +38,12 @@ extension ConfigurationFile {
           tracking_s: 1800
           network_failure_s: 900    # no alert out for this long: network unusable (retries go on)
 
+        calls:                      # after the alert SMS: ring the contacts until one answers or replies OK
+          # enabled: true           # default: when the modem can make voice calls (AT+CLCC=?)
+          ring_s: 30                # each call rings this long, 10...120 (keep it below voicemail's delay)
+          rounds: 3                 # rounds through every contact, 1...10
+          interval_s: 300           # a round every 5 minutes, 60...3600
+
         messages:
           language: en              # en, fr, de, es, it
           map_link: google          # google, openstreetmap, geo

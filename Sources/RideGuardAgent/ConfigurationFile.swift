@@ -182,6 +182,12 @@ public enum ConfigurationFile {
             "tracking_s": { c, n throws(ValueError) in c.workflow.trackingDurationSeconds = try double(n) },
             "network_failure_s": { c, n throws(ValueError) in c.workflow.networkFailureSeconds = try double(n) },
         ],
+        "calls": [
+            "enabled": { c, n throws(ValueError) in c.calls.enabled = try bool(n) },
+            "ring_s": { c, n throws(ValueError) in c.calls.ringSeconds = try double(n) },
+            "rounds": { c, n throws(ValueError) in c.calls.rounds = try integer(n) },
+            "interval_s": { c, n throws(ValueError) in c.calls.intervalSeconds = try double(n) },
+        ],
         "messages": [
             "language": { c, n throws(ValueError) in
                 let text = try string(n)

@@ -166,9 +166,11 @@ public struct AgentStatus: Codable, Equatable, Sendable {
         public var signalDBm: Int?
         public var sim: String?
         public var problem: String?
+        /// Whether it can make voice calls; nil when not known yet.
+        public var voice: Bool?
 
         enum CodingKeys: String, CodingKey {
-            case real, connected, registration, sim, problem
+            case real, connected, registration, sim, problem, voice
             case signalDBm = "signal_dbm"
         }
 
@@ -186,6 +188,7 @@ public struct AgentStatus: Codable, Equatable, Sendable {
         public init(_ health: ModemHealth) {
             self.init(real: true, connected: health.connected, registration: health.registration ?? "unknown",
                       signalDBm: health.signalDBm, sim: health.sim, problem: health.problem)
+            voice = health.voice
         }
 
         public var health: ModemHealth {
@@ -195,6 +198,7 @@ public struct AgentStatus: Codable, Equatable, Sendable {
             health.signalDBm = signalDBm
             health.sim = sim
             health.problem = problem
+            health.voice = voice
             return health
         }
     }
@@ -208,9 +212,13 @@ public struct AgentStatus: Codable, Equatable, Sendable {
     public var modem: Modem
     public var pendingMessages: Int
     public var contacts: Int
+    /// What the calls to the contacts are doing, or did last.
+    public var calls: String?
+    /// Who acknowledged the emergency (answered a call, replied OK), and how.
+    public var acknowledgement: Acknowledgement?
 
     public init(state: WorkflowState, countdownSeconds: Double?, buzzer: BuzzerPattern, sensor: Sensor, gpio: GPIO, fix: Position?,
-                modem: Modem, pendingMessages: Int, contacts: Int) {
+                modem: Modem, pendingMessages: Int, contacts: Int, calls: String? = nil, acknowledgement: Acknowledgement? = nil) {
         self.state = state
         self.countdownSeconds = countdownSeconds
         self.buzzer = buzzer
@@ -220,10 +228,12 @@ public struct AgentStatus: Codable, Equatable, Sendable {
         self.modem = modem
         self.pendingMessages = pendingMessages
         self.contacts = contacts
+        self.calls = calls
+        self.acknowledgement = acknowledgement
     }
 
     enum CodingKeys: String, CodingKey {
-        case state, buzzer, sensor, gpio, fix, modem, contacts
+        case state, buzzer, sensor, gpio, fix, modem, contacts, calls, acknowledgement
         case countdownSeconds = "countdown_s"
         case pendingMessages = "pending_messages"
     }

@@ -19,6 +19,7 @@ struct ControlService: Service, CustomStringConvertible {
     let location: LocationService
     /// The real modem, whose health `status` shows; nil for its simulated twin.
     let modem: Modem?
+    let calls: CallSwitch
     let recorder: Recorder
     let database: RideGuardDatabase
     let clock: any ServiceClock
@@ -85,6 +86,6 @@ struct ControlService: Service, CustomStringConvertible {
             gpio: AgentStatus.GPIO(simulated: button != nil, problem: gpioProblems.summary),
             fix: location.lastFix.map { AgentStatus.Position(latitude: $0.latitude, longitude: $0.longitude, ageSeconds: now - $0.time) },
             modem: modemStatus, pendingMessages: (try? database.outbox.countPending()) ?? -1,
-            contacts: ((try? database.contacts()) ?? []).count)
+            contacts: ((try? database.contacts()) ?? []).count, calls: calls.status, acknowledgement: snapshot.acknowledgement)
     }
 }

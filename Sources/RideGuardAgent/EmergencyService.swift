@@ -20,21 +20,24 @@ public actor EmergencyService {
     /// Inputs waiting; a burst larger than this (it never comes near) loses the newest, journaled.
     static let bufferedInputs = 4096
 
-    /// Where the workflow's actions go: the outbox, the journal, location tracking.
+    /// Where the workflow's actions go: the outbox, the journal, location tracking, the calls.
     public struct Outputs: Sendable {
         public var queueMessages: @Sendable (MessageKind, Recipients) async -> Void
         public var cancelQueuedAlerts: @Sendable () async -> Void
         public var journal: @Sendable (JournalEntry) -> Void
         public var tracking: @Sendable (Bool) -> Void
+        public var calls: @Sendable (Bool) -> Void
 
         public init(queueMessages: @escaping @Sendable (MessageKind, Recipients) async -> Void,
                     cancelQueuedAlerts: @escaping @Sendable () async -> Void = {},
                     journal: @escaping @Sendable (JournalEntry) -> Void,
-                    tracking: @escaping @Sendable (Bool) -> Void = { _ in }) {
+                    tracking: @escaping @Sendable (Bool) -> Void = { _ in },
+                    calls: @escaping @Sendable (Bool) -> Void = { _ in }) {
             self.queueMessages = queueMessages
             self.cancelQueuedAlerts = cancelQueuedAlerts
             self.journal = journal
             self.tracking = tracking
+            self.calls = calls
         }
     }
 
@@ -172,6 +175,10 @@ public actor EmergencyService {
                 outputs.tracking(true)
             case .stopTracking:
                 outputs.tracking(false)
+            case .startCalls:
+                outputs.calls(true)
+            case .stopCalls:
+                outputs.calls(false)
             case .journal(let entry):
                 outputs.journal(entry)
             }

@@ -4,10 +4,11 @@ import Storage
 import Synchronization
 
 /// SMS received by the modem: parts put back together, then the command, if any, carried out. A
-/// contact's WHERE gets the latest position back; a contact's OK during an emergency is journaled
-/// as their acknowledgement. Anything else, and anything from a number that is not a contact, is
-/// journaled (number masked, text never) and not answered. At most one answer per sender a minute.
-/// No SMS disarms, cancels or changes anything: a sender's number can be spoofed.
+/// contact's WHERE gets the latest position back; a contact's OK during an emergency is their
+/// acknowledgement (it stops the calls); the rider's own phone (`profile set --phone`) may ask
+/// STATUS. Anything else, and anything from another number, is journaled (number masked, text
+/// never) and not answered. At most one answer per sender a minute. No SMS disarms, cancels or
+/// changes anything: a sender's number can be spoofed.
 final class IncomingSMS: Sendable {
     static let answerInterval = 60.0
 
@@ -16,13 +17,16 @@ final class IncomingSMS: Sendable {
     private let database: RideGuardDatabase
     private let emergency: EmergencyService
     private let messages: MessageQueue
+    private let sensor: SensorHealth
     private let clock: any ServiceClock
     private let logger: Logger
 
-    init(database: RideGuardDatabase, emergency: EmergencyService, messages: MessageQueue, clock: any ServiceClock, logger: Logger) {
+    init(database: RideGuardDatabase, emergency: EmergencyService, messages: MessageQueue, sensor: SensorHealth,
+         clock: any ServiceClock, logger: Logger) {
         self.database = database
         self.emergency = emergency
         self.messages = messages
+        self.sensor = sensor
         self.clock = clock
         self.logger = logger
     }
@@ -37,37 +41,47 @@ final class IncomingSMS: Sendable {
 
     private func handle(_ text: String, from number: String, at now: Double) async {
         let contact = ((try? database.contacts()) ?? []).first { $0.number == number }
-        let who = contact.map { "\($0.name) (\(PhoneNumber.mask(number)))" } ?? "\(PhoneNumber.mask(number)) (not a contact)"
-        guard contact != nil, let command = SMSCommand(text) else {
-            journal("messages", "SMS from \(who), \(text.count) characters\(contact == nil ? "" : ", not a command"): not answered")
+        let fromRider = (try? database.profile().phone) == number
+        let who = contact.map { "\($0.name) (\(PhoneNumber.mask(number)))" }
+            ?? (fromRider ? "the rider's phone (\(PhoneNumber.mask(number)))" : "\(PhoneNumber.mask(number)) (not a contact)")
+        let command = SMSCommand(text)
+        switch command {
+        case .whereAreYou? where contact != nil:
+            await answer(command!, from: who, to: number, at: now) { try await messages.queueWhereReply(to: number) }
+        case .acknowledge? where contact != nil:
+            // The workflow journals it, and stops the calls when an emergency is under way.
+            emergency.post(.event(.acknowledged(Acknowledgement(who: who, channel: .sms, time: now))))
+        case .status? where fromRider:
+            let s = sensor.snapshot
+            let rate = now - s.lastSampleWall <= 1 ? s.rateHz : nil      // NaN (never sampled) is not within
+            await answer(command!, from: who, to: number, at: now) { try await messages.queueStatusReply(to: number, sensorRateHz: rate) }
+        case .status? where contact != nil:
+            journal("messages", "STATUS from \(who): only the rider's own phone may ask (rideguard profile set --phone); not answered")
+        default:
+            let known = contact != nil || fromRider
+            let what = !known ? "" : command == nil ? ", not a command" : ", a command it may not give"
+            journal("messages", "SMS from \(who), \(text.count) characters\(what): not answered")
+        }
+    }
+
+    /// Queues the answer, unless this sender had one less than a minute ago.
+    private func answer(_ command: SMSCommand, from who: String, to number: String, at now: Double,
+                        queue: () async throws -> Void) async {
+        let due = lastAnswer.withLock { last -> Bool in
+            guard now - (last[number] ?? -.infinity) >= Self.answerInterval else { return false }
+            last[number] = now
+            return true
+        }
+        let name = command == .status ? "STATUS" : "WHERE"
+        guard due else {
+            journal("messages", "\(name) from \(who): answered less than a minute ago; not again")
             return
         }
-        switch command {
-        case .whereAreYou:
-            let due = lastAnswer.withLock { last -> Bool in
-                guard now - (last[number] ?? -.infinity) >= Self.answerInterval else { return false }
-                last[number] = now
-                return true
-            }
-            guard due else {
-                journal("messages", "WHERE from \(who): answered less than a minute ago; not again")
-                return
-            }
-            do {
-                try await messages.queueWhereReply(to: number)
-                journal("messages", "WHERE from \(who): position sent back")
-            } catch {
-                journal("messages", "WHERE from \(who): could not queue the answer: \(error)")
-            }
-        case .acknowledge:
-            let state = await emergency.state
-            if [.emergencySending, .emergencySent, .emergencySendingFailed].contains(state) {
-                journal("alerts", "\(who) acknowledged the alert by SMS")
-            } else {
-                journal("messages", "OK from \(who) with no emergency under way (\(state.rawValue)): nothing to acknowledge")
-            }
-        case .status:
-            journal("messages", "STATUS from \(who): only the rider's own phone may ask; not answered")
+        do {
+            try await queue()
+            journal("messages", "\(name) from \(who): \(command == .status ? "status" : "position") sent back")
+        } catch {
+            journal("messages", "\(name) from \(who): could not queue the answer: \(error)")
         }
     }
 

@@ -96,12 +96,24 @@ final class MessageQueue: Sendable {
     /// The answer to a contact's WHERE (what the agent is doing, the latest position), through the
     /// outbox like every message.
     func queueWhereReply(to number: String) async throws {
+        try await queueReply(to: number) { context, state in MessageComposer.whereReply(context, state: state) }
+    }
+
+    /// The answer to the rider's STATUS: the state, the IMU, what waits in the outbox, the position.
+    func queueStatusReply(to number: String, sensorRateHz: Double?) async throws {
+        let waiting = try database.outbox.countPending()
+        try await queueReply(to: number) { context, state in
+            MessageComposer.statusReply(context, state: state, sensorRateHz: sensorRateHz, waiting: waiting)
+        }
+    }
+
+    private func queueReply(to number: String, compose: (MessageContext, WorkflowState) -> String) async throws {
         let profile = try database.profile()
         let fix = location.lastFix
         let context = MessageContext(riderName: profile.name ?? "the rider", riderMessage: profile.message ?? "",
                                      language: settings.language, mapLink: settings.mapLink,
                                      fix: fix, fixAge: fix.map { clock.now() - $0.time })
-        let text = MessageComposer.whereReply(context, state: await emergency.state)
+        let text = compose(context, await emergency.state)
         _ = try database.outbox.enqueue(recipient: number, kind: Self.replyKind, body: text, now: clock.now())
         doorbell.ring()
     }

@@ -5,8 +5,9 @@ import SerialModem
 import Storage
 import Synchronization
 
-/// The modem's twin: says what it would send, and accepts it.
-public final class SimulatedTransport: SMSTransport {
+/// The modem's twin: says what it would send, and accepts it; says whom it would ring, and lets
+/// the call ring out (nobody answers a simulation).
+public final class SimulatedTransport: SMSTransport, VoiceCaller {
     let logger: Logger
     let reference = Atomic<Int>(0)
 
@@ -18,6 +19,12 @@ public final class SimulatedTransport: SMSTransport {
         let body = text.split(separator: "\n").map { "    │ " + $0 }.joined(separator: "\n")
         logger.info("SMS to \(PhoneNumber.mask(number)) (simulated modem):\n\(body)")
         return SMSText(text).parts.map { _ in reference.add(1, ordering: .relaxed).newValue }
+    }
+
+    public func call(_ number: String, ringSeconds: Double) async -> CallReport {
+        logger.info("calling \(PhoneNumber.mask(number)) (simulated modem): ringing for \(DecimalFormat.string(ringSeconds, decimals: 0)) s")
+        do { try await Task.sleep(for: .seconds(ringSeconds)) } catch { return CallReport(.stopped) }
+        return CallReport(.notAnswered("no answer in \(DecimalFormat.string(ringSeconds, decimals: 0)) s (simulated)"))
     }
 }
 

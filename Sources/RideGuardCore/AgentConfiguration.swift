@@ -38,6 +38,18 @@ public struct AgentConfiguration: Equatable, Sendable {
         public static let supportedBauds = [9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 921_600]
     }
 
+    /// Ringing the contacts after the alert went out, until one answers or replies OK.
+    public struct Calls: Equatable, Sendable {
+        /// nil: whenever the modem can make voice calls (it answers `AT+CLCC=?`).
+        public var enabled: Bool?
+        /// How long each call rings before it is hung up, seconds.
+        public var ringSeconds = 30.0
+        /// Rounds through every contact, at most.
+        public var rounds = 3
+        /// A round starts this long after the one before started, seconds.
+        public var intervalSeconds = 300.0
+    }
+
     public struct Messages: Equatable, Sendable {
         public var language = MessageLanguage.en
         public var mapLink = MapLinkStyle.google
@@ -50,6 +62,7 @@ public struct AgentConfiguration: Equatable, Sendable {
     public var detector = DetectorConfiguration()
     public var workflow = WorkflowConfiguration()
     public var messages = Messages()
+    public var calls = Calls()
     public var database = "/var/lib/rideguard/rideguard.sqlite"
     public var controlSocket = "/run/rideguard/control.sock"
 
@@ -78,6 +91,9 @@ public struct AgentConfiguration: Equatable, Sendable {
               "is not a supported speed (\(Modem.supportedBauds.map(String.init).joined(separator: ", ")))")
         // ASCII digits only: "٣٣٣٣" is a number to Unicode, not to a SIM.
         if let pin = modem.pin { check((4...8).contains(pin.count) && pin.utf8.allSatisfy { (0x30...0x39).contains($0) }, "modem.pin", "must be 4 to 8 digits 0-9") }
+        check((10...120).contains(calls.ringSeconds), "calls.ring_s", "must be 10...120 s")
+        check((1...10).contains(calls.rounds), "calls.rounds", "must be 1...10")
+        check((60...3600).contains(calls.intervalSeconds), "calls.interval_s", "must be 60...3600 s")
         for problem in detector.validationErrors() {
             errors.append(ConfigurationError(key: "detector." + (problem.split(separator: " ").first.map(String.init) ?? ""), reason: problem))
         }

@@ -59,6 +59,21 @@ public enum Recipients: Codable, Equatable, Sendable {
     case only([String])
 }
 
+/// A contact's sign that they know of the emergency: they answered a call, or replied OK by SMS.
+public struct Acknowledgement: Codable, Equatable, Sendable {
+    public enum Channel: String, Codable, Sendable { case call, sms }
+    /// The contact's name and masked number, as the journal and `status` show them.
+    public var who: String
+    public var channel: Channel
+    public var time: Double
+
+    public init(who: String, channel: Channel, time: Double) {
+        self.who = who
+        self.channel = channel
+        self.time = time
+    }
+}
+
 /// A line for the journal: `kind` is alerts, detections, system or messages.
 public struct JournalEntry: Codable, Equatable, Sendable {
     public var kind: String
@@ -89,6 +104,8 @@ public enum WorkflowEvent: Equatable, Sendable {
     case messagesBlocked(at: Double, summary: String)
     /// A usable GPS fix arrived.
     case locationFix(at: Double)
+    /// A contact answered a call or replied OK.
+    case acknowledged(Acknowledgement)
 }
 
 public enum WorkflowAction: Equatable, Sendable {
@@ -101,6 +118,9 @@ public enum WorkflowAction: Equatable, Sendable {
     case startTracking
     case stopTracking
     case journal(JournalEntry)
+    /// Ring the contacts, round after round, until acknowledged or stopped.
+    case startCalls
+    case stopCalls
     /// The state changed: write the snapshot before acting on the other actions.
     case persist
 }
@@ -126,6 +146,8 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
     /// (Its name is kept for the snapshots saved by earlier versions.)
     public private(set) var fixSeenSinceEmergency = false
     public private(set) var buzzer = BuzzerPattern.off
+    /// Who acknowledged this emergency, when and how; nil until somebody does.
+    public private(set) var acknowledgement: Acknowledgement?
     /// The press in progress already did something: further holds of it do nothing more (holding
     /// "I'm fine" past 3 s must not raise a manual SOS).
     public private(set) var pressConsumed = false
@@ -181,6 +203,8 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
             // The rider must know that nobody is being alerted: the fault pattern replaces the alarm.
             actions.append(.journal(JournalEntry("alerts", summary)))
             play(.fault, &actions)
+        case .acknowledged(let acknowledgement):
+            acknowledge(acknowledgement, into: &actions)
         case .locationFix(_):
             guard !fixSeenSinceEmergency else { break }
             fixSeenSinceEmergency = true
@@ -208,7 +232,10 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
             deadlines[timer] = deadline
             actions.append(.startTimer(timer, deadline: deadline))
         }
-        if state == .emergencySent { actions.append(.startTracking) }
+        if state == .emergencySent {
+            actions.append(.startTracking)
+            if acknowledgement == nil { actions.append(.startCalls) }
+        }
         // Outside an emergency, a new run has seen no position yet; within one, what the alert
         // carried is what counts (a restart must not send another position at once).
         if [.disarmed, .armed, .emergencyEnded].contains(state) { fixSeenSinceEmergency = false }
@@ -246,6 +273,7 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
         countdownStart = t
         crash = nil
         alerted = []
+        acknowledgement = nil
         setTimer(.countdown, t + seconds, &actions)
         play(.countdownSlow, &actions)
         scheduleStep(after: .countdownSlow, deadline: t + seconds, &actions)
@@ -363,6 +391,24 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
         setTimer(.locationUpdate, t + configuration.locationUpdateIntervalSeconds, &actions)
         setTimer(.trackingEnd, t + configuration.trackingDurationSeconds, &actions)
         actions.append(.journal(JournalEntry("alerts", "alert delivered: tracking the rider's position")))
+        if acknowledgement == nil { actions.append(.startCalls) }
+    }
+
+    /// The first acknowledgement stops the calls; later ones are journaled. Outside an emergency
+    /// there is nothing to acknowledge.
+    private mutating func acknowledge(_ acknowledgement: Acknowledgement, into actions: inout [WorkflowAction]) {
+        let how = acknowledgement.channel == .call ? "answered the call" : "replied OK"
+        guard [.emergencySending, .emergencySent, .emergencySendingFailed].contains(state) else {
+            actions.append(.journal(JournalEntry("messages", "\(acknowledgement.who) \(how) with no emergency under way: nothing to acknowledge")))
+            return
+        }
+        guard self.acknowledgement == nil else {
+            actions.append(.journal(JournalEntry("alerts", "\(acknowledgement.who) \(how) too")))
+            return
+        }
+        self.acknowledgement = acknowledgement
+        actions.append(.stopCalls)
+        actions.append(.journal(JournalEntry("alerts", "\(acknowledgement.who) acknowledged the alert (\(how)): calls stopped")))
     }
 
     private mutating func endEmergency(pattern: BuzzerPattern, reason: String, _ actions: inout [WorkflowAction]) {
@@ -370,6 +416,7 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
         crash = nil
         for timer in WorkflowTimer.allCases { clearTimer(timer, &actions) }
         actions.append(.stopTracking)
+        actions.append(.stopCalls)
         play(pattern, &actions)
         actions.append(.journal(JournalEntry("alerts", reason)))
     }

@@ -127,13 +127,15 @@ public enum MessageComposer {
     /// The answer to a contact's WHERE: what the agent is doing, and the latest position.
     public static func whereReply(_ c: MessageContext, state: WorkflowState) -> String {
         let w = Words.for(c.language)
-        let doing = switch state {
-        case .armed: w.stateProtecting
-        case .alertCountdown: w.stateCountdown
-        case .emergencySending, .emergencySent, .emergencySendingFailed: w.stateEmergency
-        case .disarmed, .emergencyEnded: w.stateNotProtecting
-        }
-        return "RideGuard - \(c.riderName): \(doing)\n" + position(c, w)
+        return "RideGuard - \(c.riderName): \(w.doing(state))\n" + position(c, w)
+    }
+
+    /// The answer to the rider's own STATUS: what the agent is doing, whether the IMU sends
+    /// samples, what waits in the outbox, and the latest position.
+    public static func statusReply(_ c: MessageContext, state: WorkflowState, sensorRateHz: Double?, waiting: Int) -> String {
+        let w = Words.for(c.language)
+        let sensor = sensorRateHz.map { "\(w.sensorWorking), \(Int($0.rounded())) Hz" } ?? w.sensorSilent
+        return "RideGuard - \(c.riderName): \(w.doing(state))\n\(sensor); \(w.waiting(waiting))\n" + position(c, w)
     }
 
     /// The test SMS `rideguard setup` offers to send, plainly marked as a test.
@@ -190,6 +192,18 @@ struct Words {
     var stateCountdown: String
     var stateEmergency: String
     var stateNotProtecting: String
+    var sensorWorking: String
+    var sensorSilent: String
+    var waiting: (Int) -> String
+
+    func doing(_ state: WorkflowState) -> String {
+        switch state {
+        case .armed: stateProtecting
+        case .alertCountdown: stateCountdown
+        case .emergencySending, .emergencySent, .emergencySendingFailed: stateEmergency
+        case .disarmed, .emergencyEnded: stateNotProtecting
+        }
+    }
 
     static func `for`(_ language: MessageLanguage) -> Words {
         switch language {
@@ -202,7 +216,8 @@ struct Words {
                   falseAlarm: "false alarm, rider OK.",
                   testNotice: "nothing happened. You are an emergency contact: if RideGuard detects a crash, you get an SMS like this with the position.",
                   suggestedMessage: "I may have crashed on my motorbike. Please call me, and call the emergency services if I do not answer.", stateProtecting: "protecting the rider", stateCountdown: "crash detected, countdown running",
-                  stateEmergency: "emergency: contacts alerted", stateNotProtecting: "not protecting")
+                  stateEmergency: "emergency: contacts alerted", stateNotProtecting: "not protecting",
+                  sensorWorking: "IMU OK", sensorSilent: "IMU silent: blind", waiting: { "SMS waiting: \($0)" })
         case .fr:
             Words(positionUnknown: "Position inconnue (pas de GPS).", accuracy: "precision",
                   ageMinutes: { "position d'il y a \($0) min" }, crashAt: "Chute a", sosAt: "SOS lance par le motard a", moving: "roulait a",
@@ -212,7 +227,8 @@ struct Words {
                   falseAlarm: "fausse alerte, tout va bien.",
                   testNotice: "rien ne s'est passe. Vous etes contact d'urgence: en cas de chute, vous recevrez un SMS comme celui-ci avec la position.",
                   suggestedMessage: "J'ai peut-etre chute a moto. Appelez-moi, et appelez les secours si je ne reponds pas.", stateProtecting: "protection active", stateCountdown: "chute detectee, compte a rebours en cours",
-                  stateEmergency: "urgence: contacts alertes", stateNotProtecting: "protection inactive")
+                  stateEmergency: "urgence: contacts alertes", stateNotProtecting: "protection inactive",
+                  sensorWorking: "capteur OK", sensorSilent: "capteur muet", waiting: { "\($0) SMS en attente" })
         case .de:
             Words(positionUnknown: "Position unbekannt (kein GPS).", accuracy: "Genauigkeit",
                   ageMinutes: { "Position vor \($0) Min." }, crashAt: "Sturz um", sosAt: "SOS vom Fahrer ausgeloest um", moving: "fuhr",
@@ -222,7 +238,8 @@ struct Words {
                   falseAlarm: "Fehlalarm, alles in Ordnung.",
                   testNotice: "nichts ist passiert. Sie sind Notfallkontakt: erkennt RideGuard einen Sturz, bekommen Sie eine SMS wie diese mit der Position.",
                   suggestedMessage: "Ich hatte vielleicht einen Motorradunfall. Bitte ruf mich an, und ruf den Notruf, wenn ich nicht antworte.", stateProtecting: "Schutz aktiv", stateCountdown: "Sturz erkannt, Countdown laeuft",
-                  stateEmergency: "Notfall: Kontakte alarmiert", stateNotProtecting: "Schutz aus")
+                  stateEmergency: "Notfall: Kontakte alarmiert", stateNotProtecting: "Schutz aus",
+                  sensorWorking: "Sensor OK", sensorSilent: "Sensor stumm: blind", waiting: { "SMS wartend: \($0)" })
         case .es:
             Words(positionUnknown: "Posicion desconocida (sin GPS).", accuracy: "precision",
                   ageMinutes: { "posicion de hace \($0) min" }, crashAt: "Caida a las", sosAt: "SOS lanzado por el motorista a las", moving: "iba a",
@@ -232,7 +249,8 @@ struct Words {
                   falseAlarm: "falsa alarma, todo bien.",
                   testNotice: "no ha pasado nada. Es contacto de emergencia: si RideGuard detecta una caida, recibira un SMS como este con la posicion.",
                   suggestedMessage: "Puede que haya tenido una caida en moto. Llamame, y llama a emergencias si no contesto.", stateProtecting: "proteccion activa", stateCountdown: "caida detectada, cuenta atras en curso",
-                  stateEmergency: "emergencia: contactos avisados", stateNotProtecting: "proteccion desactivada")
+                  stateEmergency: "emergencia: contactos avisados", stateNotProtecting: "proteccion desactivada",
+                  sensorWorking: "sensor OK", sensorSilent: "sensor mudo: ciego", waiting: { "SMS pendientes: \($0)" })
         case .it:
             Words(positionUnknown: "Posizione sconosciuta (niente GPS).", accuracy: "precisione",
                   ageMinutes: { "posizione di \($0) min fa" }, crashAt: "Caduta alle", sosAt: "SOS lanciato dal motociclista alle", moving: "andava a",
@@ -242,7 +260,8 @@ struct Words {
                   falseAlarm: "falso allarme, tutto ok.",
                   testNotice: "non e successo niente. Sei un contatto di emergenza: se RideGuard rileva una caduta riceverai un SMS come questo con la posizione.",
                   suggestedMessage: "Potrei essere caduto in moto. Chiamami, e chiama i soccorsi se non rispondo.", stateProtecting: "protezione attiva", stateCountdown: "caduta rilevata, conto alla rovescia in corso",
-                  stateEmergency: "emergenza: contatti avvisati", stateNotProtecting: "protezione disattivata")
+                  stateEmergency: "emergenza: contatti avvisati", stateNotProtecting: "protezione disattivata",
+                  sensorWorking: "sensore OK", sensorSilent: "sensore muto: cieco", waiting: { "SMS in attesa: \($0)" })
         }
     }
 }

@@ -30,16 +30,19 @@ public struct JournalRecord: Codable, Equatable, Sendable, FetchableRecord, Muta
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
 
-/// What the rider set up: their name, a medical note, and the alert message.
+/// What the rider set up: their name, a medical note, the alert message, and their own phone's
+/// number (the one phone whose STATUS SMS the agent answers).
 public struct RiderProfile: Equatable, Sendable {
     public var name: String?
     public var medicalNote: String?
     public var message: String?
+    public var phone: String?
 
-    public init(name: String? = nil, medicalNote: String? = nil, message: String? = nil) {
+    public init(name: String? = nil, medicalNote: String? = nil, message: String? = nil, phone: String? = nil) {
         self.name = name
         self.medicalNote = medicalNote
         self.message = message
+        self.phone = phone
     }
 }
 
@@ -119,7 +122,8 @@ extension RideGuardDatabase {
             let rows = try Row.fetchAll(db, sql: "SELECT key, value FROM settings")
             var values: [String: String] = [:]
             for row in rows { values[row["key"]] = row["value"] }
-            return RiderProfile(name: values["rider_name"], medicalNote: values["medical_note"], message: values["message"])
+            return RiderProfile(name: values["rider_name"], medicalNote: values["medical_note"], message: values["message"],
+                                phone: values["rider_phone"])
         }
     }
 
@@ -133,10 +137,22 @@ extension RideGuardDatabase {
     public func setMedicalNote(_ note: String) throws {
         let trimmed = note.trimmingCharacters(in: .whitespaces)
         if trimmed.isEmpty {
-            try queue.write { db in try db.execute(sql: "DELETE FROM settings WHERE key = 'medical_note'") }
+            try removeSetting("medical_note")
         } else {
             try setSetting("medical_note", trimmed)
         }
+    }
+
+    /// The rider's own phone, written as for a contact (+33 6 12 34 56 78); empty removes it.
+    public func setRiderPhone(_ number: String) throws {
+        guard !number.trimmingCharacters(in: .whitespaces).isEmpty else { return try removeSetting("rider_phone") }
+        let e164: String
+        do { e164 = try PhoneNumber(number).e164 } catch { throw RecordError(reason: error.reason) }
+        try setSetting("rider_phone", e164)
+    }
+
+    private func removeSetting(_ key: String) throws {
+        try queue.write { db in try db.execute(sql: "DELETE FROM settings WHERE key = ?", arguments: [key]) }
     }
 
     /// The alert message: at least 5 characters after trimming.

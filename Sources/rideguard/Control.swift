@@ -57,6 +57,12 @@ struct Status: ParsableCommand {
         } else {
             print("modem: simulated")
         }
+        if modem.voice == false { print("voice calls: the modem cannot make them (the contacts get SMS only)") }
+        if let calls = status.calls { print("calls: \(calls)") }
+        if let acknowledgement = status.acknowledgement {
+            let time = Date(timeIntervalSince1970: acknowledgement.time).formatted(date: .omitted, time: .shortened)
+            print("acknowledged: by \(acknowledgement.who), \(acknowledgement.channel == .call ? "answering a call" : "replying OK") at \(time)")
+        }
         print("outbox: \(status.pendingMessages) pending; contacts: \(status.contacts)")
     }
 }

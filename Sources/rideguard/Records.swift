@@ -132,7 +132,8 @@ struct Message: ParsableCommand {
 
 struct Profile: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "The rider's name and an optional medical note included in alerts.", subcommands: [Show.self, Set.self], defaultSubcommand: Show.self)
+        abstract: "The rider's name, an optional medical note included in alerts, and the rider's own phone.",
+        subcommands: [Show.self, Set.self], defaultSubcommand: Show.self)
 
     struct Show: ParsableCommand {
         @OptionGroup var db: DatabaseOption
@@ -140,16 +141,19 @@ struct Profile: ParsableCommand {
             let profile = try db.open().profile()
             print("name: \(profile.name ?? "not set")")
             print("medical note: \(profile.medicalNote ?? "none")")
+            print("rider's phone: \(profile.phone ?? "not set (a STATUS SMS is answered only from it)")")
         }
     }
 
     struct Set: ParsableCommand {
         @Option(help: "The rider's name, as the alert signs it.") var name: String?
         @Option(help: "A medical note for rescuers (blood group, allergies); empty removes it.") var medical: String?
+        @Option(help: "The rider's own phone (+33 6 12 34 56 78): the one number whose STATUS SMS is answered; empty removes it.")
+        var phone: String?
         @OptionGroup var db: DatabaseOption
 
         func validate() throws {
-            if name == nil && medical == nil { throw ValidationError("give --name and/or --medical") }
+            if name == nil && medical == nil && phone == nil { throw ValidationError("give --name, --medical and/or --phone") }
         }
 
         func run() throws {
@@ -157,6 +161,7 @@ struct Profile: ParsableCommand {
             try refusing {
                 if let name { try database.setRiderName(name) }
                 if let medical { try database.setMedicalNote(medical) }
+                if let phone { try database.setRiderPhone(phone) }
             }
             print("profile updated")
         }

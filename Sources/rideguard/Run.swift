@@ -31,7 +31,7 @@ struct Run: AsyncParsableCommand {
 
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "The agent on simulated hardware: a recorded crash, the countdown, the SMS, the follow-up. Under a minute.")
+        abstract: "The agent on simulated hardware: a recorded crash, the countdown, the SMS, the calls, the follow-up. Under a minute.")
 
     @Flag(help: "Press \"I'm fine\" during the countdown: nothing is sent.")
     var cancel = false
@@ -65,6 +65,10 @@ struct Demo: AsyncParsableCommand {
         // Shorter than a configuration file allows, so that the follow-up fits in the demo.
         configuration.workflow.locationUpdateIntervalSeconds = 5
         configuration.workflow.trackingDurationSeconds = 11
+        // A call round that fits too: Sam's phone rings 4 s (a simulation answers no call), the
+        // next round 6 s after the first began, until tracking ends.
+        configuration.calls.ringSeconds = 4
+        configuration.calls.intervalSeconds = 6
         let database = try RideGuardDatabase(path: configuration.database)
         try database.addContact(name: "Sam", number: "+33 6 12 34 56 78", now: Date().timeIntervalSince1970)
         try database.setRiderName("Alex")

@@ -16,6 +16,10 @@ import Testing
         #expect(result.stdout.contains("This is Alex's RideGuard: I may have crashed."))
         #expect(result.stdout.contains("https://maps.google.com/?q=45.76420,4.83566"))
         #expect(result.stdout.contains("position update"))
+        // After the alert, the simulated call round: Sam's phone rings out, and again next round.
+        #expect(result.stdout.contains("calling +33•••••5678 (simulated modem): ringing for 4 s"))
+        #expect(result.stdout.contains("call to Sam (+33•••••5678): no answer in 4 s (simulated)"))
+        #expect(result.stdout.contains("calls: nobody answered round 1 of 3; the next in 2 s"))
         #expect(result.stdout.contains("demo over: 3 SMS sent (alert, location_update, location_update)"))
         #expect(!result.stdout.contains("612345678"))
     }
@@ -40,7 +44,7 @@ import Testing
 
         init(_ name: String, modem: FakeModem? = nil, riderSpeed: Double = 0, gpsLog: String? = nil,
              trace: URL = Rideguard.fixtures.appendingPathComponent("example-lowside.csv"), playback: Double = 4,
-             contacts: Bool = true, imu: String? = nil) throws {
+             contacts: Bool = true, imu: String? = nil, calls: String = "") throws {
             self.modem = try modem ?? FakeModem()
             gps = try GPSFake(log: gpsLog ?? NMEALog.movingRider(latitude: 45.1, longitude: 5.7, speed: riderSpeed, course: 0, seconds: 120))
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-\(name)-\(UUID().uuidString)")
@@ -58,6 +62,7 @@ import Testing
                   device: \(self.modem.link)
                 workflow:
                   countdown_s: 10
+                \(calls)
                 database: \(database)
                 control_socket: \(folder.appendingPathComponent("control.sock").path)
                 """
@@ -157,7 +162,7 @@ import Testing
         rig.modem.deliver(from: "+33612345678", "where")
         rig.modem.deliver(from: "+33612345678", "OK")
         try waitFor(20) { rig.modem.stored == 0 }           // every message read, then deleted from the SIM
-        try waitFor(10) { (try? Rideguard.run(["events", "--kind", "messages", "--database", rig.database]).stdout.contains("OK from Sam")) == true }
+        try waitFor(10) { (try? Rideguard.run(["events", "--kind", "messages", "--database", rig.database]).stdout.contains("Sam (+33•••••5678) replied OK")) == true }
         sleep(2)
         #expect(replies("+447700900123").isEmpty, "a stranger got an answer")
         #expect(replies("+33612345678").count == 1, "answered twice within a minute")
@@ -165,10 +170,64 @@ import Testing
         #expect(events.contains("SMS from +44••••••0123 (not a contact), 5 characters: not answered"), "\(events)")
         #expect(events.contains("WHERE from Sam (+33•••••5678): answered less than a minute ago"), "\(events)")
         #expect(!events.contains("7700900") && !events.contains("612345678"), "numbers are masked in the journal")
+
+        // STATUS: answered to the rider's own phone only, not to a contact.
+        #expect(try Rideguard.run(["profile", "set", "--phone", "+33 7 00 00 00 01", "--database", rig.database]).status == 0)
+        rig.modem.deliver(from: "+4915112345678", "status")
+        rig.modem.deliver(from: "+33700000001", "État")
+        try waitFor(20) { replies("+33700000001").count == 1 }
+        let report = replies("+33700000001")[0]
+        #expect(report.contains("protecting the rider\nIMU OK, ") && report.contains("SMS waiting: 0"), "\(report)")
+        #expect(report.contains("https://maps.google.com/?q=45.10000,5.70000"), "\(report)")
+        try waitFor(20) { rig.modem.stored == 0 }
+        #expect(replies("+4915112345678").count == 1, "a contact's STATUS was answered")
+        let later = try Rideguard.run(["events", "--kind", "messages", "--database", rig.database]).stdout
+        #expect(later.contains("STATUS from Jo (+49•••••••5678): only the rider's own phone may ask"), "\(later)")
+    }
+
+    /// Calls after the alert SMS: Sam's phone rings out, so Jo's is rung next. While Sam's rings,
+    /// Sam texts WHERE: the answer goes out before the call ends (a call never holds up a
+    /// message). While Jo's rings, Jo texts OK: that acknowledgement hangs up Jo's call at once,
+    /// and Ana is never rung.
+    @Test func anUnansweredCallMovesOnAndAnOKStopsTheCalls() throws {
+        let rig = try Rig("calls", playback: 8, calls: "calls:\n  ring_s: 10\n  interval_s: 60")
+        #expect(try Rideguard.run(["contacts", "add", "Ana", "+34600000003", "--database", rig.database]).status == 0)
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
+        defer { process.kill(SIGTERM) }
+        try waitFor(60) { rig.modem.calls.count == 1 }
+        #expect(rig.modem.messages.count == 3, "every alert went out before the first call")
+        let firstCall = rig.modem.calls[0]
+        #expect(try #require(rig.modem.received.map(\.at).max()) < firstCall.placed, "a call came before an alert SMS")
+        sleep(1)
+        rig.modem.deliver(from: "+33612345678", "WHERE")
+        try waitFor(10) { rig.modem.messages.count == 4 }
+        #expect(rig.modem.calls.count == 1 && rig.modem.calls[0].ended == nil, "the answer waited for the call to end")
+
+        try waitFor(20) { rig.modem.calls.count == 2 }
+        let sam = rig.modem.calls[0]
+        #expect(sam.number == "+33612345678" && !sam.answered)
+        let rang = try #require(sam.ended).timeIntervalSince(sam.placed)
+        #expect(rang >= 9.5 && rang < 12, "Sam's phone rang \(rang) s")
+        #expect(rig.modem.calls[1].number == "+4915112345678")
+        sleep(1)
+        rig.modem.deliver(from: "+4915112345678", "ok!")
+        try waitFor(10) { rig.modem.calls[1].ended != nil }
+        let jo = rig.modem.calls[1]
+        #expect(try #require(jo.ended).timeIntervalSince(jo.placed) < 6, "Jo's phone rang on after the OK")
+        try waitFor(10) { (try? status(rig.folder))??.acknowledgement != nil }
+        let human = try Rideguard.run(["status", "--socket", rig.socket]).stdout
+        #expect(human.contains("acknowledged: by Jo (+49•••••••5678), replying OK at "), "\(human)")
+        #expect(human.contains("calls: stopped"), "\(human)")
+        sleep(1)
+        #expect(rig.modem.calls.count == 2, "Ana was rung after the OK")
+        let alerts = try Rideguard.run(["events", "--kind", "alerts", "--database", rig.database]).stdout
+        #expect(alerts.contains("call to Sam (+33•••••5678): no answer in 10 s (AT port held "), "\(alerts)")
+        #expect(alerts.contains("Jo (+49•••••••5678) acknowledged the alert (replied OK): calls stopped"), "\(alerts)")
+        #expect(!alerts.contains("612345678") && !alerts.contains("15112345678"))
     }
 
     @Test func crashAlertsEveryContactWithTheMapLink() throws {
-        let rig = try Rig("agent")
+        let rig = try Rig("agent", playback: 8)
         let log = rig.folder.appendingPathComponent("agent.log").path
         let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], stdout: log, stderr: log)
         try waitFor(60) { rig.modem.messages.count >= 2 }
@@ -195,7 +254,7 @@ import Testing
     @Test func theJournalTellsWhoGotWhatAndWhatFailed() throws {
         var script = FakeModem.Script()
         script.outcomes = [.cmsError(38), .cmsError(1)]       // Sam: network out of order (retried); Jo: unassigned number
-        let rig = try Rig("journal", modem: try FakeModem(script: script))
+        let rig = try Rig("journal", modem: try FakeModem(script: script), playback: 8)
         let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
         defer { process.kill(SIGTERM) }
         try waitFor(60) { rig.modem.received.count >= 3 }
@@ -217,7 +276,7 @@ import Testing
         var script = FakeModem.Script()
         script.outcomes = [.silence]                                          // the first alert hangs
         let modem = try FakeModem(script: script)
-        let rig = try Rig("kill", modem: modem)
+        let rig = try Rig("kill", modem: modem, playback: 8)
         let first = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path],
                                 stdout: rig.folder.appendingPathComponent("first.log").path, stderr: rig.folder.appendingPathComponent("first.log").path)
         try waitFor(60) { rig.modem.received.count >= 1 }
@@ -236,7 +295,7 @@ import Testing
     /// A crash, "I'm fine", then a manual SOS: the SOS's alert says SOS, with none of the
     /// cancelled crash's time, impact or posture.
     @Test func aManualSOSAfterACancelledCrashTellsNothingOfThatCrash() throws {
-        let rig = try Rig("sos-after-crash")
+        let rig = try Rig("sos-after-crash", playback: 8)
         let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
         defer { process.kill(SIGTERM) }
         try waitForState(rig.folder, "alertCountdown")
@@ -252,7 +311,7 @@ import Testing
     /// Killed (SIGKILL) during a crash's countdown: after the restart the countdown runs out and the
     /// alert still tells the crash's time and evidence, from the persisted emergency.
     @Test func killedDuringTheCountdownTheAlertStillTellsTheCrash() throws {
-        let rig = try Rig("kill-countdown")
+        let rig = try Rig("kill-countdown", playback: 8)
         let first = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
         try waitForState(rig.folder, "alertCountdown")
         first.kill(SIGKILL)
@@ -282,7 +341,7 @@ import Testing
     }
 
     @Test func imFineThroughTheControlSocketSendsNothing() throws {
-        let rig = try Rig("ctl")
+        let rig = try Rig("ctl", playback: 8)
         let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
         defer { process.kill(SIGTERM) }
         try waitForState(rig.folder, "armed", seconds: 20)
@@ -379,7 +438,7 @@ import Testing
     /// alert is not "sent to nobody". The failure is journaled, the fault pattern plays, and the
     /// alert is queued and delivered to every contact once the table is back.
     @Test func aDatabaseFailureDelaysTheAlertButNeverLosesIt() throws {
-        let rig = try Rig("db-failure")
+        let rig = try Rig("db-failure", playback: 8)
         let log = rig.folder.appendingPathComponent("agent.log").path
         let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], stdout: log, stderr: log)
         defer { process.kill(SIGTERM) }
@@ -396,16 +455,29 @@ import Testing
         #expect((try RideGuardDatabase(path: rig.database).journal(kind: "system")).contains { $0.text.hasPrefix("alert queued after") })
     }
 
-    @Test func longHoldAfterTheAlertSendsTheAllClearToEveryoneAlerted() throws {
-        let rig = try Rig("clear")
+    /// After the alert, Sam picks up the first call: that acknowledges the alert, and Jo is not
+    /// rung. Then the rider holds the button 3 s: the all-clear goes to both.
+    @Test func anAnsweredCallStopsTheRoundAndTheLongHoldSendsTheAllClear() throws {
+        var script = FakeModem.Script()
+        script.phones = ["+33612345678": .answers(after: 2)]
+        let rig = try Rig("clear", modem: try FakeModem(script: script), playback: 8)
         let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
         defer { process.kill(SIGTERM) }
         try waitForState(rig.folder, "emergencySent")
+        try waitFor(20) { (try? status(rig.folder))??.acknowledgement != nil }
+        let calls = rig.modem.calls
+        #expect(calls.count == 1 && calls[0].number == "+33612345678" && calls[0].answered && calls[0].ended != nil, "\(calls)")
+        #expect(try status(rig.folder)?.calls == "answered by Sam (+33•••••5678)")
+        let alerts = try Rideguard.run(["events", "--kind", "alerts", "--database", rig.database]).stdout
+        #expect(alerts.contains("call to Sam (+33•••••5678): answered (AT port held "), "\(alerts)")
+        #expect(alerts.contains("Sam (+33•••••5678) acknowledged the alert (answered the call): calls stopped"), "\(alerts)")
+        #expect(!alerts.contains("nobody answered round 1"), "the round went on after the answer: \(alerts)")
         #expect(try Rideguard.run(["ctl", "press", "--hold", "3.5", "--socket", rig.socket]).status == 0)
         try waitFor(30) { rig.modem.messages.count >= 4 }
         let clears = rig.modem.received.filter { $0.decoded.text.contains("the rider cancelled the alert") }
         #expect(Set(clears.map(\.decoded.number)) == ["+33612345678", "+4915112345678"])
         try waitForState(rig.folder, "emergencyEnded", seconds: 10)
+        #expect(rig.modem.calls.count == 1, "Jo was rung after Sam answered")
     }
 
     @Test func aNormalRideSendsNothingAndSystemdHearsFromUs() throws {

@@ -54,7 +54,15 @@ import Testing
         #expect(try Rideguard.run(["message", "set", "I may have crashed. Please call me.", "--database", db]).status == 0)
         #expect(try Rideguard.run(["message", "show", "--database", db]).stdout == "I may have crashed. Please call me.\n")
         #expect(try Rideguard.run(["profile", "set", "--name", "Alex", "--medical", "diabetic", "--database", db]).status == 0)
-        #expect(try Rideguard.run(["profile", "--database", db]).stdout == "name: Alex\nmedical note: diabetic\n")
+        #expect(try Rideguard.run(["profile", "--database", db]).stdout
+                == "name: Alex\nmedical note: diabetic\nrider's phone: not set (a STATUS SMS is answered only from it)\n")
+        // The rider's phone, cleaned like a contact's; one without its country code is refused; empty removes it.
+        let national = try Rideguard.run(["profile", "set", "--phone", "06 12 34 56 78", "--database", db])
+        #expect(national.status == 1 && national.stderr.contains("no country code"), "\(national.stderr)")
+        #expect(try Rideguard.run(["profile", "set", "--phone", "0033 7.00.00.00.01", "--database", db]).status == 0)
+        #expect(try RideGuardDatabase(path: db).profile().phone == "+33700000001")
+        #expect(try Rideguard.run(["profile", "set", "--phone", "", "--database", db]).status == 0)
+        #expect(try RideGuardDatabase(path: db).profile().phone == nil)
         #expect(try Rideguard.run(["profile", "set", "--medical", "", "--database", db]).status == 0)
         #expect(try RideGuardDatabase(path: db).profile().medicalNote == nil)
         #expect(try Rideguard.run(["profile", "set", "--database", db]).status == 64)

@@ -343,6 +343,61 @@ struct WorkflowDriver {
         #expect(d.messages.count == 1)
     }
 
+    /// Calls start once the alert went out; the first acknowledgement stops them and stays in the
+    /// state (for `status`, across a restart); the next emergency starts afresh.
+    @Test func theAlertDeliveredStartsTheCallsAndAnAcknowledgementStopsThem() throws {
+        var d = WorkflowDriver(to: .emergencySending)
+        #expect(!d.actions.contains(.startCalls), "no call before the SMS went out")
+        d.send(.alertDelivered(contact: "+33611111111", at: 70))
+        d.send(.allAlertsDelivered(at: 71))
+        #expect(d.actions.contains(.startCalls))
+        let sam = Acknowledgement(who: "Sam (+33•••••1111)", channel: .sms, time: 80)
+        let first = d.send(.acknowledged(sam))
+        #expect(first.contains(.stopCalls) && first.first == .persist)
+        #expect(first.contains(.journal(JournalEntry("alerts", "Sam (+33•••••1111) acknowledged the alert (replied OK): calls stopped"))))
+        #expect(d.workflow.acknowledgement == sam)
+        let jo = d.send(.acknowledged(Acknowledgement(who: "Jo", channel: .call, time: 85)))
+        #expect(jo == [.journal(JournalEntry("alerts", "Jo answered the call too"))])
+        #expect(d.workflow.state == .emergencySent, "an acknowledgement ends no emergency: tracking goes on")
+
+        // After a restart: still acknowledged, so no calls again.
+        var restored = try JSONDecoder().decode(EmergencyWorkflow.self, from: JSONEncoder().encode(d.workflow))
+        #expect(restored.acknowledgement == sam)
+        #expect(!restored.resume(at: 90).contains(.startCalls))
+    }
+
+    @Test func aRestartBeforeAnyAcknowledgementRingsAgain() throws {
+        let d = WorkflowDriver(to: .emergencySent)
+        var restored = try JSONDecoder().decode(EmergencyWorkflow.self, from: JSONEncoder().encode(d.workflow))
+        #expect(restored.resume(at: 90).contains(.startCalls))
+    }
+
+    @Test func theAllClearAndTheEndOfTrackingStopTheCalls() {
+        var cancelled = WorkflowDriver(to: .emergencySent)
+        cancelled.send(.gesture(.down(at: 97)))
+        let held = cancelled.send(.gesture(.held(seconds: 3, at: 100)))
+        #expect(held.contains(.stopCalls) && cancelled.workflow.state == .emergencyEnded)
+        var over = WorkflowDriver(to: .emergencySent)
+        let end = try! #require(over.workflow.deadlines[.trackingEnd])
+        #expect(over.send(.timerFired(.trackingEnd, at: end)).contains(.stopCalls))
+    }
+
+    @Test func anOKWithNoEmergencyAcknowledgesNothing() {
+        var d = WorkflowDriver(to: .armed)
+        let actions = d.send(.acknowledged(Acknowledgement(who: "Sam", channel: .sms, time: 5)))
+        #expect(actions == [.journal(JournalEntry("messages", "Sam replied OK with no emergency under way: nothing to acknowledge"))])
+        #expect(d.workflow.acknowledgement == nil)
+        // A new emergency forgets the last one's acknowledgement.
+        var again = WorkflowDriver(to: .emergencySent)
+        again.send(.acknowledged(Acknowledgement(who: "Sam", channel: .sms, time: 80)))
+        again.send(.timerFired(.trackingEnd, at: try! #require(again.workflow.deadlines[.trackingEnd])))
+        #expect(again.workflow.acknowledgement != nil, "status still tells who acknowledged the emergency just over")
+        again.send(.gesture(.down(at: 5000)))
+        again.send(.gesture(.released(duration: 0.2, at: 5000.2)))
+        again.send(.crashDetected(at: 5100, summary: "test"))
+        #expect(again.workflow.state == .alertCountdown && again.workflow.acknowledgement == nil)
+    }
+
     @Test func aRestartInEmergencySentSendsNoExtraPosition() throws {
         var d = WorkflowDriver(to: .armed)
         d.send(.locationFix(at: 5))                     // riding with a fix: the alert carries it

@@ -125,6 +125,12 @@ import Testing
                 #expect(SMSText(reply).encoding == .gsm7 && SMSText(reply).parts.count == 1, "\(language) WHERE reply: \(reply)")
                 if fixCase != nil { #expect(reply.contains("48.85837,2.29448"), "the reply carries the position: \(reply)") }
             }
+            for rate in [200.0, nil] as [Double?] {
+                let reply = MessageComposer.statusReply(context(language, fix: fixCase, age: 600), state: .armed, sensorRateHz: rate, waiting: 12)
+                #expect(SMSText(reply).encoding == .gsm7 && SMSText(reply).parts.count == 1, "\(language) STATUS reply, \(reply.count) characters: \(reply)")
+                #expect(reply.contains("12") && reply.contains(rate == nil ? ":" : "200 Hz"), "\(reply)")
+                if fixCase != nil { #expect(reply.contains("48.85837,2.29448"), "the reply carries the position: \(reply)") }
+            }
             for byRider in [true, false] {
                 let clear = SMSText(MessageComposer.allClear(context(language, fix: fixCase), byRider: byRider))
                 #expect(clear.encoding == .gsm7)

@@ -1,0 +1,119 @@
+import Logging
+import RideGuardCore
+import ServiceLifecycle
+import Storage
+import Synchronization
+
+/// Whether the contacts are being rung, and what `status` says of it. The workflow switches the
+/// calls on once the alert SMS went out and off at an acknowledgement, the all-clear or the end of
+/// tracking; `CallService` does the ringing.
+final class CallSwitch: Sendable {
+    private let continuation: AsyncStream<Bool>.Continuation
+    let changes: AsyncStream<Bool>
+    private let summary = Mutex<String?>(nil)
+
+    init() {
+        (changes, continuation) = AsyncStream.makeStream(of: Bool.self)
+    }
+
+    func set(_ on: Bool) {
+        continuation.yield(on)
+    }
+
+    /// What the calls are doing, for `status`; nil before any emergency rang anybody.
+    var status: String? { summary.withLock { $0 } }
+
+    func say(_ text: String?) {
+        summary.withLock { $0 = text }
+    }
+}
+
+/// Rings the contacts in order once the alert SMS went out: each call rings `calls.ring_s` and is
+/// hung up; nobody answering moves on to the next contact, and after the last the round repeats
+/// `calls.interval_s` after it began, `calls.rounds` times at most. A call answered after it rang
+/// is the contact's acknowledgement, posted to the workflow, which then stops the calls (as it
+/// does for an OK by SMS, the rider's all-clear, and the end of tracking). The modem takes one
+/// command at a time, so a message waiting to be sent goes between a call's commands.
+struct CallService: Service, CustomStringConvertible {
+    let calls: CallSwitch
+    let caller: any VoiceCaller
+    let settings: AgentConfiguration.Calls
+    let database: RideGuardDatabase
+    let emergency: EmergencyService
+    let clock: any ServiceClock
+    let logger: Logger
+    var description: String { "calls" }
+
+    func run() async throws {
+        var ringing: Task<Void, Never>?
+        for await on in calls.changes.cancelOnGracefulShutdown() {
+            if let ringing {
+                ringing.cancel()
+                await ringing.value        // hung up before anything else
+            }
+            ringing = nil
+            guard on else { continue }
+            guard settings.enabled != false else {
+                calls.say("off (calls.enabled is false)")
+                continue
+            }
+            ringing = Task { await ringContacts() }
+        }
+        ringing?.cancel()
+        await ringing?.value
+    }
+
+    private func ringContacts() async {
+        let contacts = (try? database.contacts()) ?? []
+        guard !contacts.isEmpty else { return }
+        let rounds = settings.rounds
+        for round in 1...rounds {
+            let started = clock.now()
+            for contact in contacts {
+                let who = "\(contact.name) (\(PhoneNumber.mask(contact.number)))"
+                calls.say("round \(round) of \(rounds): ringing \(who)")
+                logger.info("calls: round \(round) of \(rounds): ringing \(who)")
+                let report = await caller.call(contact.number, ringSeconds: settings.ringSeconds)
+                // What the call cost the AT port (nothing for the simulated modem).
+                let port = report.commands == 0 ? ""
+                    : " (AT port held \(Int((report.portSeconds * 1000).rounded())) ms by \(report.commands) commands)"
+                switch report.outcome {
+                case .answered:
+                    journal("call to \(who): answered\(port)")
+                    calls.say("answered by \(who)")
+                    emergency.post(.event(.acknowledged(Acknowledgement(who: who, channel: .call, time: clock.now()))))
+                    return
+                case .notAnswered(let why):
+                    journal("call to \(who): \(why)\(port)")
+                case .failed(let why):
+                    journal("call to \(who) not placed: \(why)")
+                case .noVoice:
+                    journal("calls: the modem cannot make voice calls; the contacts have the SMS only")
+                    calls.say("off (the modem cannot make voice calls)")
+                    return
+                case .stopped:
+                    return stopped()
+                }
+                guard !Task.isCancelled else { return stopped() }
+            }
+            guard round < rounds else { break }
+            let next = started + settings.intervalSeconds
+            let wait = Int(max(0, next - clock.now()).rounded())
+            journal("calls: nobody answered round \(round) of \(rounds); the next \(wait < 120 ? "in \(wait) s" : "in \(wait / 60) min")")
+            calls.say("round \(round) of \(rounds) unanswered; the next in \(wait) s")
+            do { try await clock.sleep(until: next) } catch { return stopped() }
+        }
+        journal("calls: nobody answered in \(rounds) round\(rounds == 1 ? "" : "s"); no more calls (the SMS updates go on)")
+        calls.say("over: nobody answered \(rounds) round\(rounds == 1 ? "" : "s")")
+    }
+
+    private func stopped() {
+        calls.say("stopped")
+        logger.info("calls stopped")
+    }
+
+    private func journal(_ text: String) {
+        try? database.journal(JournalEntry("alerts", text), at: clock.now())
+        logger.info("\(text)")
+    }
+}
