@@ -285,8 +285,12 @@ public actor Modem: SMSTransport, VoiceCaller {
         case .failure(.failed(_, .cmeError(4))), .failure(.failed(_, .other("COMMAND NOT SUPPORT"))):
             health.voice = false   // "operation not supported": a data-only modem
             return ended(.noVoice)
+        case .failure(.disconnected(let reason)):
+            drop(session, because: reason)
+            return ended(.failed("ATD: modem disconnected: \(reason)"))
         case .failure(let error):
-            if case .failed = error {} else { drop(session, because: error.description) }
+            // A dial that timed out may still be ringing on the modem's side.
+            if case .timeout = error { await hangUp(session, &port) }
             return ended(.failed("ATD: \(error)"))
         }
 
@@ -297,7 +301,6 @@ public actor Modem: SMSTransport, VoiceCaller {
                 await hangUp(session, &port)
                 return ended(.stopped)
             }
-            if let word = callEnding { return ended(.notAnswered(Self.meaning(of: word))) }
             if clock.now() >= deadline {
                 await hangUp(session, &port)
                 return ended(.notAnswered("no answer in \(DecimalFormat.string(ringSeconds, decimals: 0)) s"))
@@ -308,10 +311,12 @@ public actor Modem: SMSTransport, VoiceCaller {
             port.add(since: start)
             endTurn()
             guard let lines else { continue }     // asked again in a second; the deadline still ends it
+            // The list, not a result code, says whether the call goes on: a late NO CARRIER from an
+            // earlier call must not end this one. The result code only names the reason.
             guard let call = lines.compactMap(ATParse.call).first(where: { $0.outgoing && $0.voice }) else {
-                if let word = callEnding { return ended(.notAnswered(Self.meaning(of: word))) }
-                return ended(.notAnswered("the call ended"))
+                return ended(.notAnswered(callEnding.map(Self.meaning(of:)) ?? "the call ended"))
             }
+            callEnding = nil
             switch call.state {
             case .alerting: rang = true
             case .active:

@@ -35,6 +35,18 @@ import Testing
         await modem.close()
     }
 
+    /// A NO CARRIER that belongs to no call in progress (late, from an earlier call) does not end
+    /// the call: the call list says it still rings.
+    @Test func aStrayNoCarrierDoesNotEndTheCall() async throws {
+        let fake = try fake()
+        let modem = modem(fake)
+        let calling = Task { await modem.call("+33612345678", ringSeconds: 3) }
+        try await waitUntil(10) { fake.calls.count == 1 }
+        fake.announce("NO CARRIER")
+        #expect(await calling.value.outcome == .notAnswered("no answer in 3 s"))
+        await modem.close()
+    }
+
     @Test func anAnswerAfterRingingIsAnsweredAndHungUp() async throws {
         let fake = try fake(["+33612345678": .answers(after: 1.5)])
         let modem = modem(fake)

@@ -360,6 +360,12 @@ final class FakeModem: @unchecked Sendable {
         if let ending { write(master, "\r\n\(ending)\r\n") }
     }
 
+    /// The modem says `line` unprompted.
+    func announce(_ line: String) {
+        let master = state.withLock { $0.master }
+        if master >= 0 { write(master, "\r\n\(line)\r\n") }
+    }
+
     /// Messages still stored on the fake SIM.
     var stored: Int { state.withLock { $0.inbox.count } }
 
