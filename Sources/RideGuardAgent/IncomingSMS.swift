@@ -39,22 +39,25 @@ final class IncomingSMS: Sendable {
         await handle(text, from: part.number, at: now)
     }
 
-    private func handle(_ text: String, from number: String, at now: Double) async {
-        let contact = ((try? database.contacts()) ?? []).first { $0.number == number }
-        let fromRider = (try? database.profile().phone) == number
+    private func handle(_ text: String, from sender: String, at now: Double) async {
+        let contact = ((try? database.contacts()) ?? []).first { (try? PhoneNumber($0.number))?.isSender(sender) == true }
+        let riderPhone = (try? database.profile().phone).flatMap { try? PhoneNumber($0) }
+        let fromRider = riderPhone?.isSender(sender) == true
+        // Answers go to the number as stored (E.164), whatever form the network gave the sender in.
+        let number = contact?.number ?? (fromRider ? riderPhone!.e164 : sender)
         let who = contact.map { "\($0.name) (\(PhoneNumber.mask(number)))" }
             ?? (fromRider ? "the rider's phone (\(PhoneNumber.mask(number)))" : "\(PhoneNumber.mask(number)) (not a contact)")
         let command = SMSCommand(text)
         switch command {
         case .whereAreYou? where contact != nil:
-            await answer(command!, from: who, to: number, at: now) { try await messages.queueWhereReply(to: number) }
+            await answer(.whereAreYou, from: who, to: number, at: now) { try await messages.queueWhereReply(to: number) }
         case .acknowledge? where contact != nil:
             // The workflow journals it, and stops the calls when an emergency is under way.
             emergency.post(.event(.acknowledged(Acknowledgement(who: who, channel: .sms, time: now))))
         case .status? where fromRider:
             let s = sensor.snapshot
             let rate = now - s.lastSampleWall <= 1 ? s.rateHz : nil      // NaN (never sampled) is not within
-            await answer(command!, from: who, to: number, at: now) { try await messages.queueStatusReply(to: number, sensorRateHz: rate) }
+            await answer(.status, from: who, to: number, at: now) { try await messages.queueStatusReply(to: number, sensorRateHz: rate) }
         case .status? where contact != nil:
             journal("messages", "STATUS from \(who): only the rider's own phone may ask (rideguard profile set --phone); not answered")
         default:

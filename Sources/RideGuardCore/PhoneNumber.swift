@@ -29,6 +29,17 @@ public struct PhoneNumber: Hashable, Codable, Sendable, CustomStringConvertible 
 
     public var description: String { e164 }
 
+    /// Whether an SMS's sender, as the network gives it, is this number. An international sender
+    /// (`+33612345678`) must be the same number. Some networks give a sender of their own country in
+    /// national form (type 0x81: `0612345678`, a trunk 0 then the subscriber's number): it is this
+    /// number when this one ends with those digits, the trunk zeros left out, seven at least.
+    public func isSender(_ sender: String) -> Bool {
+        if sender.hasPrefix("+") { return sender == e164 }
+        let national = sender.drop { $0 == "0" }
+        guard national.count >= 7, national.allSatisfy({ $0.isASCII && $0.isNumber }) else { return false }
+        return e164.hasSuffix(national)
+    }
+
     /// For logs: country code and the last four digits only (`+33•••••5678`).
     public var masked: String { PhoneNumber.mask(e164) }
 

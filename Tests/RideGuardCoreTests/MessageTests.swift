@@ -2,6 +2,18 @@ import Testing
 @testable import RideGuardCore
 
 @Suite struct PhoneNumberTests {
+    /// An SMS's sender in international form must be the number; in national form (a trunk 0,
+    /// or none as for Italian mobiles) it is when the number ends with its digits.
+    @Test(arguments: [
+        ("+33612345678", "+33612345678", true), ("+33612345679", "+33612345678", false),
+        ("0612345678", "+33612345678", true), ("0612345679", "+33612345678", false),
+        ("3471234567", "+393471234567", true), ("0612345678", "+4915112345678", false),
+        ("045678", "+33612345678", false), ("+4915112345678", "+33612345678", false),
+    ])
+    func sendersAsNetworksGiveThem(sender: String, stored: String, same: Bool) throws {
+        #expect(try PhoneNumber(stored).isSender(sender) == same)
+    }
+
     @Test(arguments: [
         ("+33 6 12 34 56 78", "+33612345678"), ("0033 (6) 12.34.56.78", "+33612345678"),
         ("+49-151-1234-5678", "+4915112345678"), ("+1 (415) 555-0100", "+14155550100"),
