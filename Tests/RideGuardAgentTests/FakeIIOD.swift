@@ -46,7 +46,8 @@ final class FakeIIOD: @unchecked Sendable {
     let port: Int
     let state = Mutex(State())
 
-    init(port: Int = Int.random(in: 40_000...49_999)) throws {
+    /// Below Linux's ephemeral ports (32768–60999), like GPSFake's.
+    init(port: Int = Int.random(in: 26_000...31_999)) throws {
         self.port = port
         try start()
     }

@@ -62,12 +62,14 @@ enum NMEALog {
 }
 
 /// A real gpsd, started by gpsfake on a free port and fed a log in a loop. Its own process group,
-/// so that stopping it takes gpsd down too (gpsfake alone leaves it running).
+/// so that stopping it takes gpsd down too (gpsfake alone leaves it running). The port is drawn
+/// below Linux's ephemeral range (32768–60999), where a connection's own port, or one in
+/// TIME_WAIT, could already hold it.
 final class GPSFake {
     let port: Int
     private let process: Spawned
 
-    init(log: String, port: Int = Int.random(in: 30_000...39_999)) throws {
+    init(log: String, port: Int = Int.random(in: 20_000...25_999)) throws {
         self.port = port
         let file = try Rideguard.temporaryFile("gpsfake-\(UUID().uuidString).nmea", contents: Data(log.utf8))
         // -q quiet, -P our port (2947 may be a system gpsd), -c delay between sentences, looping.
