@@ -70,7 +70,7 @@ struct CallService: Service, CustomStringConvertible {
         for round in 1...rounds {
             let started = clock.now()
             for contact in contacts {
-                let who = "\(contact.name) (\(PhoneNumber.mask(contact.number)))"
+                let who = contact.forLogs
                 calls.say("round \(round) of \(rounds): ringing \(who)")
                 logger.info("calls: round \(round) of \(rounds): ringing \(who)")
                 let report = await caller.call(contact.number, ringSeconds: settings.ringSeconds)

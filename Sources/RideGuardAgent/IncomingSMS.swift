@@ -45,7 +45,7 @@ final class IncomingSMS: Sendable {
         let fromRider = riderPhone?.isSender(sender) == true
         // Answers go to the number as stored (E.164), whatever form the network gave the sender in.
         let number = contact?.number ?? (fromRider ? riderPhone!.e164 : sender)
-        let who = contact.map { "\($0.name) (\(PhoneNumber.mask(number)))" }
+        let who = contact?.forLogs
             ?? (fromRider ? "the rider's phone (\(PhoneNumber.mask(number)))" : "\(PhoneNumber.mask(number)) (not a contact)")
         let command = SMSCommand(text)
         switch command {

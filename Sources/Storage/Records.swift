@@ -10,6 +10,9 @@ public struct Contact: Codable, Equatable, Sendable, FetchableRecord, MutablePer
     public var number: String
     public var createdAt: Double
 
+    /// As the journal, logs and prompts name a contact: "Sam (+33•••••5678)".
+    public var forLogs: String { "\(name) (\(PhoneNumber.mask(number)))" }
+
     enum CodingKeys: String, CodingKey {
         case id, name, number
         case createdAt = "created_at"

@@ -164,7 +164,7 @@ struct Setup: AsyncParsableCommand {
         // 6. A test SMS to the first contact.
         let first = try database.contacts()[0]
         let sendTest = ask.interactive
-            ? try ask.yes("Send a test SMS to \(first.name) (\(PhoneNumber.mask(first.number)))?", default: false)
+            ? try ask.yes("Send a test SMS to \(first.forLogs)?", default: false)
             : testSms
         if sendTest {
             let body = MessageComposer.test(riderName: try database.profile().name ?? "the rider", language: chosen)
@@ -279,7 +279,7 @@ struct Setup: AsyncParsableCommand {
     /// Through the outbox, like every message: the running agent sends it if there is one,
     /// otherwise setup brings the modem up itself.
     func sendTestSMS(_ body: String, to contact: Contact, _ configuration: AgentConfiguration, _ database: RideGuardDatabase) async throws {
-        let who = "\(contact.name) (\(PhoneNumber.mask(contact.number)))"
+        let who = contact.forLogs
         if configuration.modem.simulated {
             print("SMS to \(who) (simulated modem):\n\(body)")
             return
