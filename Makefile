@@ -40,6 +40,7 @@ stage:
 	sed 's|/usr/bin/rideguard|$(PREFIX)/bin/rideguard|' systemd/rideguard.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/rideguard.service
 	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/rideguard.service
 	install -m 0644 udev/60-rideguard-iio.rules udev/77-rideguard-modem.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/
+	install -D -m 0644 systemd/60-rideguard-poweroff.rules $(DESTDIR)$(PREFIX)/share/polkit-1/rules.d/60-rideguard-poweroff.rules
 	install -D -m 0755 scripts/deb/setup-system $(DESTDIR)$(PREFIX)/lib/rideguard/setup-system
 	install -D -m 0644 Tests/Fixtures/example-lowside.csv $(DESTDIR)$(PREFIX)/share/rideguard/example-lowside.csv
 	install -d $(DESTDIR)$(PREFIX)/share/doc/rideguard/boards
@@ -59,7 +60,8 @@ stage:
 uninstall:
 	-if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null; then systemctl disable --now rideguard.service; fi
 	rm -f $(DESTDIR)$(PREFIX)/bin/rideguard $(DESTDIR)$(PREFIX)/lib/systemd/system/rideguard.service \
-		$(DESTDIR)$(PREFIX)/lib/udev/rules.d/60-rideguard-iio.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/77-rideguard-modem.rules
+		$(DESTDIR)$(PREFIX)/lib/udev/rules.d/60-rideguard-iio.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/77-rideguard-modem.rules \
+		$(DESTDIR)$(PREFIX)/share/polkit-1/rules.d/60-rideguard-poweroff.rules
 	rm -rf $(DESTDIR)$(PREFIX)/lib/rideguard $(DESTDIR)$(PREFIX)/share/rideguard $(DESTDIR)$(PREFIX)/share/doc/rideguard
 	@echo "kept /etc/rideguard (the configuration) and /var/lib/rideguard (contacts, journal, traces)"
 

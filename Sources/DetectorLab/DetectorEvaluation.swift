@@ -9,11 +9,23 @@ public struct DetectorEvaluation: Sendable {
     public struct TraceResult: Sendable {
         public var label: TraceLabel
         public var detections: [Double]
+        /// The `parked_fall` events.
+        public var parkedFalls: [Double]
 
-        public init(label: TraceLabel, detections: [Double]) {
+        public init(label: TraceLabel, detections: [Double], parkedFalls: [Double] = []) {
             self.label = label
             self.detections = detections
+            self.parkedFalls = parkedFalls
         }
+
+        /// A parked bike's fall that was due and not reported.
+        public var missedParkedFall: Bool {
+            guard let fall = label.parkedFall else { return false }
+            return !parkedFalls.contains { $0 >= fall - 0.05 }
+        }
+        /// `parked_fall` events beyond the one due (none is due on most traces).
+        public var strayParkedFalls: Int { parkedFalls.count - (label.parkedFall != nil && !missedParkedFall ? 1 : 0) }
+        public var isProblem: Bool { missed || falseAlarms > 0 || missedParkedFall || strayParkedFalls > 0 }
 
         /// The first detection at or after the crash began.
         public var detection: Double? {
@@ -62,6 +74,9 @@ public struct DetectorEvaluation: Sendable {
         public var falseAlarms = 0
         public var ridingHours = 0.0
         public var latencies: [Double] = []
+        public var parkedFallsDue = 0
+        public var parkedFallsFound = 0
+        public var strayParkedFalls = 0
 
         public var medianLatency: Double? { Self.median(latencies) }
         public var maximumLatency: Double? { latencies.max() }
@@ -78,6 +93,11 @@ public struct DetectorEvaluation: Sendable {
             traces += 1
             ridingHours += result.label.ridingSeconds / 3600
             falseAlarms += result.falseAlarms
+            if result.label.parkedFall != nil {
+                parkedFallsDue += 1
+                if !result.missedParkedFall { parkedFallsFound += 1 }
+            }
+            strayParkedFalls += result.strayParkedFalls
             if result.label.crash {
                 crashes += 1
                 if !result.missed { detected += 1 }
@@ -100,6 +120,7 @@ public struct DetectorEvaluation: Sendable {
     public func passes(_ bar: Bar) -> Bool {
         let total = rows.total
         return total.detected == total.crashes && total.falseAlarms == 0
+            && total.parkedFallsFound == total.parkedFallsDue && total.strayParkedFalls == 0
             && (total.medianLatency ?? 0) <= bar.medianLatency && (total.maximumLatency ?? 0) <= bar.maximumLatency
     }
 
@@ -107,19 +128,22 @@ public struct DetectorEvaluation: Sendable {
     public var table: String {
         func cell(_ s: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - s.count)) + s }
         func latency(_ v: Double?) -> String { v.map { DecimalFormat.string($0, decimals: 2) } ?? "-" }
-        var lines = ["scenario              traces  crashes  detected  false alarms  FA/hour  riding h  latency median  latency max"]
+        var lines = ["scenario                    traces  crashes  detected  false alarms  FA/hour  riding h  latency median  latency max  parked falls"]
         let (perScenario, total) = rows
         for row in perScenario + [total] {
             if row.name == "total" { lines.append(String(repeating: "-", count: lines[0].count)) }
-            lines.append(row.name + String(repeating: " ", count: max(1, 20 - row.name.count))
+            let parked = "\(row.parkedFallsFound)/\(row.parkedFallsDue)" + (row.strayParkedFalls > 0 ? " +\(row.strayParkedFalls)" : "")
+            lines.append(row.name + String(repeating: " ", count: max(1, 26 - row.name.count))
                 + cell("\(row.traces)", 8) + cell("\(row.crashes)", 9) + cell("\(row.detected)", 10)
                 + cell("\(row.falseAlarms)", 14) + cell(DecimalFormat.string(row.falseAlarmsPerHour, decimals: 3), 9)
                 + cell(DecimalFormat.string(row.ridingHours, decimals: 2), 10)
-                + cell(latency(row.medianLatency), 16) + cell(latency(row.maximumLatency), 13))
+                + cell(latency(row.medianLatency), 16) + cell(latency(row.maximumLatency), 13) + cell(parked, 14))
         }
-        let problems = results.filter { $0.missed || $0.falseAlarms > 0 }
-        for result in problems {
-            let what = result.missed ? "MISSED" : "FALSE ALARM at \(result.detections.map { DecimalFormat.string($0, decimals: 2) }.joined(separator: ", ")) s"
+        for result in results where result.isProblem {
+            let what = result.missed ? "MISSED"
+                : result.falseAlarms > 0 ? "FALSE ALARM at \(result.detections.map { DecimalFormat.string($0, decimals: 2) }.joined(separator: ", ")) s"
+                : result.missedParkedFall ? "PARKED FALL NOT REPORTED"
+                : "PARKED FALL REPORTED WHERE NONE HAPPENED at \(result.parkedFalls.map { DecimalFormat.string($0, decimals: 2) }.joined(separator: ", ")) s"
             lines.append("  \(result.label.file.isEmpty ? "seed \(result.label.seed)" : result.label.file) (\(result.label.scenario.rawValue)): \(what)")
         }
         return lines.joined(separator: "\n")
@@ -138,18 +162,23 @@ public struct DetectorEvaluation: Sendable {
             line.add("riding_hours", row.ridingHours, decimals: 3)
             line.add("latency_median_s", row.medianLatency ?? .nan, decimals: 3)
             line.add("latency_max_s", row.maximumLatency ?? .nan, decimals: 3)
+            line.add("parked_falls_due", row.parkedFallsDue)
+            line.add("parked_falls_found", row.parkedFallsFound)
+            line.add("stray_parked_falls", row.strayParkedFalls)
             return line.text
         }
         let (perScenario, total) = rows
         var line = JSONLine()
         line.addRaw("total", rowJSON(total))
         line.addRaw("scenarios", "[" + perScenario.map(rowJSON).joined(separator: ",") + "]")
-        let problems = results.filter { $0.missed || $0.falseAlarms > 0 }.map { result -> String in
+        let problems = results.filter(\.isProblem).map { result -> String in
             var p = JSONLine()
             p.add("file", result.label.file)
             p.add("scenario", result.label.scenario.rawValue)
             p.add("missed", result.missed)
             p.add("false_alarms", result.falseAlarms)
+            p.add("missed_parked_fall", result.missedParkedFall)
+            p.add("stray_parked_falls", result.strayParkedFalls)
             return p.text
         }
         line.addRaw("problems", "[" + problems.joined(separator: ",") + "]")
@@ -174,7 +203,8 @@ extension DetectorEvaluation {
         page += "</table>\n<h2>Every trace</h2><table><tr><th>trace</th><th>scenario</th><th>crash from</th><th>rest at</th><th>detections</th><th>latency after rest</th><th>verdict</th></tr>"
         for result in results {
             let label = result.label
-            let verdict = result.missed ? "MISSED" : (result.falseAlarms > 0 ? "FALSE ALARM" : "ok")
+            let verdict = result.missed ? "MISSED" : result.falseAlarms > 0 ? "FALSE ALARM"
+                : result.missedParkedFall ? "PARKED FALL NOT REPORTED" : result.strayParkedFalls > 0 ? "STRAY PARKED FALL" : "ok"
             page += "<tr><td>\(Markup.escaped(label.file.isEmpty ? "seed \(label.seed)" : label.file))</td><td>\(label.scenario.rawValue)</td>"
                 + "<td>\(label.crashStart.map { DecimalFormat.string($0, decimals: 2) } ?? "–")</td><td>\(label.rest.map { DecimalFormat.string($0, decimals: 2) } ?? "–")</td>"
                 + "<td>\(result.detections.map { DecimalFormat.string($0, decimals: 2) }.joined(separator: ", "))</td><td>\(latency(result.latency))</td>"

@@ -166,7 +166,7 @@ public enum ReportHTML {
         let phases: [(CrashDetector.Phase, String)] = [(.learning, "learning the bike's upright"), (.moving, "riding or moving"),
                                                        (.still, "still (smoothed signals steady)"), (.lying, "lying beyond the angle"), (.crashed, "crash declared")]
         return "<h2>Legend</h2><table>" + phases.map { "<tr><td style=\"background:\(color($0.0));width:24px\"></td><td>\($0.0.rawValue): \($0.1)</td></tr>" }.joined()
-            + "<tr><td style=\"background:#d1242f\"></td><td>crash detected</td></tr><tr><td style=\"background:#d4a72c\"></td><td>impact</td></tr>"
+            + "<tr><td style=\"background:#d1242f\"></td><td>crash detected</td></tr><tr><td style=\"background:#8250df\"></td><td>parked bike fell (no countdown)</td></tr><tr><td style=\"background:#d4a72c\"></td><td>impact</td></tr>"
             + "<tr><td style=\"background:#57606a\"></td><td>sensor fault, re-armed, upright learned</td></tr></table>\n"
     }
 
@@ -175,6 +175,7 @@ public enum ReportHTML {
     static func marker(_ event: DetectorEvent) -> String? {
         switch event {
         case .crashDetected: "#d1242f"
+        case .parkedFall: "#8250df"
         case .impact: "#d4a72c"
         case .sensorFault(_, let fault) where fault.isDroppedSample: nil
         case .sensorFault, .rearmed, .uprightLearned: "#57606a"

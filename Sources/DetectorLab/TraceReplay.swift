@@ -13,6 +13,7 @@ public struct TraceReplay {
         public var firstT = Double.nan
         public var lastT = Double.nan
         public var crashes: [Double] = []
+        public var parkedFalls: [Double] = []
         public var faults = 0
 
         public var duration: Double { samples > 0 ? lastT - firstT : 0 }
@@ -29,12 +30,14 @@ public struct TraceReplay {
             line.add("samples", samples)
             line.add("duration_s", duration, decimals: 3)
             line.add("crashes", crashes.count)
+            line.add("parked_falls", parkedFalls.count)
             line.add("sensor_faults", faults)
             return line.text
         }
 
         public var humanLine: String {
-            let verdict = crashes.isEmpty ? "no crash detected" : "\(crashes.count) crash\(crashes.count == 1 ? "" : "es") detected"
+            var verdict = crashes.isEmpty ? "no crash detected" : "\(crashes.count) crash\(crashes.count == 1 ? "" : "es") detected"
+            if !parkedFalls.isEmpty { verdict += "; the parked bike fell \(parkedFalls.count == 1 ? "once" : "\(parkedFalls.count) times")" }
             return "end of trace after \(DecimalFormat.string(duration, decimals: 1)) s and \(samples) samples: \(verdict)"
         }
     }
@@ -64,6 +67,7 @@ public struct TraceReplay {
             detector.process(sample) { event in
                 switch event {
                 case .crashDetected(let t, _): summary.crashes.append(t)
+                case .parkedFall(let t, _): summary.parkedFalls.append(t)
                 case .sensorFault: summary.faults += 1
                 default: break
                 }

@@ -17,8 +17,8 @@ public final class ButtonWatcher: Sendable {
     public typealias Edge = (pressed: Bool, monotonicSeconds: Double)
 
     public enum Event: Sendable {
-        /// The line is requested and watched (again).
-        case opened
+        /// The line is requested and watched (again); whether it is active now (nil: unreadable).
+        case opened(active: Bool?)
         /// Opening or watching failed; the next attempt is in `retryIn` seconds.
         case failed(GPIOError, retryIn: Double)
     }
@@ -83,7 +83,7 @@ public final class ButtonWatcher: Sendable {
                 let failure: GPIOError
                 do throws(GPIOError) {
                     let line = try open()
-                    onEvent(.opened)
+                    onEvent(.opened(active: try? line.isActive()))
                     backoff = 0.5
                     guard let error = ButtonWatcher.watch(line, flags: flags, onEdge: onEdge) else { return }
                     failure = error

@@ -57,6 +57,7 @@ public final class Agent: Sendable {
                                  doorbell: doorbell, clock: clock, logger: part("messages"))
         messages.withLock { $0 = queue }
         let sensor = SensorHealth(emergency: emergency, logger: part("sampler"))
+        let bike = BikeContext()
         let recorder = Recorder(folder: (folder as NSString).appendingPathComponent("recordings"), rateHz: configuration.imu.rateHz,
                                 database: database, clock: clock, logger: part("recorder"))
 
@@ -81,14 +82,21 @@ public final class Agent: Sendable {
         if !configuration.gpio.simulated {
             services.append(ButtonService(address: GPIOLineAddress(configuration.gpio.button), activeLow: configuration.gpio.buttonActiveLow,
                                           problems: gpioProblems, emergency: emergency, clock: clock, logger: part("button")))
+            if let ignition = configuration.gpio.ignition {
+                services.append(IgnitionService(address: GPIOLineAddress(ignition), activeLow: configuration.gpio.ignitionActiveLow,
+                                                power: configuration.power, bike: bike, problems: gpioProblems, emergency: emergency,
+                                                database: database, clock: clock, logger: part("ignition")))
+            }
         }
+        services.append(SupplyService(monitor: SupplyMonitor(), bike: bike, database: database, clock: clock, logger: part("supply")))
         services += [
             SamplerService(source: Self.samples(configuration.imu), detector: configuration.detector, speeds: location.speeds,
                            crashWindow: CrashWindow(folder: (folder as NSString).appendingPathComponent("traces"), rateHz: configuration.imu.rateHz,
                                                     database: database, clock: clock, logger: part("sampler")),
-                           recorder: recorder, health: sensor, emergency: emergency, database: database, clock: clock, logger: part("sampler")),
+                           recorder: recorder, health: sensor, bike: bike, emergency: emergency, database: database, clock: clock,
+                           logger: part("sampler")),
             ControlService(path: configuration.controlSocket, emergency: emergency, sensor: sensor, simulatedIMU: configuration.imu.simulated,
-                           button: button, gpioProblems: gpioProblems, location: location, modem: modem, calls: calls, recorder: recorder,
+                           button: button, gpioProblems: gpioProblems, bike: bike, location: location, modem: modem, calls: calls, recorder: recorder,
                            database: database, clock: clock, logger: part("control")),
             ArmingService(emergency: emergency, sensor: sensor, database: database, clock: clock, logger: part("arming")),
         ]

@@ -17,6 +17,13 @@ extension ConfigurationFile {
           buzzer: GPIO18            # a line name, or chip:offset such as pinctrl-rp1:18
           button: GPIO17            # to ground, with the line's pull-up
           button_active_low: true
+          # ignition: GPIO27        # the switched supply through an optocoupler (boards/wiring.md):
+          #                         # off → parked at once (a fall is the rider's SMS, never a countdown)
+          ignition_active_low: true # the optocoupler pulls the line down while the ignition is on
+
+        power:                      # for a Pi kept alive by a UPS HAT or a supercapacitor
+          # shutdown_after_ignition_off_s: 300   # clean poweroff then, never during an emergency
+          shutdown_command: /usr/bin/systemctl poweroff
 
         gps:
           simulated: false

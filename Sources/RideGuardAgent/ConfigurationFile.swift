@@ -156,6 +156,16 @@ public enum ConfigurationFile {
             "buzzer": { c, n throws(ValueError) in c.gpio.buzzer = try string(n) },
             "button": { c, n throws(ValueError) in c.gpio.button = try string(n) },
             "button_active_low": { c, n throws(ValueError) in c.gpio.buttonActiveLow = try bool(n) },
+            "ignition": { c, n throws(ValueError) in c.gpio.ignition = isNull(n) ? nil : try string(n) },
+            "ignition_active_low": { c, n throws(ValueError) in c.gpio.ignitionActiveLow = try bool(n) },
+        ],
+        "power": [
+            "shutdown_after_ignition_off_s": { c, n throws(ValueError) in
+                c.power.shutdownAfterIgnitionOffSeconds = isNull(n) ? nil : try double(n)
+            },
+            "shutdown_command": { c, n throws(ValueError) in
+                c.power.shutdownCommand = try string(n).split(separator: " ").map(String.init)
+            },
         ],
         "gps": [
             "simulated": { c, n throws(ValueError) in c.gps.simulated = try bool(n) },

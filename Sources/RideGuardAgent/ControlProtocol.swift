@@ -109,16 +109,21 @@ public struct AgentStatus: Codable, Equatable, Sendable {
         /// The low-passed specific force, g: about 1 at rest.
         public var gravityG: Double?
         public var lastFault: String?
+        /// Non-physical samples dropped this run (nil from an older agent).
+        public var rejectedSamples: Int?
 
         enum CodingKeys: String, CodingKey {
             case simulated, samples
+            case rejectedSamples = "rejected_samples"
             case rateHz = "rate_hz"
             case lastSampleAgeSeconds = "last_sample_age_s"
             case gravityG = "gravity_g"
             case lastFault = "last_fault"
         }
 
-        public init(simulated: Bool, samples: Int, rateHz: Double, lastSampleAgeSeconds: Double?, gravityG: Double?, lastFault: String?) {
+        public init(simulated: Bool, samples: Int, rateHz: Double, lastSampleAgeSeconds: Double?, gravityG: Double?, lastFault: String?,
+                    rejectedSamples: Int? = nil) {
+            self.rejectedSamples = rejectedSamples
             self.simulated = simulated
             self.samples = samples
             self.rateHz = rateHz
@@ -203,6 +208,31 @@ public struct AgentStatus: Codable, Equatable, Sendable {
         }
     }
 
+    /// Who is with the bike: the detector's context, the ignition, the last parked fall, the supply.
+    public struct Bike: Codable, Equatable, Sendable {
+        /// riding, stopped or parked.
+        public var context: String
+        /// "on" or "off"; nil where no ignition line is wired (or it is lost).
+        public var ignition: String?
+        /// When the parked bike last fell over (Unix time), this run.
+        public var lastParkedFall: Double?
+        /// The Pi's under-voltage flag; nil where there is no Raspberry Pi voltage monitor.
+        public var underVoltage: Bool?
+
+        enum CodingKeys: String, CodingKey {
+            case context, ignition
+            case lastParkedFall = "last_parked_fall"
+            case underVoltage = "under_voltage"
+        }
+
+        public init(context: String, ignition: String?, lastParkedFall: Double?, underVoltage: Bool?) {
+            self.context = context
+            self.ignition = ignition
+            self.lastParkedFall = lastParkedFall
+            self.underVoltage = underVoltage
+        }
+    }
+
     public var state: WorkflowState
     public var countdownSeconds: Double?
     public var buzzer: BuzzerPattern
@@ -216,9 +246,13 @@ public struct AgentStatus: Codable, Equatable, Sendable {
     public var calls: String?
     /// Who acknowledged the emergency (answered a call, replied OK), and how.
     public var acknowledgement: Acknowledgement?
+    /// Nil from an agent older than this field.
+    public var bike: Bike?
 
     public init(state: WorkflowState, countdownSeconds: Double?, buzzer: BuzzerPattern, sensor: Sensor, gpio: GPIO, fix: Position?,
-                modem: Modem, pendingMessages: Int, contacts: Int, calls: String? = nil, acknowledgement: Acknowledgement? = nil) {
+                modem: Modem, pendingMessages: Int, contacts: Int, calls: String? = nil, acknowledgement: Acknowledgement? = nil,
+                bike: Bike? = nil) {
+        self.bike = bike
         self.state = state
         self.countdownSeconds = countdownSeconds
         self.buzzer = buzzer
@@ -233,7 +267,7 @@ public struct AgentStatus: Codable, Equatable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case state, buzzer, sensor, gpio, fix, modem, contacts, calls, acknowledgement
+        case state, buzzer, sensor, gpio, fix, modem, contacts, calls, acknowledgement, bike
         case countdownSeconds = "countdown_s"
         case pendingMessages = "pending_messages"
     }

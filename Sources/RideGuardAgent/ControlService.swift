@@ -16,6 +16,7 @@ struct ControlService: Service, CustomStringConvertible {
     /// The button's twin, or nil when the button is a real GPIO line (pressed by hand).
     let button: SimulatedButton?
     let gpioProblems: PartProblems
+    let bike: BikeContext
     let location: LocationService
     /// The real modem, whose health `status` shows; nil for its simulated twin.
     let modem: Modem?
@@ -82,10 +83,12 @@ struct ControlService: Service, CustomStringConvertible {
             state: snapshot.state, countdownSeconds: snapshot.countdownRemaining(at: now), buzzer: snapshot.buzzer,
             sensor: AgentStatus.Sensor(simulated: simulatedIMU, samples: s.samples, rateHz: s.rateHz,
                                        lastSampleAgeSeconds: s.lastSampleWall.isNaN ? nil : now - s.lastSampleWall,
-                                       gravityG: s.gravityG.isFinite ? s.gravityG : nil, lastFault: s.lastFault),
+                                       gravityG: s.gravityG.isFinite ? s.gravityG : nil, lastFault: s.lastFault,
+                                       rejectedSamples: s.rejected),
             gpio: AgentStatus.GPIO(simulated: button != nil, problem: gpioProblems.summary),
             fix: location.lastFix.map { AgentStatus.Position(latitude: $0.latitude, longitude: $0.longitude, ageSeconds: now - $0.time) },
             modem: modemStatus, pendingMessages: (try? database.outbox.countPending()) ?? -1,
-            contacts: ((try? database.contacts()) ?? []).count, calls: calls.status, acknowledgement: snapshot.acknowledgement)
+            contacts: ((try? database.contacts()) ?? []).count, calls: calls.status, acknowledgement: snapshot.acknowledgement,
+            bike: bike.status)
     }
 }

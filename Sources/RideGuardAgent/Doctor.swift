@@ -97,9 +97,13 @@ public struct Doctor: Sendable {
         let status: AgentStatus? = if case .running(let s) = agent { s } else { nil }
         note(status.map { imuFromAgent($0, configuration) } ?? checkIMU(configuration.imu))
         note(status.map { gpioFromAgent($0, configuration.gpio) } ?? checkGPIO(configuration.gpio))
+        if let ignition = configuration.gpio.ignition, !configuration.gpio.simulated {
+            note(status.map { ignitionFromAgent($0, line: ignition) } ?? checkIgnition(configuration.gpio))
+        }
+        if let supply = checkSupply() { note(supply) }
         note(checkGPS(configuration.gps))
         if let status { note(modemFromAgent(status)) } else { note(await checkModem(configuration.modem)) }
-        note(database.map(checkContacts) ?? DoctorCheck("contacts", .failed, "not checked: the database cannot be opened",
+        note(database.map { checkContacts($0, language: configuration.messages.language) } ?? DoctorCheck("contacts", .failed, "not checked: the database cannot be opened",
                                                         fix: "fix the database first (above)"))
         return canProtect
     }
@@ -256,6 +260,37 @@ public struct Doctor: Sendable {
         return DoctorCheck("IMU", .ok, "\(rateText), \(gText)")
     }
 
+    func ignitionFromAgent(_ status: AgentStatus, line: String) -> DoctorCheck {
+        if let problem = status.gpio.problem, problem.contains("ignition") {
+            return DoctorCheck("ignition", .failed, problem, fix: Self.gpioFix)
+        }
+        let level = status.bike?.ignition ?? "not read yet"
+        return DoctorCheck("ignition", .ok, "\(line) held by the agent: ignition \(level), the bike \(status.bike?.context ?? "unknown")")
+    }
+
+    /// Reads the ignition's line as the agent would: on or off now.
+    func checkIgnition(_ gpio: AgentConfiguration.GPIO) -> DoctorCheck {
+        guard let ignition = gpio.ignition else { return DoctorCheck("ignition", .ok, "not wired") }
+        do {
+            let line = try GPIOLine.input(GPIOLineAddress(ignition), consumer: "rideguard-doctor", activeLow: gpio.ignitionActiveLow,
+                                          bias: gpio.ignitionActiveLow ? .pullUp : .pullDown)
+            return DoctorCheck("ignition", .ok, "\(ignition) reads \(try line.isActive() ? "on" : "off") (turn the key to see it change)")
+        } catch {
+            return DoctorCheck("ignition", .failed, "ignition \(ignition): \(error)", fix: Self.gpioFix)
+        }
+    }
+
+    /// The Pi's under-voltage flag, where the firmware has a voltage monitor (nil elsewhere).
+    func checkSupply() -> DoctorCheck? {
+        switch SupplyMonitor().underVoltage() {
+        case true?:
+            return DoctorCheck("supply", .warning, "under-voltage now: the Pi's 5 V input is below 4.63 V",
+                               fix: "a 12 V → 5 V converter of 3 A or more, short thick wires (boards/wiring.md): a sagging supply resets the Pi")
+        case false?: return DoctorCheck("supply", .ok, "5 V input normal (Raspberry Pi voltage monitor)")
+        case nil: return nil
+        }
+    }
+
     /// Requests the buzzer and the button like the agent does; a button that reads pressed while
     /// nobody touches it is wired wrong (or button_active_low is).
     func checkGPIO(_ gpio: AgentConfiguration.GPIO) -> DoctorCheck {
@@ -337,16 +372,17 @@ public struct Doctor: Sendable {
         return DoctorCheck("modem", .ok, text)
     }
 
-    func checkContacts(_ database: RideGuardDatabase) -> DoctorCheck {
+    func checkContacts(_ database: RideGuardDatabase, language: MessageLanguage) -> DoctorCheck {
         let contacts = (try? database.contacts()) ?? []
         let message = (try? database.profile().message) ?? nil
         if contacts.isEmpty {
             return DoctorCheck("contacts", .failed, "no emergency contact", fix: "sudo rideguard setup, or rideguard contacts add NAME NUMBER")
         }
-        guard message != nil else {
-            return DoctorCheck("contacts", .failed, "\(contacts.count) contact(s) but no alert message", fix: "rideguard message set \"I may have crashed. Please call me.\"")
-        }
         let names = contacts.map { "\($0.name) \(PhoneNumber.mask($0.number))" }.joined(separator: ", ")
+        guard message != nil else {
+            return DoctorCheck("contacts", .warning, "\(contacts.count): \(names); no alert message of your own: alerts start with the default one",
+                               fix: "rideguard message set \"...\" puts your own words first (the default: \"\(MessageComposer.suggestedMessage(language))\")")
+        }
         return DoctorCheck("contacts", .ok, "\(contacts.count): \(names); alert message set")
     }
 }

@@ -54,7 +54,7 @@ final class MessageQueue: Sendable {
         while !stopped.load(ordering: .acquiring) {
             try? await clock.sleep(until: clock.now() + delay)
             let state = await emergency.state
-            guard kind == .allClear || [.emergencySending, .emergencySent, .emergencySendingFailed].contains(state) else {
+            guard kind == .allClear || kind == .parkedFall || [.emergencySending, .emergencySent, .emergencySendingFailed].contains(state) else {
                 try? database.journal(JournalEntry("messages", "\(kind.rawValue) no longer needed (\(state.rawValue)): not queued"), at: clock.now())
                 return
             }
@@ -75,9 +75,16 @@ final class MessageQueue: Sendable {
     /// evidence) comes from its persisted state, never from an earlier one.
     private func queueNow(_ kind: MessageKind, to recipients: Recipients, about emergency: EmergencyWorkflow,
                           skipping queued: inout Set<String>) throws {
-        let numbers: [String] = switch recipients {
-        case .everyContact: try database.contacts().map(\.number)
-        case .only(let list): list
+        let numbers: [String]
+        switch recipients {
+        case .everyContact: numbers = try database.contacts().map(\.number)
+        case .only(let list): numbers = list
+        case .rider:
+            guard let phone = try database.profile().phone else {
+                try? database.journal(JournalEntry("messages", "\(kind.rawValue): no phone of the rider's own is set (rideguard profile set --phone), nothing sent"), at: clock.now())
+                return
+            }
+            numbers = [phone]
         }
         let text = try compose(kind, about: emergency)
         for number in numbers where !queued.contains(number) {
@@ -86,8 +93,8 @@ final class MessageQueue: Sendable {
             doorbell.ring()
         }
         let who = numbers.map(PhoneNumber.mask).joined(separator: ", ")
-        try? database.journal(JournalEntry("messages", "\(kind.rawValue) queued for \(numbers.count) contact\(numbers.count == 1 ? "" : "s"): \(who)"),
-                              at: clock.now())
+        let whom = recipients == .rider ? "the rider's phone" : "\(numbers.count) contact\(numbers.count == 1 ? "" : "s")"
+        try? database.journal(JournalEntry("messages", "\(kind.rawValue) queued for \(whom): \(who)"), at: clock.now())
     }
 
     /// The outbox kind of an answer to an SMS command.
@@ -127,7 +134,7 @@ final class MessageQueue: Sendable {
         let formatter = DateFormatter()
         formatter.dateFormat = "HH:mm"
         let context = MessageContext(
-            riderName: profile.name ?? "the rider", riderMessage: profile.message ?? "RideGuard: I may have crashed.",
+            riderName: profile.name ?? "the rider", riderMessage: profile.message ?? MessageComposer.suggestedMessage(settings.language),
             medicalNote: profile.medicalNote, language: settings.language, mapLink: settings.mapLink,
             trigger: emergency.trigger ?? .manual, crashTime: startedAt.map { formatter.string(from: Date(timeIntervalSince1970: $0)) },
             evidence: crash?.evidence, fix: fix, fixAge: fix.map { clock.now() - $0.time },
@@ -136,6 +143,7 @@ final class MessageQueue: Sendable {
         case .alert: MessageComposer.alert(context)
         case .locationUpdate: MessageComposer.locationUpdate(context)
         case .allClear: MessageComposer.allClear(context)
+        case .parkedFall: MessageComposer.parkedFall(context)
         }
     }
 }

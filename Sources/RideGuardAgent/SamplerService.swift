@@ -22,6 +22,7 @@ struct SamplerService: Service, CustomStringConvertible {
     let crashWindow: CrashWindow
     let recorder: Recorder
     let health: SensorHealth
+    let bike: BikeContext
     let emergency: EmergencyService
     let database: RideGuardDatabase
     let clock: any ServiceClock
@@ -87,10 +88,13 @@ struct SamplerService: Service, CustomStringConvertible {
             var sample = incoming
             if sample.speed == nil { sample.speed = service.speeds.fresh(at: now) }
             var events: [DetectorEvent] = []
+            let ignition = service.bike.ignition
             let state = detector.withLock { d -> CrashDetector.State in
+                if d.ignition != ignition { d.setIgnition(ignition) }
                 d.process(sample) { events.append($0) }
                 return d.state
             }
+            if state.context != service.bike.context { contextChanged(to: state.context, at: now) }
             if case .trace = service.source { showProgress(sample, state) }
             service.crashWindow.append(sample)
             service.recorder.record(sample)
@@ -107,6 +111,19 @@ struct SamplerService: Service, CustomStringConvertible {
             service.crashWindow.flush()
         }
 
+        /// Parked, and no longer parked, are journaled (riding and stopped alternate at every light).
+        private func contextChanged(to context: CrashDetector.Context, at now: Double) {
+            let was = service.bike.context
+            service.bike.context = context
+            guard context == .parked || was == .parked else { return }
+            let text = context == .parked
+                ? "the bike is parked (\(service.bike.ignition == false ? "ignition off" : "still, no engine, no GPS speed")): a fall now is the parked bike's, not a crash"
+                : "the bike is no longer parked (\(context.rawValue))"
+            let database = service.database
+            journal.async { try? database.journal(JournalEntry("detections", text), at: now) }
+            service.logger.info("\(text)")
+        }
+
         /// The simulated ride, every 5 s of trace: what a person watching the demo follows.
         private func showProgress(_ sample: IMUSample, _ state: CrashDetector.State) {
             guard sample.t >= nextProgress.withLock({ $0 }) else { return }
@@ -120,6 +137,16 @@ struct SamplerService: Service, CustomStringConvertible {
             case .crashDetected(let t, let evidence):
                 service.crashWindow.crashDetected(at: t)
                 service.emergency.post(.event(.crashDetected(at: clock.now(), summary: evidence.summary, evidence: evidence)))
+            case .parkedFall(_, let evidence):
+                service.bike.lastParkedFall = clock.now()
+                service.emergency.post(.event(.parkedFall(at: clock.now(), summary: evidence.summary)))
+            case .sensorFault(_, .nonPhysical(let count)):
+                // Dropped, journaled and counted: the detector goes on with the next samples, and
+                // the rider is still protected (no fault pattern for a corrupt value).
+                service.health.rejected(count)
+                let at = clock.now(), database = service.database, summary = SensorFault.nonPhysical(count: count).summary
+                journal.async { try? database.journal(JournalEntry("system", "sensor: \(summary)"), at: at) }
+                service.logger.warning("IMU: \(summary)")
             case .sensorFault(_, let fault):
                 if fault.isDroppedSample { return }
                 service.health.fault(fault.summary)

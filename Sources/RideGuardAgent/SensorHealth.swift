@@ -12,6 +12,8 @@ final class SensorHealth: Sendable {
         var lastFault: String?
         /// The low-passed specific force, g: about 1 at rest.
         var gravityG = Double.nan
+        /// Non-physical samples dropped this run.
+        var rejected = 0
         fileprivate var windowStart = Double.nan
         fileprivate var windowSamples = 0
         fileprivate var lastWatchdogPing = -Double.infinity
@@ -49,6 +51,10 @@ final class SensorHealth: Sendable {
             s.lastWatchdogPing = now
             return true
         }
+    }
+
+    func rejected(_ count: Int) {
+        status.withLock { $0.rejected += count }
     }
 
     func fault(_ summary: String) {

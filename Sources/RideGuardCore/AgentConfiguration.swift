@@ -18,6 +18,20 @@ public struct AgentConfiguration: Equatable, Sendable {
         public var buzzer = "GPIO18"
         public var button = "GPIO17"
         public var buttonActiveLow = true
+        /// The bike's switched supply through an optocoupler (boards/wiring.md), where one is wired:
+        /// off parks the bike at once, on ends parked. nil: not wired.
+        public var ignition: String?
+        /// An optocoupler's transistor pulls the line to ground while the ignition is on.
+        public var ignitionActiveLow = true
+    }
+
+    /// The Pi's own power, for Pis kept alive by a UPS HAT or a supercapacitor.
+    public struct Power: Equatable, Sendable {
+        /// Power the Pi off cleanly once the ignition has been off this long, never while an
+        /// emergency is under way; nil: never, seconds.
+        public var shutdownAfterIgnitionOffSeconds: Double?
+        /// What powers it off (logind, allowed to the rideguard user by the package's polkit rule).
+        public var shutdownCommand = ["/usr/bin/systemctl", "poweroff"]
     }
 
     public struct GPS: Equatable, Sendable {
@@ -63,6 +77,7 @@ public struct AgentConfiguration: Equatable, Sendable {
     public var workflow = WorkflowConfiguration()
     public var messages = Messages()
     public var calls = Calls()
+    public var power = Power()
     public var database = "/var/lib/rideguard/rideguard.sqlite"
     public var controlSocket = "/run/rideguard/control.sock"
 
@@ -81,6 +96,16 @@ public struct AgentConfiguration: Equatable, Sendable {
               "imu.uri", "must be local:, ip:HOST[:PORT], usb:… or serial:…")
         check(!gpio.buzzer.isEmpty, "gpio.buzzer", "needs a line name (GPIO18) or chip:offset")
         check(!gpio.button.isEmpty, "gpio.button", "needs a line name (GPIO17) or chip:offset")
+        if let ignition = gpio.ignition {
+            check(!ignition.isEmpty && ignition != gpio.button && ignition != gpio.buzzer, "gpio.ignition",
+                  "needs a line of its own (a name such as GPIO27, or chip:offset)")
+        }
+        if let delay = power.shutdownAfterIgnitionOffSeconds {
+            check((10...86_400).contains(delay), "power.shutdown_after_ignition_off_s", "must be 10...86400 s")
+            check(gpio.ignition != nil, "power.shutdown_after_ignition_off_s", "needs gpio.ignition: without it the ignition is never seen off")
+        }
+        check(!power.shutdownCommand.isEmpty && power.shutdownCommand[0].hasPrefix("/"), "power.shutdown_command",
+              "must start with an absolute path, such as /usr/bin/systemctl poweroff")
         check(gps.gpsd.split(separator: ":").count == 2, "gps.gpsd", "must be HOST:PORT")
         if let position = gps.fixedPosition {
             check(position.count == 2 && abs(position[0]) <= 90 && abs(position[1]) <= 180,

@@ -15,6 +15,8 @@ public enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
     case fault
     /// Two rising chirps: protection resumed after an emergency.
     case resumed
+    /// Four slow beeps, once: the parked bike fell over (nobody was riding it; the rider is texted).
+    case parkedFall = "parked_fall"
 
     /// Steps of (on seconds, off seconds).
     public var steps: [(on: Double, off: Double)] {
@@ -28,6 +30,7 @@ public enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
         case .alarm: [(1.0, 0.5)]
         case .fault: [(0.6, 0.4), (0.6, 28.4)]
         case .resumed: [(0.1, 0.05), (0.2, 0)]
+        case .parkedFall: [(0.5, 0.5), (0.5, 0.5), (0.5, 0.5), (0.5, 0)]
         }
     }
 
@@ -35,7 +38,7 @@ public enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
     public var repeats: Bool {
         switch self {
         case .countdownSlow, .countdownFast, .countdownUrgent, .alarm, .fault: true
-        case .off, .armed, .acknowledge, .resumed: false
+        case .off, .armed, .acknowledge, .resumed, .parkedFall: false
         }
     }
 
@@ -51,6 +54,7 @@ public enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
         case .alarm: "long beeps until you act: your contacts are being alerted"
         case .fault: "two long beeps every 30 s: RideGuard is NOT protecting you"
         case .resumed: "two rising chirps: protection resumed"
+        case .parkedFall: "four slow beeps, once: the parked bike fell over (nobody was riding it); the rider's own phone is texted, never the contacts"
         }
     }
 }

@@ -16,6 +16,14 @@ public struct CrashDetector: Sendable {
         case learning, moving, still, lying, crashed
     }
 
+    /// Who is with the bike, from the physics: `riding` (moving with the engine or the road shaking
+    /// it, or GPS speed), `stopped` (still, a rider on it at lights or in a queue), `parked` (still,
+    /// no engine, no GPS speed for `parkedAfterSeconds`, or the ignition off): nobody is riding, and
+    /// a fall is a `parked_fall`.
+    public enum Context: String, Sendable {
+        case riding, stopped, parked
+    }
+
     public let configuration: DetectorConfiguration
 
     // Learned reference: the smoothed force of the upright bike (m/s²). Its magnitude is about 1 g
@@ -37,6 +45,10 @@ public struct CrashDetector: Sendable {
     private var horizontalMean = Vector3.zero
     public private(set) var forward: Vector3?
     private var nextForwardUpdate = 0.0
+
+    // Non-physical samples dropped since the last report.
+    private var nonPhysical = 0
+    private var lastNonPhysicalReport = -Double.infinity
 
     // Filters.
     private var lastT = Double.nan
@@ -98,6 +110,29 @@ public struct CrashDetector: Sendable {
     private var crashed = false
     private var uprightSince = Double.nan
 
+    // The reference learned at start is provisional until riding confirms (or replaces) it. A riding
+    // spell lasts while the engine or the road shakes the frame (or GPS says moving), with breaks of
+    // at most 2 s; its moving samples add up the force's direction.
+    private var referenceConfirmed = false
+    private var spellLastShaken = -Double.infinity
+    private var spellDirection = Vector3.zero
+    private var spellMagnitude = 0.0
+    private var spellSeconds = 0.0
+    private var spellMovingSeconds = 0.0
+    /// The direction sum when the window was half way (in moving seconds): both halves must agree.
+    private var spellHalfDirection: Vector3?
+
+    // Context: parked after a quiet stillness, until the engine, GPS or moving about says otherwise.
+    public private(set) var context = Context.stopped
+    /// The ignition input, where one is wired: off parks the bike at once, on ends parked.
+    public private(set) var ignition: Bool?
+    private var quietSince = Double.nan
+    private var engineSince = Double.nan
+    private var gpsMovingSince = Double.nan
+    private var movedSince = Double.nan
+    /// A parked bike went down (fell, or was laid down): nothing more until it stands upright again.
+    private var downWhileParked = false
+
     /// Posture in degrees relative to the learned up (0 upright, 90 on its side, 180 upside down).
     public private(set) var postureDegrees = 0.0
 
@@ -111,18 +146,35 @@ public struct CrashDetector: Sendable {
         public var stillSeconds: Double
         public var forwardKnown: Bool
         public var gravity: Double
+        public var context: Context
+        /// Riding has confirmed the upright reference (or a calibration gave it).
+        public var uprightConfirmed: Bool
     }
 
     /// The current state at the last sample's time.
     public var state: State {
         State(phase: phase, postureDegrees: postureDegrees, smoothedG: smoothed.magnitude / standardGravity,
-              stillSeconds: stillSince.isNaN ? 0 : lastT - stillSince, forwardKnown: forward != nil, gravity: gravity)
+              stillSeconds: stillSince.isNaN ? 0 : lastT - stillSince, forwardKnown: forward != nil, gravity: gravity,
+              context: context, uprightConfirmed: referenceConfirmed)
     }
 
     public init(configuration: DetectorConfiguration = DetectorConfiguration()) {
         self.configuration = configuration
         if let up = configuration.calibratedUp, up.count == 3, let unit = Vector3(up[0], up[1], up[2]).normalized {
             reference = unit * standardGravity
+            referenceConfirmed = true
+        }
+    }
+
+    /// The ignition input changed (where one is wired): off, the bike is parked at once; on, a ride
+    /// may begin. `nil` forgets it (the line was lost): the physics decide alone again.
+    public mutating func setIgnition(_ on: Bool?) {
+        ignition = on
+        if on == false {
+            context = .parked
+        } else if on == true && context == .parked {
+            context = .stopped
+            quietSince = .nan
         }
     }
 
@@ -134,11 +186,30 @@ public struct CrashDetector: Sendable {
         collisionTime = -.infinity
     }
 
-    /// Feeds one sample; `emit` is called for each event it causes (rarely more than one).
-    public mutating func process(_ sample: IMUSample, emit: (DetectorEvent) -> Void) {
+    /// Beyond any MEMS IMU's range with a wide margin (accelerometers reach ±16 g, some ±200 g;
+    /// gyros ±4000 °/s): such a reading is a corrupt sample, not a motion. m/s² and rad/s.
+    public static let largestAcceleration = 4000.0
+    public static let largestRotation = 200.0
+
+    /// Feeds one sample; `emit` is called for each event it causes (rarely more than one). A
+    /// non-physical sample is dropped and reported (once a second at most, with a count): one
+    /// corrupt value must not poison the filters and hide the next crash.
+    public mutating func process(_ incoming: IMUSample, emit: (DetectorEvent) -> Void) {
+        var sample = incoming
         let t = sample.t
         let cfg = configuration
-        guard t.isFinite else { return }
+        if let speed = sample.speed, !(speed.isFinite && speed >= 0 && speed < 200) { sample.speed = nil }
+        guard t.isFinite, Self.physical(sample.accel, Self.largestAcceleration),
+              sample.gyro.map({ Self.physical($0, Self.largestRotation) }) ?? true,
+              lastT.isNaN || t - lastT <= 86_400 else {
+            nonPhysical += 1
+            if !(lastNonPhysicalReport + 1 > t) || !t.isFinite {
+                emit(.sensorFault(t: t.isFinite ? t : lastT, fault: .nonPhysical(count: nonPhysical)))
+                nonPhysical = 0
+                if t.isFinite { lastNonPhysicalReport = t }
+            }
+            return
+        }
         if lastT.isNaN {
             start(with: sample)
             return
@@ -210,6 +281,12 @@ public struct CrashDetector: Sendable {
         trackImpact(a, up: up, t: t, dt: dt, emit: emit)
         if let speed = sample.speed { watchSpeed(speed, t: t) }
         let still = updateStillness(sample, t: t)
+        let shaking = max(activity.x, activity.y, activity.z) >= cfg.engineVibrationG * standardGravity
+        let gpsMoving = (sample.speed ?? 0) > cfg.movingSpeed
+        if watchRiding(shaking: shaking, still: still, gpsMoving: gpsMoving, magnitude: magnitude, up: up, t: t, dt: dt, emit: emit) {
+            return
+        }
+        updateContext(still: still, shaking: shaking, gpsMoving: gpsMoving, lying: lying, t: t)
 
         if crashed {
             watchForRearm(lying: lying, still: still, magnitude: magnitude, t: t, emit: emit)
@@ -242,6 +319,21 @@ public struct CrashDetector: Sendable {
             }
         }
         if stillFor >= 2 && (magnitude < 0.9 * gravity || degenerate) { sawDeficientRest = true }
+        if context == .parked || downWhileParked {
+            // Nobody is riding: a fall is the parked bike's, never a crash; a bump is no collision.
+            watchParked(lying: lying, still: still, stillFor: stillFor, uncertain: uncertain, magnitude: magnitude, t: t, emit: emit)
+            return
+        }
+        if !referenceConfirmed {
+            // The reference may be a bike lying on its side (started lying, stored, carried): no
+            // posture can raise a crash until riding has confirmed it. A collision still can.
+            if t - collisionTime <= cfg.collisionWatchSeconds && still && stillFor >= cfg.collisionRestSeconds {
+                declareCrash(.collisionThenStill, t: t, stillFor: stillFor, emit: emit)
+                return
+            }
+            phase = lying ? .lying : (still ? .still : .moving)
+            return
+        }
         if lying && still {
             // Uncertain postures wait longer (free fall cannot last that long). A reference far from 1 g
             // also needs a clearer angle, or a longer rest: there hard braking can look like a large
@@ -268,6 +360,10 @@ public struct CrashDetector: Sendable {
     }
 
     // MARK: - Steps
+
+    private static func physical(_ v: Vector3, _ limit: Double) -> Bool {
+        abs(v.x) <= limit && abs(v.y) <= limit && abs(v.z) <= limit   // false for NaN too
+    }
 
     private mutating func start(with sample: IMUSample) {
         lastT = sample.t
@@ -301,8 +397,10 @@ public struct CrashDetector: Sendable {
             gravity = mean.magnitude
         } else {
             // Far from 1 g: a dead axis carries part of gravity (or the range is wrong). Keep the
-            // reading as the reference; posture is then estimated conservatively.
+            // reading as the reference; posture is then estimated conservatively. Riding cannot
+            // confirm a direction the sensor does not show in full: it stands as it is.
             emit(.sensorFault(t: t, fault: .implausibleGravity(g: mean.magnitude / standardGravity)))
+            referenceConfirmed = true
         }
         reference = mean
         phase = .moving
@@ -494,7 +592,11 @@ public struct CrashDetector: Sendable {
         crashed = true
         phase = .crashed
         uprightSince = .nan
-        let evidence = CrashEvidence(
+        emit(.crashDetected(t: t, evidence: evidence(reason, stillFor: stillFor)))
+    }
+
+    private func evidence(_ reason: CrashEvidence.Reason, stillFor: Double) -> CrashEvidence {
+        CrashEvidence(
             reason: reason,
             postureDegrees: postureDegrees,
             stillSeconds: stillFor,
@@ -505,7 +607,138 @@ public struct CrashDetector: Sendable {
             speedBefore: recent.sawSpeed || previous.sawSpeed ? max(recent.peakSpeed, previous.peakSpeed) : nil,
             fallTime: lyingSince.isNaN ? nil : lyingSince
         )
-        emit(.crashDetected(t: t, evidence: evidence))
+    }
+
+    /// Riding spells confirm the provisional reference, or replace one that riding contradicts: the
+    /// bike cannot be ridden lying down. A spell lasts while the engine or the road shakes the frame,
+    /// the force moves or GPS says moving, with breaks of at most 2 s, and adds up the force's
+    /// direction. It is judged in windows of moving time (GPS speed, or within 2 s of the smoothed
+    /// force changing, as riding keeps doing and idling never does): `ridingConfirmationSeconds`
+    /// while the reference is provisional, `relearnRidingSeconds` once confirmed. A window counts
+    /// only when its directions bunch (the mean of the unit vectors at least 0.95 long, as
+    /// coordinated riding keeps it) and its two halves agree within 15° (a lift followed by a stand
+    /// does neither). Within 30° of the reference it confirms it; elsewhere it replaces it.
+    /// Replacing it ends a crash and a parked bike's fall. Returns true when replaced.
+    private mutating func watchRiding(shaking: Bool, still: Bool, gpsMoving: Bool, magnitude: Double, up: Vector3,
+                                      t: Double, dt: Double, emit: (DetectorEvent) -> Void) -> Bool {
+        let cfg = configuration
+        let active = shaking || gpsMoving || !still
+        if active {
+            spellLastShaken = t
+        } else if t - spellLastShaken > 2 {
+            if spellSeconds > 0 { resetSpell() }
+            return false
+        }
+        // Around what the reference reads: less than 1 g when a dead axis hides part of gravity.
+        let expected = min(gravity, reference?.magnitude ?? gravity)
+        guard active, magnitude > 0.5 * expected, magnitude < 2 * gravity,
+              let direction = smoothed.normalized else { return false }
+        spellSeconds += dt
+        spellDirection += direction * dt
+        spellMagnitude += magnitude * dt
+        if gpsMoving || !still || t - stillSince < 2 { spellMovingSeconds += dt }
+        let needed = referenceConfirmed ? cfg.relearnRidingSeconds : cfg.ridingConfirmationSeconds
+        if spellHalfDirection == nil && spellMovingSeconds >= needed / 2 { spellHalfDirection = spellDirection }
+        // A window closes after `needed` seconds of moving; one that mostly idled starts afresh.
+        guard spellMovingSeconds >= needed, let meanDirection = spellDirection.normalized else {
+            if spellSeconds >= 120 { resetSpell() }
+            return false
+        }
+        // Consistent: the directions bunched (the mean of unit vectors at least 0.95 long), and the
+        // window's two halves within 15° of each other (a lift followed by a stand is neither).
+        let halves = spellHalfDirection.flatMap { first in
+            first.normalized.flatMap { a in (spellDirection - first).normalized.map { a.dot($0) } }
+        } ?? 0
+        let consistent = spellDirection.magnitude / spellSeconds >= 0.95 && halves >= 0.966
+        let meanMagnitude = spellMagnitude / spellSeconds
+        resetSpell()
+        guard consistent else { return false }
+        if meanDirection.dot(up) >= 0.866 {
+            referenceConfirmed = true
+            return false
+        }
+        // Only what the sensor shows in full replaces a reference: with a dead axis the visible
+        // force's direction is not the bike's up (riding reads about 1 g in full, not less).
+        guard plausible(meanMagnitude), deadReported == .zero, reference.map({ plausible($0.magnitude) }) ?? true else { return false }
+        reference = meanDirection * (plausible(meanMagnitude) ? gravity : meanMagnitude)
+        referenceConfirmed = true
+        uprightLearnedSeconds = 0
+        horizontalCovariance = SymmetricMatrix3()
+        horizontalWeight = 0
+        horizontalMean = .zero
+        forward = nil
+        gyroTiltValid = false
+        lyingSince = .nan
+        downWhileParked = false
+        emit(.uprightLearned(t: t, up: meanDirection))
+        if crashed {
+            rearm()
+            emit(.rearmed(t: t))
+        }
+        phase = .moving
+        return true
+    }
+
+    private mutating func resetSpell() {
+        spellSeconds = 0
+        spellMovingSeconds = 0
+        spellDirection = .zero
+        spellMagnitude = 0
+        spellHalfDirection = nil
+    }
+
+    /// Riding, stopped or parked. Parked after `parkedAfterSeconds` still with no vibration and no GPS
+    /// speed (or at once with the ignition off); parked until the engine has run, GPS has moved or
+    /// the bike has been moved about upright for `unparkSeconds` (or the ignition is on).
+    private mutating func updateContext(still: Bool, shaking: Bool, gpsMoving: Bool, lying: Bool, t: Double) {
+        let cfg = configuration
+        func since(_ condition: Bool, _ start: inout Double) -> Double {
+            if !condition { start = .nan; return 0 }
+            if start.isNaN { start = t }
+            return t - start
+        }
+        let engine = since(shaking && !gpsMoving, &engineSince)
+        let moving = since(gpsMoving, &gpsMovingSince)
+        let moved = since(!still && !lying, &movedSince)
+        let quiet = since(still && !shaking && !gpsMoving, &quietSince)
+        if ignition == false {
+            context = .parked
+        } else if context == .parked {
+            if ignition == true || engine >= cfg.unparkSeconds || moving >= cfg.unparkSeconds || moved >= cfg.unparkSeconds {
+                context = still ? .stopped : .riding
+            }
+        } else if ignition == nil && quiet >= cfg.parkedAfterSeconds {
+            context = .parked
+        } else {
+            context = spellMovingSeconds > 0 && (gpsMoving || !still || t - stillSince < 2) ? .riding : .stopped
+        }
+    }
+
+    /// A parked bike lying still went down: a fall (fast rotation, or a landing) is a `parked_fall`,
+    /// reported once; a person laying it down is nothing. Upright again for `rearmSeconds` ends it.
+    private mutating func watchParked(lying: Bool, still: Bool, stillFor: Double, uncertain: Bool, magnitude: Double,
+                                      t: Double, emit: (DetectorEvent) -> Void) {
+        let cfg = configuration
+        if downWhileParked {
+            let upright = postureDegrees < 30 && magnitude > 0.7 * min(gravity, reference?.magnitude ?? gravity)
+            if upright {
+                if uprightSince.isNaN { uprightSince = t }
+                if t - uprightSince >= cfg.rearmSeconds { downWhileParked = false }
+            } else {
+                uprightSince = .nan
+            }
+        } else if lying && still {
+            let needed = uncertain ? cfg.lowMagnitudeRestConfirmationSeconds : cfg.restConfirmationSeconds
+            if stillFor >= needed && t - lyingSince >= min(needed, cfg.restConfirmationSeconds) {
+                downWhileParked = true
+                uprightSince = .nan
+                let rotation = max(recent.peakRotation, previous.peakRotation) * 180 / Double.pi
+                if rotation >= cfg.parkedFallRotationDegreesPerSecond || max(recent.peakG, previous.peakG) >= cfg.parkedFallPeakG {
+                    emit(.parkedFall(t: t, evidence: evidence(.lyingStill, stillFor: stillFor)))
+                }
+            }
+        }
+        phase = lying ? .lying : (still ? .still : .moving)
     }
 
     /// After a crash: upright and not lying still for `rearmSeconds` re-arms.

@@ -63,6 +63,32 @@ public struct DetectorConfiguration: Equatable, Sendable, Codable {
     public var gapSeconds = 0.25
     /// Impacts weaker than this are not reported as `impact` events, in g.
     public var reportedImpactG = 4.0
+    /// Vibration (the mean deviation from the smoothed force, on the most shaken axis) above which an
+    /// engine runs or a road shakes the frame, in g. An engine fires at 7 Hz and up (far above the
+    /// smoothing) and shakes a frame by 0.01–0.5 g at idle (0.012 g on the IFSTTAR test bike, whose
+    /// IMU reads 0.006 g of its own noise at rest); an IMU's noise is 0.003–0.008 g.
+    public var engineVibrationG = 0.015
+    /// Still, no vibration and no GPS speed for this long, the bike is parked: nobody is riding it, and
+    /// its fall is a `parked_fall`, never a crash. A rider waiting at lights or in a queue moves the
+    /// bike, or has the engine running, well within this, seconds.
+    public var parkedAfterSeconds = 240.0
+    /// A parked bike is parked until its engine has run this long, GPS has shown it moving this long,
+    /// or it has been moved about upright this long (pushed out, sat on), seconds. A car's bump or a
+    /// fall shakes it for a few seconds only.
+    public var unparkSeconds = 10.0
+    /// A fall of a parked bike, not a person laying it down: a rotation at least this fast, or a landing
+    /// of at least `parkedFallPeakG`. A bike falling as a pendulum turns at 150–300 °/s before it lands;
+    /// a person lowers one at a few tens, °/s.
+    public var parkedFallRotationDegreesPerSecond = 60.0
+    /// The landing that tells a fall from a lay-down without a gyro, in g.
+    public var parkedFallPeakG = 1.5
+    /// The upright reference learned at start is provisional (the bike may lie on its side, on a
+    /// trailer, on a stand): riding this long with the force near it confirms it, far from it replaces
+    /// it. Until then no posture raises a crash, seconds.
+    public var ridingConfirmationSeconds = 5.0
+    /// A confirmed reference is replaced only by this much consistent riding far from it (the bike
+    /// cannot be ridden lying down): the detector never stays "crashed" through a ride, seconds.
+    public var relearnRidingSeconds = 20.0
 
     public init() {}
 
@@ -94,6 +120,14 @@ public struct DetectorConfiguration: Equatable, Sendable, Codable {
             check(up.count == 3 && Vector3(up[0], up[1], up[2]).magnitude > 0.1, "calibratedUp must be three numbers, not all zero")
         }
         check(gapSeconds > 0, "gapSeconds must be positive")
+        check(engineVibrationG > 0 && engineVibrationG <= 0.5, "engineVibrationG must be above 0 and at most 0.5")
+        check(parkedAfterSeconds >= 30 && parkedAfterSeconds <= 3600, "parkedAfterSeconds must be 30...3600")
+        check(unparkSeconds >= 1 && unparkSeconds <= 120, "unparkSeconds must be 1...120")
+        check(parkedFallRotationDegreesPerSecond > 0, "parkedFallRotationDegreesPerSecond must be positive")
+        check(parkedFallPeakG > 1, "parkedFallPeakG must be above 1")
+        check(ridingConfirmationSeconds >= 1 && ridingConfirmationSeconds <= 60, "ridingConfirmationSeconds must be 1...60")
+        check(relearnRidingSeconds >= ridingConfirmationSeconds && relearnRidingSeconds <= 300,
+              "relearnRidingSeconds must be at least ridingConfirmationSeconds and at most 300")
         return errors
     }
 }
@@ -136,6 +170,13 @@ extension DetectorConfiguration {
         Setting("rearmSeconds", \.rearmSeconds, "upright for this long after a crash re-arms the detector (s)"),
         Setting("gapSeconds", \.gapSeconds, "a gap between samples longer than this is reported (s)"),
         Setting("reportedImpactG", \.reportedImpactG, "impacts weaker than this are not reported as events (g)"),
+        Setting("engineVibrationG", \.engineVibrationG, "vibration above which an engine runs or a road shakes the frame (g)"),
+        Setting("parkedAfterSeconds", \.parkedAfterSeconds, "still, no vibration, no GPS speed this long: parked, and a fall is a parked_fall (s)"),
+        Setting("unparkSeconds", \.unparkSeconds, "engine running, GPS moving or moved about upright this long ends parked (s)"),
+        Setting("parkedFallRotationDegreesPerSecond", \.parkedFallRotationDegreesPerSecond, "a parked bike turning this fast fell; slower, a person laid it down (°/s)"),
+        Setting("parkedFallPeakG", \.parkedFallPeakG, "a landing this hard tells a parked bike's fall without a gyro (g)"),
+        Setting("ridingConfirmationSeconds", \.ridingConfirmationSeconds, "riding this long confirms (or replaces) the upright reference learned at start (s)"),
+        Setting("relearnRidingSeconds", \.relearnRidingSeconds, "consistent riding this long far from a confirmed reference replaces it (s)"),
     ]
 
     /// Sets one setting from text (`lyingAngleDegrees`, `65`), or says what is wrong with it.

@@ -6,14 +6,16 @@ public enum DetectorEvent: Equatable, Sendable {
     case impact(t: Double, peakG: Double, horizontalG: Double, deltaV: Double)
     /// The bike has gone down: the moment the alert countdown starts.
     case crashDetected(t: Double, evidence: CrashEvidence)
+    /// A parked bike (nobody riding it) fell over: no countdown, no contact; the rider is told.
+    case parkedFall(t: Double, evidence: CrashEvidence)
     /// Back to normal riding after a crash; the detector watches again.
     case rearmed(t: Double)
     case sensorFault(t: Double, fault: SensorFault)
 
     public var t: Double {
         switch self {
-        case .uprightLearned(let t, _), .impact(let t, _, _, _), .crashDetected(let t, _), .rearmed(let t),
-             .sensorFault(let t, _):
+        case .uprightLearned(let t, _), .impact(let t, _, _, _), .crashDetected(let t, _), .parkedFall(let t, _),
+             .rearmed(let t), .sensorFault(let t, _):
             return t
         }
     }
@@ -24,6 +26,7 @@ public enum DetectorEvent: Equatable, Sendable {
         case .uprightLearned: "upright_learned"
         case .impact: "impact"
         case .crashDetected: "crash_detected"
+        case .parkedFall: "parked_fall"
         case .rearmed: "rearmed"
         case .sensorFault: "sensor_fault"
         }
@@ -79,6 +82,9 @@ public enum SensorFault: Equatable, Sendable {
     case duplicateTime
     /// At rest the accelerometer reads this many g instead of about 1: no upright reference yet.
     case implausibleGravity(g: Double)
+    /// Samples dropped since the last report because no motion reads so: a number that is not
+    /// finite, beyond any IMU's range, or a time leap of more than a day.
+    case nonPhysical(count: Int)
 
     /// The fault is one sample dropped for its time, not a fault of the sensor.
     public var isDroppedSample: Bool {
@@ -95,6 +101,7 @@ public enum SensorFault: Equatable, Sendable {
         case .timeWentBackwards: "time_went_backwards"
         case .duplicateTime: "duplicate_time"
         case .implausibleGravity: "implausible_gravity"
+        case .nonPhysical: "non_physical"
         }
     }
 
@@ -104,6 +111,7 @@ public enum SensorFault: Equatable, Sendable {
         case .gap(let seconds): "no samples for \(DecimalFormat.string(seconds, decimals: 3)) s"
         case .timeWentBackwards(let by): "sample time went back by \(DecimalFormat.string(by, decimals: 6)) s; sample dropped"
         case .duplicateTime: "duplicate time: the sample has the previous one's time; sample dropped"
+        case .nonPhysical(let count): "\(count) non-physical sample\(count == 1 ? "" : "s") dropped (not a number, beyond any IMU's range, or a time leap of more than a day)"
         case .implausibleGravity(let g): "the accelerometer reads \(DecimalFormat.string(g, decimals: 2)) g at rest where about 1 g was expected (dead axis or wrong range?); posture is estimated conservatively"
         }
     }

@@ -44,6 +44,11 @@ public enum WorkflowState: String, Codable, CaseIterable, Sendable {
     case disarmed, armed, alertCountdown, emergencySending, emergencySent, emergencySendingFailed, emergencyEnded
 }
 
+extension WorkflowState {
+    /// From the crash (or the SOS) until the emergency ends: a countdown, or alerts going or gone out.
+    public static let emergencyUnderWay: Set<WorkflowState> = [.alertCountdown, .emergencySending, .emergencySent, .emergencySendingFailed]
+}
+
 public enum WorkflowTimer: String, Codable, CaseIterable, Sendable {
     case countdown, countdownStep, networkFailure, locationUpdate, trackingEnd
 }
@@ -52,11 +57,15 @@ public enum MessageKind: String, Codable, Sendable {
     case alert
     case locationUpdate = "location_update"
     case allClear = "all_clear"
+    /// To the rider's own phone: the parked bike fell over.
+    case parkedFall = "parked_fall"
 }
 
 public enum Recipients: Codable, Equatable, Sendable {
     case everyContact
     case only([String])
+    /// The rider's own phone (`profile set --phone`), never a contact.
+    case rider
 }
 
 /// A contact's sign that they know of the emergency: they answered a call, or replied OK by SMS.
@@ -91,6 +100,8 @@ public enum WorkflowEvent: Equatable, Sendable {
     case disarm(at: Double)
     /// `evidence` is what the alert tells (time, impact, posture); nil only in tests of the states.
     case crashDetected(at: Double, summary: String, evidence: CrashEvidence? = nil)
+    /// The parked bike fell over: nobody was riding it.
+    case parkedFall(at: Double, summary: String)
     case gesture(GestureDecoder.Gesture)
     case timerFired(WorkflowTimer, at: Double)
     /// The modem delivered an alert to this contact (number).
@@ -182,6 +193,12 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
             } else if state == .disarmed || state == .emergencyEnded {
                 actions.append(.journal(JournalEntry("detections", "not protecting: no countdown (press the button to resume)")))
             }
+        case .parkedFall(_, let summary):
+            // Nobody was riding: no countdown, no contact. The rider's phone is told, and the buzzer
+            // says it to whoever is near (unless an emergency's own pattern sounds).
+            actions.append(.journal(JournalEntry("detections", "parked bike fell over: \(summary) (nobody riding: no countdown, the rider's phone is told)")))
+            if state == .armed || state == .disarmed || state == .emergencyEnded { play(.parkedFall, &actions) }
+            actions.append(.queueMessages(.parkedFall, to: .rider))
         case .gesture(let gesture):
             handle(gesture, into: &actions)
         case .timerFired(let timer, let t):

@@ -79,7 +79,7 @@ extension DetectorEvent {
             line.add("peak_g", peakG, decimals: 2)
             line.add("horizontal_g", horizontalG, decimals: 2)
             line.add("delta_v_mps", deltaV, decimals: 2)
-        case .crashDetected(_, let e):
+        case .crashDetected(_, let e), .parkedFall(_, let e):
             line.add("reason", e.reason.rawValue)
             line.add("summary", e.summary)
             line.add("posture_deg", e.postureDegrees, decimals: 1)
@@ -100,6 +100,7 @@ extension DetectorEvent {
             case .timeWentBackwards(let by): line.add("by_s", by, decimals: 6)
             case .duplicateTime: break
             case .implausibleGravity(let g): line.add("g", g, decimals: 3)
+            case .nonPhysical(let count): line.add("count", count)
             }
         }
         return line.text
@@ -116,6 +117,8 @@ extension DetectorEvent {
             return padded + "impact \(DecimalFormat.string(peakG, decimals: 1)) g (horizontal \(DecimalFormat.string(horizontalG, decimals: 1)) g, delta-v \(DecimalFormat.string(deltaV, decimals: 1)) m/s)"
         case .crashDetected(_, let e):
             return padded + "CRASH DETECTED: " + e.summary
+        case .parkedFall(_, let e):
+            return padded + "parked bike fell over (nobody riding: no countdown): " + e.summary
         case .rearmed:
             return padded + "bike upright again: detector re-armed"
         case .sensorFault(_, let fault):

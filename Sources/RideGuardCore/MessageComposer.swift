@@ -138,6 +138,12 @@ public enum MessageComposer {
         return "RideGuard - \(c.riderName): \(w.doing(state))\n\(sensor); \(w.waiting(waiting))\n" + position(c, w)
     }
 
+    /// To the rider's own phone, never a contact: the parked bike fell over, and where it is.
+    public static func parkedFall(_ c: MessageContext) -> String {
+        let w = Words.for(c.language)
+        return "RideGuard - \(c.riderName): \(w.parkedFall)\n" + position(c, w)
+    }
+
     /// The test SMS `rideguard setup` offers to send, plainly marked as a test.
     public static func test(riderName: String, language: MessageLanguage) -> String {
         "RideGuard TEST - \(riderName): " + Words.for(language).testNotice
@@ -195,6 +201,7 @@ struct Words {
     var sensorWorking: String
     var sensorSilent: String
     var waiting: (Int) -> String
+    var parkedFall: String
 
     func doing(_ state: WorkflowState) -> String {
         switch state {
@@ -217,7 +224,8 @@ struct Words {
                   testNotice: "nothing happened. You are an emergency contact: if RideGuard detects a crash, you get an SMS like this with the position.",
                   suggestedMessage: "I may have crashed on my motorbike. Please call me, and call the emergency services if I do not answer.", stateProtecting: "protecting the rider", stateCountdown: "crash detected, countdown running",
                   stateEmergency: "emergency: contacts alerted", stateNotProtecting: "not protecting",
-                  sensorWorking: "IMU OK", sensorSilent: "IMU silent: blind", waiting: { "SMS waiting: \($0)" })
+                  sensorWorking: "IMU OK", sensorSilent: "IMU silent: blind", waiting: { "SMS waiting: \($0)" },
+                  parkedFall: "your parked bike fell over. Nobody was riding it: your contacts were not told.")
         case .fr:
             Words(positionUnknown: "Position inconnue (pas de GPS).", accuracy: "precision",
                   ageMinutes: { "position d'il y a \($0) min" }, crashAt: "Chute a", sosAt: "SOS lance par le motard a", moving: "roulait a",
@@ -228,7 +236,8 @@ struct Words {
                   testNotice: "rien ne s'est passe. Vous etes contact d'urgence: en cas de chute, vous recevrez un SMS comme celui-ci avec la position.",
                   suggestedMessage: "J'ai peut-etre chute a moto. Appelez-moi, et appelez les secours si je ne reponds pas.", stateProtecting: "protection active", stateCountdown: "chute detectee, compte a rebours en cours",
                   stateEmergency: "urgence: contacts alertes", stateNotProtecting: "protection inactive",
-                  sensorWorking: "capteur OK", sensorSilent: "capteur muet", waiting: { "\($0) SMS en attente" })
+                  sensorWorking: "capteur OK", sensorSilent: "capteur muet", waiting: { "\($0) SMS en attente" },
+                  parkedFall: "votre moto garee est tombee. Personne ne la conduisait: vos contacts ne sont pas prevenus.")
         case .de:
             Words(positionUnknown: "Position unbekannt (kein GPS).", accuracy: "Genauigkeit",
                   ageMinutes: { "Position vor \($0) Min." }, crashAt: "Sturz um", sosAt: "SOS vom Fahrer ausgeloest um", moving: "fuhr",
@@ -239,7 +248,8 @@ struct Words {
                   testNotice: "nichts ist passiert. Sie sind Notfallkontakt: erkennt RideGuard einen Sturz, bekommen Sie eine SMS wie diese mit der Position.",
                   suggestedMessage: "Ich hatte vielleicht einen Motorradunfall. Bitte ruf mich an, und ruf den Notruf, wenn ich nicht antworte.", stateProtecting: "Schutz aktiv", stateCountdown: "Sturz erkannt, Countdown laeuft",
                   stateEmergency: "Notfall: Kontakte alarmiert", stateNotProtecting: "Schutz aus",
-                  sensorWorking: "Sensor OK", sensorSilent: "Sensor stumm: blind", waiting: { "SMS wartend: \($0)" })
+                  sensorWorking: "Sensor OK", sensorSilent: "Sensor stumm: blind", waiting: { "SMS wartend: \($0)" },
+                  parkedFall: "Ihr geparktes Motorrad ist umgefallen. Niemand fuhr: Ihre Kontakte wurden nicht benachrichtigt.")
         case .es:
             Words(positionUnknown: "Posicion desconocida (sin GPS).", accuracy: "precision",
                   ageMinutes: { "posicion de hace \($0) min" }, crashAt: "Caida a las", sosAt: "SOS lanzado por el motorista a las", moving: "iba a",
@@ -250,7 +260,8 @@ struct Words {
                   testNotice: "no ha pasado nada. Es contacto de emergencia: si RideGuard detecta una caida, recibira un SMS como este con la posicion.",
                   suggestedMessage: "Puede que haya tenido una caida en moto. Llamame, y llama a emergencias si no contesto.", stateProtecting: "proteccion activa", stateCountdown: "caida detectada, cuenta atras en curso",
                   stateEmergency: "emergencia: contactos avisados", stateNotProtecting: "proteccion desactivada",
-                  sensorWorking: "sensor OK", sensorSilent: "sensor mudo: ciego", waiting: { "SMS pendientes: \($0)" })
+                  sensorWorking: "sensor OK", sensorSilent: "sensor mudo: ciego", waiting: { "SMS pendientes: \($0)" },
+                  parkedFall: "su moto aparcada se ha caido. Nadie la conducia: sus contactos no han sido avisados.")
         case .it:
             Words(positionUnknown: "Posizione sconosciuta (niente GPS).", accuracy: "precisione",
                   ageMinutes: { "posizione di \($0) min fa" }, crashAt: "Caduta alle", sosAt: "SOS lanciato dal motociclista alle", moving: "andava a",
@@ -261,7 +272,8 @@ struct Words {
                   testNotice: "non e successo niente. Sei un contatto di emergenza: se RideGuard rileva una caduta riceverai un SMS come questo con la posizione.",
                   suggestedMessage: "Potrei essere caduto in moto. Chiamami, e chiama i soccorsi se non rispondo.", stateProtecting: "protezione attiva", stateCountdown: "caduta rilevata, conto alla rovescia in corso",
                   stateEmergency: "emergenza: contatti avvisati", stateNotProtecting: "protezione disattivata",
-                  sensorWorking: "sensore OK", sensorSilent: "sensore muto: cieco", waiting: { "SMS in attesa: \($0)" })
+                  sensorWorking: "sensore OK", sensorSilent: "sensore muto: cieco", waiting: { "SMS in attesa: \($0)" },
+                  parkedFall: "la tua moto parcheggiata e caduta. Nessuno la guidava: i tuoi contatti non sono stati avvisati.")
         }
     }
 }

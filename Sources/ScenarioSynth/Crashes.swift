@@ -3,6 +3,24 @@ import RideGuardCore
 
 /// The ways a bike goes down. Each returns when the bike has come to rest.
 extension BikeSimulator {
+    /// Leaned into a turn at speed, then the front tucks; returns when control was lost.
+    mutating func leanInAndLowside() -> Double {
+        let side = rng.sign()
+        setUp(speed: rng.uniform(10...25), lean: side * rng.uniform(25...45) * .pi / 180, seconds: 3)
+        let start = t
+        lowside()
+        return start
+    }
+
+    /// Stopped for a few seconds, then the rider loses the bike; returns when it began to fall.
+    mutating func stopAndTipOver() -> Double {
+        stop()
+        run(rng.uniform(2...15)) { _, _ in .zero }
+        let start = t
+        tipOver()
+        return start
+    }
+
     /// Front tucks in a turn: the bike falls to the inside, hits the ground, slides and spins.
     mutating func lowside() {
         let side: Double = roll >= 0 ? 1 : -1

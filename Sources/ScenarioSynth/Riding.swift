@@ -46,19 +46,22 @@ private struct Shock {
 
 extension BikeSimulator {
     /// Bike on its side stand, the rider climbs on, lifts it upright, starts the engine.
-    mutating func climbOnAndStart() {
-        let side = -1.0  // side stands are on the left: the bike leans left (negative roll)
-        let stand = rng.uniform(8...16) * .pi / 180
-        roll = side * stand
-        run(rng.uniform(1...4)) { _, _ in .zero }
+    /// `lifted`: the bike already stands on its side stand (it was just lifted onto it).
+    mutating func climbOnAndStart(lifted: Bool = false) {
+        if !lifted {
+            let side = -1.0  // side stands are on the left: the bike leans left (negative roll)
+            roll = side * rng.uniform(8...16) * .pi / 180
+            run(rng.uniform(1...4)) { _, _ in .zero }
+        }
+        let standRoll = roll
         let rock = rng.uniform(1.5...3)
         run(rock) { sim, x in
-            sim.roll = side * stand + 0.04 * sin(2 * .pi * 1.7 * x * rock) * (1 - x)
+            sim.roll = standRoll + 0.04 * sin(2 * .pi * 1.7 * x * rock) * (1 - x)
             return Vector3(0, 0, 0.3 * BikeSimulator.g * sin(2 * .pi * 2.3 * x * rock) * (1 - x))
         }
         let hold = rng.uniform(-4...4) * .pi / 180
         run(1.0) { sim, x in
-            sim.roll = side * stand + (hold - side * stand) * smoothstep(x)
+            sim.roll = standRoll + (hold - standRoll) * smoothstep(x)
             return .zero
         }
         engine = .idle

@@ -7,16 +7,33 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
     case slowTurnDrop = "slow_turn_drop"
     /// Pushed at walking pace, leaned toward the rider, then dropped.
     case pushedThenDropped = "pushed_then_dropped"
+    /// The agent starts while the bike lies on its side; it is lifted, ridden, and crashes.
+    case startedLyingThenCrash = "started_lying_then_crash"
     // Rides that end on the side stand.
     case normalRide = "normal_ride"
     case hardRide = "hard_ride"
     case roughRoad = "rough_road"
     case offRoad = "off_road"
+    // The hours around a ride: nobody is riding, nothing must reach the contacts.
+    /// Parked (engine off, untouched for minutes), then pushed over by a passer-by or the wind.
+    case parkedKnockedOver = "parked_knocked_over"
+    /// Parked for minutes, then laid slowly on its side by a person (maintenance).
+    case parkedLaidDown = "parked_laid_down"
+    /// Parked for minutes, then bumped hard by a car: it rocks on its stand and stays up.
+    case parkedBumped = "parked_bumped"
+    /// The agent starts while the bike lies on its side; it is lifted and ridden.
+    case startedLying = "started_lying"
+    /// Strapped upright on a trailer towed at road and highway speed, engine off.
+    case trailer
+    /// On the centre stand in a garage, the engine idling and revved for minutes.
+    case centreStandEngine = "centre_stand_engine"
 
     public var isCrash: Bool {
         switch self {
-        case .lowside, .highside, .collision, .pinnedCollision, .tipOverAtStop, .slowTurnDrop, .pushedThenDropped: true
-        case .normalRide, .hardRide, .roughRoad, .offRoad: false
+        case .lowside, .highside, .collision, .pinnedCollision, .tipOverAtStop, .slowTurnDrop, .pushedThenDropped,
+             .startedLyingThenCrash: true
+        case .normalRide, .hardRide, .roughRoad, .offRoad, .parkedKnockedOver, .parkedLaidDown, .parkedBumped,
+             .startedLying, .trailer, .centreStandEngine: false
         }
     }
 }
@@ -39,6 +56,8 @@ public struct TraceLabel: Codable, Equatable, Sendable {
     public var speedColumn: Bool
     public var deadAxis: Int?
     public var engineIdlingAfter: Bool
+    /// When a parked bike (nobody riding it) started to fall, trace seconds: one `parked_fall` is due.
+    public var parkedFall: Double?
     public var seed: UInt64
 
     enum CodingKeys: String, CodingKey {
@@ -51,6 +70,7 @@ public struct TraceLabel: Codable, Equatable, Sendable {
         case speedColumn = "speed_column"
         case deadAxis = "dead_axis"
         case engineIdlingAfter = "engine_idling_after"
+        case parkedFall = "parked_fall_s"
     }
 }
 

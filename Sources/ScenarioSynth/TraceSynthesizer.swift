@@ -11,7 +11,17 @@ public enum TraceSynthesizer {
         var crashStart: Double?
         var rest: Double?
         var idling = false
-        sim.climbOnAndStart()
+        var parkedFall: Double?
+        if scenario == .startedLying || scenario == .startedLyingThenCrash {
+            sim.startLyingThenLift()
+            sim.climbOnAndStart(lifted: true)
+        } else if scenario == .centreStandEngine {
+            sim.startOnCentreStand()
+        } else if scenario == .trailer {
+            sim.standStrapped()
+        } else {
+            sim.climbOnAndStart()
+        }
         let crashRiding = sim.rng.uniform(60...300) * ridingScale
         let rideLength = sim.rng.uniform(300...900) * ridingScale
         switch scenario {
@@ -26,10 +36,7 @@ public enum TraceSynthesizer {
             sim.parkOnSideStand()
         case .lowside:
             sim.ride(for: crashRiding, style: sim.rng.chance(0.5) ? .normal : .hard)
-            let side = sim.rng.sign()
-            sim.setUp(speed: sim.rng.uniform(10...25), lean: side * sim.rng.uniform(25...45) * .pi / 180, seconds: 3)
-            crashStart = sim.t
-            sim.lowside()
+            crashStart = sim.leanInAndLowside()
         case .highside:
             sim.ride(for: crashRiding, style: sim.rng.chance(0.5) ? .normal : .hard)
             let side = sim.rng.sign()
@@ -43,10 +50,7 @@ public enum TraceSynthesizer {
             sim.collision(pinned: scenario == .pinnedCollision)
         case .tipOverAtStop:
             sim.ride(for: crashRiding, style: .normal)
-            sim.stop()
-            sim.run(sim.rng.uniform(2...15)) { _, _ in .zero }
-            crashStart = sim.t
-            sim.tipOver()
+            crashStart = sim.stopAndTipOver()
         case .slowTurnDrop:
             sim.ride(for: crashRiding, style: .normal)
             sim.stop()
@@ -58,6 +62,33 @@ public enum TraceSynthesizer {
             sim.push(for: sim.rng.uniform(20...120))
             crashStart = sim.t
             sim.tipOver(rest: 66...85)          // real dropped bikes lay at 66–71° (crash bars, panniers)
+        case .startedLyingThenCrash:
+            sim.ride(for: crashRiding, style: .normal)
+            crashStart = sim.rng.chance(0.5) ? sim.leanInAndLowside() : sim.stopAndTipOver()
+        case .startedLying:
+            sim.ride(for: rideLength, style: .normal)
+            sim.parkOnSideStand()
+        case .parkedKnockedOver, .parkedLaidDown, .parkedBumped:
+            sim.ride(for: crashRiding, style: .normal)
+            sim.parkOnSideStand()
+            sim.run(sim.rng.uniform(300...1200)) { _, _ in .zero }
+            switch scenario {
+            case .parkedKnockedOver:
+                parkedFall = sim.t
+                sim.knockOverParked()
+                sim.lieStill(sim.rng.uniform(20...120), idling: false, liftAtEnd: sim.rng.chance(0.5))
+            case .parkedLaidDown:
+                sim.layDown()
+                sim.lieStill(sim.rng.uniform(30...180), idling: false, liftAtEnd: sim.rng.chance(0.5))
+            default:
+                sim.bumpParked()
+                sim.run(sim.rng.uniform(30...120)) { _, _ in .zero }
+            }
+        case .trailer:
+            sim.tow(for: rideLength)
+            sim.run(sim.rng.uniform(30...120)) { _, _ in .zero }
+        case .centreStandEngine:
+            sim.runOnCentreStand(for: sim.rng.uniform(60...600))
         }
         if scenario.isCrash {
             rest = sim.t
@@ -69,7 +100,7 @@ public enum TraceSynthesizer {
             file: file, scenario: scenario, crash: scenario.isCrash, crashStart: crashStart, rest: rest,
             ridingSeconds: sim.ridingSeconds, duration: sim.t, rateHz: sim.sensor.rate, gyro: sim.sensor.hasGyro,
             rangeG: sim.sensor.rangeG, speedColumn: sim.speedColumn, deadAxis: sim.sensor.deadAxis,
-            engineIdlingAfter: idling, seed: seed
+            engineIdlingAfter: idling, parkedFall: parkedFall, seed: seed
         )
     }
 

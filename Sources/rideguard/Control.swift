@@ -43,8 +43,17 @@ struct Status: ParsableCommand {
         print("state: \(status.state.rawValue)" + (status.countdownSeconds.map { " (\(Int($0)) s left)" } ?? "")
               + (sensor.blind && status.state == .armed ? ", but the IMU sends no sample: crashes cannot be detected" : ""))
         print("sensor: \(d(sensor.rateHz, 1)) Hz, last sample " + (sensor.lastSampleAgeSeconds.map { "\(d($0, 2)) s ago" } ?? "never")
-              + (sensor.gravityG.map { ", \(d($0, 2)) g" } ?? "") + (sensor.lastFault.map { ", last fault: \($0)" } ?? ""))
+              + (sensor.gravityG.map { ", \(d($0, 2)) g" } ?? "") + (sensor.lastFault.map { ", last fault: \($0)" } ?? "")
+              + ((sensor.rejectedSamples ?? 0) > 0 ? ", \(sensor.rejectedSamples!) non-physical samples dropped" : ""))
         if let problem = status.gpio.problem { print("gpio: \(problem)") }
+        if let bike = status.bike {
+            print("bike: \(bike.context)" + (bike.ignition.map { ", ignition \($0)" } ?? "")
+                  + (bike.underVoltage == true ? ", supply UNDER-VOLTAGE (the Pi's 5 V input sagged)" : ""))
+            if let fall = bike.lastParkedFall {
+                let time = Date(timeIntervalSince1970: fall).formatted(date: .omitted, time: .shortened)
+                print("parked bike fell over at \(time) (nobody riding: no countdown; the rider's phone was texted)")
+            }
+        }
         if let fix = status.fix {
             print("position: \(d(fix.latitude, 6)), \(d(fix.longitude, 6)), \(d(fix.ageSeconds, 1)) s old")
         } else {

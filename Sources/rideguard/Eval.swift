@@ -57,14 +57,19 @@ struct Eval: ParsableCommand {
                 let (scenario, traceSeed) = TraceSynthesizer.plan(seed: seed, index: index)
                 var label: TraceLabel?
                 var detections: [Double] = []
+                var parkedFalls: [Double] = []
                 var detector = CrashDetector(configuration: configuration)
                 label = TraceSynthesizer.generate(scenario, seed: traceSeed, file: "#\(index + 1) seed \(traceSeed)",
                                                   ridingScale: ridingScale) { sample in
                     detector.process(sample) { event in
-                        if case .crashDetected(let t, _) = event { detections.append(t) }
+                        switch event {
+                        case .crashDetected(let t, _): detections.append(t)
+                        case .parkedFall(let t, _): parkedFalls.append(t)
+                        default: break
+                        }
                     }
                 }
-                evaluation.record(.init(label: label!, detections: detections))
+                evaluation.record(.init(label: label!, detections: detections, parkedFalls: parkedFalls))
             }
         } else {
             var path = manifest!
@@ -77,11 +82,8 @@ struct Eval: ParsableCommand {
                 let loaded = try Manifest.load(path: path)
                 for label in loaded.traces {
                     let replay = TraceReplay(configuration: configuration)
-                    var detections: [Double] = []
-                    _ = try replay.run(path: (folder as NSString).appendingPathComponent(label.file)) { event in
-                        if case .crashDetected(let t, _) = event { detections.append(t) }
-                    }
-                    evaluation.record(.init(label: label, detections: detections))
+                    let summary = try replay.run(path: (folder as NSString).appendingPathComponent(label.file)) { _ in }
+                    evaluation.record(.init(label: label, detections: summary.crashes, parkedFalls: summary.parkedFalls))
                 }
             } catch let error as TraceError {
                 Output.error(error.description)

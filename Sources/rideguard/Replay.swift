@@ -69,7 +69,9 @@ struct Replay: ParsableCommand {
                 line.add("smoothed_g", state.smoothedG, decimals: 3)
                 line.add("still_s", state.stillSeconds, decimals: 2)
                 line.add("forward_known", state.forwardKnown)
-                Output.line(json ? line.text : "\(DecimalFormat.string(t, decimals: 3)) s  \(state.phase.rawValue)  posture \(DecimalFormat.string(state.postureDegrees, decimals: 0))°  \(DecimalFormat.string(state.smoothedG, decimals: 2)) g  still \(DecimalFormat.string(state.stillSeconds, decimals: 1)) s")
+                line.add("context", state.context.rawValue)
+                line.add("upright_confirmed", state.uprightConfirmed)
+                Output.line(json ? line.text : "\(DecimalFormat.string(t, decimals: 3)) s  \(state.phase.rawValue)  \(state.context.rawValue)  posture \(DecimalFormat.string(state.postureDegrees, decimals: 0))°  \(DecimalFormat.string(state.smoothedG, decimals: 2)) g  still \(DecimalFormat.string(state.stillSeconds, decimals: 1)) s\(state.uprightConfirmed ? "" : "  (upright not confirmed)")")
             }, onEvent: { event in
                 Output.line(json ? event.jsonLine : event.humanLine)
             })

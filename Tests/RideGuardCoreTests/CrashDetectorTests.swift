@@ -277,7 +277,7 @@ func ride(_ feeder: inout SignalFeeder, seconds: Double) {
         #expect(throws: ConfigurationError(key: "smoothingSeconds", reason: "smoothingSeconds must be 0.01...1")) {
             try config.set("smoothingSeconds", to: "5")
         }
-        #expect(DetectorConfiguration.settings.count == 23)
+        #expect(DetectorConfiguration.settings.count == 30)
     }
 
     @Test func gyroRebuildsGravityAroundADeadAxisThatCarriesMostOfIt() throws {

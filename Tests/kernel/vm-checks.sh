@@ -1,8 +1,9 @@
 #!/bin/sh
 # The VM's /init (busybox sh): RideGuard against a real kernel's GPIO and IIO. scripts/vm-test.sh
 # boots Debian's kernel with this, the rideguard binary, our test-only modules and a trace.
-#   - gpio-sim lines named GPIO17 (the button) and GPIO18 (the buzzer), read and driven through
-#     sysfs as an outside circuit would: a press is the line's pull going down;
+#   - gpio-sim lines named GPIO17 (the button), GPIO18 (the buzzer) and GPIO22 (the ignition, through
+#     an optocoupler), read and driven through sysfs as an outside circuit would: a press is the
+#     line's pull going down, and so is the ignition switched on;
 #   - rideguard-imu-sim, an MPU6050-like IIO device fed with the trace, read through libiio's local:
 # Every check prints "vm-test: ok - …" or "vm-test: not ok - …"; the last line counts them.
 # RIDEGUARD_VM_BREAK=buzzer|button on the kernel command line breaks the wiring on purpose, to show
@@ -50,7 +51,7 @@ sim=/sys/kernel/config/gpio-sim/rideguard
 mkdir $sim $sim/bank0
 echo rideguard-vm > $sim/bank0/label
 echo 28 > $sim/bank0/num_lines
-for n in 17 18 27; do
+for n in 17 18 22 27; do
     mkdir $sim/bank0/line$n
     echo GPIO$n > $sim/bank0/line$n/name
 done
@@ -75,6 +76,10 @@ imu:
 gpio:
   buzzer: $buzzer
   button: GPIO17
+  ignition: GPIO22
+power:
+  shutdown_after_ignition_off_s: 10
+  shutdown_command: /bin/touch /tmp/poweroff-requested
 gps:
   simulated: true
   fixed_position: [48.85837, 2.29448]
@@ -150,6 +155,11 @@ cat /tmp/doctor.out
 rideguard run > /tmp/agent.log 2>&1 &
 agent=$!
 wait_log "armed: protecting" 60 && ok "agent armed on the real lines and IMU" || bad "agent did not arm"
+# The agent requests the ignition's line with its pull-up (gpio-sim takes a consumer's bias as its
+# pull): key off, as at start. Then the key is turned: the optocoupler pulls the line down.
+wait_log "ignition off: the bike is parked" 5 && ok "the ignition's level is read at start (off)" || bad "the ignition's level at start was not read"
+echo pull-down > $lines/sim_gpio22/pull
+wait_log "ignition on: a ride may begin" 5 && ok "the key turned on GPIO22: ignition on" || bad "ignition on was not seen"
 feed /feed/ride.bin &
 feeder=$!
 if wait_log "countdown of 20 s started" 150; then
@@ -185,6 +195,25 @@ else
     bad "no countdown after the fall"
 fi
 kill $feeder 2>/dev/null
+
+# --- The ignition: off parks the bike at once, on ends it (the detector's context, in status).
+echo pull-up > $lines/sim_gpio22/pull
+i=0
+while [ $i -lt 50 ] && ! rideguard status 2>/dev/null | grep -q "bike: parked, ignition off"; do usleep 200000; i=$((i + 1)); done
+rideguard status > /tmp/status.out
+grep -q "bike: parked, ignition off" /tmp/status.out && wait_log "ignition off: the bike is parked" 1 2 \
+    && ok "ignition off on GPIO22: journaled, and the bike is parked" || { bad "ignition off was not seen"; cat /tmp/status.out; }
+echo pull-down > $lines/sim_gpio22/pull
+i=0
+while [ $i -lt 50 ] && ! rideguard status 2>/dev/null | grep -q "ignition on"; do usleep 200000; i=$((i + 1)); done
+rideguard status > /tmp/status.out
+grep -q "bike: \(stopped\|riding\), ignition on" /tmp/status.out && wait_log "the bike is no longer parked" 5 2 \
+    && ok "ignition on: the bike is no longer parked" || { bad "ignition on was not seen"; cat /tmp/status.out; }
+[ ! -e /tmp/poweroff-requested ] && ok "no power-off after an ignition off shorter than the delay" || bad "powered off too soon"
+echo pull-up > $lines/sim_gpio22/pull
+wait_log "powering the Pi off" 20 && [ -e /tmp/poweroff-requested ] && ok "ignition off for 10 s: the shutdown command ran" \
+    || bad "no power-off 10 s after the ignition went off"
+echo pull-down > $lines/sim_gpio22/pull
 
 # --- The chip goes away and comes back: the agent stays up, says the button is gone, reopens both
 # lines.

@@ -1,0 +1,156 @@
+import Foundation
+import GPIOLines
+import Logging
+import RideGuardCore
+import ServiceLifecycle
+import Storage
+import Synchronization
+
+/// The ignition's GPIO line (the bike's switched supply through an optocoupler), watched on its own
+/// thread like the button and reopened with backoff. Its level goes to the detector through
+/// `BikeContext` (off: parked at once); each change is journaled. With
+/// `power.shutdown_after_ignition_off_s`, the Pi is powered off cleanly once the ignition has been
+/// off that long, never while an emergency is under way.
+struct IgnitionService: Service, CustomStringConvertible {
+    let address: GPIOLineAddress
+    let activeLow: Bool
+    let power: AgentConfiguration.Power
+    let bike: BikeContext
+    let problems: PartProblems
+    let emergency: EmergencyService
+    let database: RideGuardDatabase
+    let clock: any ServiceClock
+    let logger: Logger
+    var description: String { "ignition" }
+
+    func run() async throws {
+        let address = address, activeLow = activeLow, bike = bike, database = database, clock = clock, logger = logger
+        let lost = Atomic<Bool>(false)
+        let set = { @Sendable (on: Bool) in
+            guard bike.setIgnition(on, at: clock.now()) else { return }
+            let text = on ? "ignition on: a ride may begin" : "ignition off: the bike is parked (a fall now is the parked bike's, not a crash)"
+            try? database.journal(JournalEntry("system", text), at: clock.now())
+            logger.info("\(text)")
+        }
+        let watcher = ButtonWatcher(open: { () throws(GPIOError) -> GPIOLine in
+            try GPIOLine.input(address, consumer: "rideguard-ignition", activeLow: activeLow, bias: activeLow ? .pullUp : .pullDown,
+                               debounceMicroseconds: 50_000)
+        }, onEdge: { edge in set(edge.pressed) }, onEvent: { event in
+            switch event {
+            case .opened(let active):
+                problems.set("ignition", nil)
+                if lost.exchange(false, ordering: .acquiringAndReleasing) {
+                    try? database.journal(JournalEntry("system", "ignition line back: \(address) works again"), at: clock.now())
+                }
+                if let active { set(active) }
+            case .failed(let error, let retry):
+                problems.set("ignition", "\(error); retrying")
+                bike.setIgnition(nil, at: clock.now())
+                logger.warning("ignition: \(error); retrying in \(DecimalFormat.string(retry, decimals: 1)) s")
+                if !lost.exchange(true, ordering: .acquiringAndReleasing) {
+                    try? database.journal(JournalEntry("system", "ignition line lost: \(error); the detector decides from the physics alone until it is back"),
+                                          at: clock.now())
+                }
+            }
+        })
+        if let delay = power.shutdownAfterIgnitionOffSeconds {
+            await shutDown(after: delay)
+        } else {
+            try? await gracefulShutdown()
+        }
+        watcher.stop()
+    }
+
+    /// Once a second: the ignition off for `delay` and no emergency under way → the shutdown
+    /// command, once per time the ignition goes off (journaled either way).
+    private func shutDown(after delay: Double) async {
+        var handled: Double?
+        var waitingJournaled = false
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            try? await clock.sleep(until: clock.now() + 1)
+            guard bike.ignition == false, let since = bike.ignitionChangedAt, clock.now() - since >= delay, handled != since else {
+                waitingJournaled = false
+                continue
+            }
+            let state = await emergency.state
+            guard !WorkflowState.emergencyUnderWay.contains(state) else {
+                if !waitingJournaled {
+                    journal("ignition off for \(Int(delay)) s: not powering off while an emergency is under way (\(state.rawValue))")
+                    waitingJournaled = true
+                }
+                continue
+            }
+            handled = since
+            journal("ignition off for \(Int(delay)) s: powering the Pi off (\(power.shutdownCommand.joined(separator: " ")))")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: power.shutdownCommand[0])
+            process.arguments = Array(power.shutdownCommand.dropFirst())
+            do {
+                try process.run()
+                process.waitUntilExit()
+                if process.terminationStatus != 0 { journal("power off failed: \(power.shutdownCommand[0]) exited with \(process.terminationStatus)") }
+            } catch {
+                journal("power off failed: \(error.localizedDescription)")
+            }
+        }
+    }
+
+    private func journal(_ text: String) {
+        try? database.journal(JournalEntry("system", text), at: clock.now())
+        logger.info("\(text)")
+    }
+}
+
+/// The Raspberry Pi's voltage monitor (`rpi_volt` under /sys/class/hwmon, where the firmware has
+/// one): its `in0_lcrit_alarm` is 1 while the 5 V input is below about 4.63 V. A sagging 12 V → 5 V
+/// converter is the classic cause of a Pi resetting on a bike.
+struct SupplyMonitor: Sendable {
+    /// The alarm file, or nil where there is no such monitor.
+    let alarm: String?
+
+    init(hwmon root: String = ProcessInfo.processInfo.environment["RIDEGUARD_HWMON"] ?? "/sys/class/hwmon") {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        alarm = entries.sorted().lazy.map { (root as NSString).appendingPathComponent($0) }.first { folder in
+            let name = try? String(contentsOfFile: (folder as NSString).appendingPathComponent("name"), encoding: .utf8)
+            return name?.trimmingCharacters(in: .whitespacesAndNewlines) == "rpi_volt"
+        }.map { ($0 as NSString).appendingPathComponent("in0_lcrit_alarm") }
+    }
+
+    /// True while under-voltage; nil without a monitor or when the flag cannot be read.
+    func underVoltage() -> Bool? {
+        guard let alarm, let text = try? String(contentsOfFile: alarm, encoding: .utf8) else { return nil }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines) != "0"
+    }
+
+    static let underVoltageText = "supply: under-voltage: the Pi's 5 V input sagged below 4.63 V (a weak 12 V → 5 V converter resets a Pi; see boards/wiring.md)"
+}
+
+/// Reads the under-voltage flag every 5 s; a change is journaled and shown by `status`.
+struct SupplyService: Service, CustomStringConvertible {
+    let monitor: SupplyMonitor
+    let bike: BikeContext
+    let database: RideGuardDatabase
+    let clock: any ServiceClock
+    let logger: Logger
+    var description: String { "supply" }
+
+    func run() async throws {
+        guard monitor.alarm != nil else {
+            logger.debug("supply: no Raspberry Pi voltage monitor here")
+            try? await gracefulShutdown()
+            return
+        }
+        var last: Bool?
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            let now = monitor.underVoltage()
+            bike.underVoltage = now
+            if let now, now != last, now || last != nil {
+                let text = now ? SupplyMonitor.underVoltageText : "supply: voltage normal again"
+                try? database.journal(JournalEntry("system", text), at: clock.now())
+                if now { logger.warning("\(text)") } else { logger.info("\(text)") }
+            }
+            if now != nil { last = now }
+            try? await clock.sleep(until: clock.now() + 5)
+        }
+    }
+}
