@@ -1,17 +1,16 @@
-// libgps 3.22 (API 11) and 3.25 (API 14) differ in gps_stream's argument types and in the names of
-// the fix status constants; this header hides both so the Swift code is the same on either.
+// libgps 3.22 (API 11) and 3.25 (API 14) differ in their structures' layout and in the names of the
+// fix status constants; this header hides both so the Swift code is the same on either.
 #ifndef RIDEGUARD_CGPS_SHIM_H
 #define RIDEGUARD_CGPS_SHIM_H
 #include <gps.h>
 #include <math.h>
 #include <stdbool.h>
 
-static inline int rg_gps_stream_watch(struct gps_data_t *data, bool enable) {
-    /* NULL fits both `void *` (3.22) and `const char *` (3.25). */
-    return gps_stream(data, enable ? (WATCH_ENABLE | WATCH_JSON) : WATCH_DISABLE, NULL);
-}
-
 static inline int rg_gps_api_major(void) { return GPSD_API_MAJOR_VERSION; }
+
+/* One report line of gpsd's JSON protocol, parsed by libgps into `data` (the agent reads the socket
+   itself and hands libgps only lines that begin as gpsd writes every report). */
+static inline int rg_gps_unpack(char *line, struct gps_data_t *data) { return gps_unpack(line, data); }
 
 /// The fields of a usable fix, and whether it is one: mode >= 2D and finite coordinates.
 typedef struct rg_gps_fix {

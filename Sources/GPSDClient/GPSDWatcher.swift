@@ -93,27 +93,23 @@ public final class GPSDWatcher: Sendable {
 }
 
 extension GPSDConnection {
-    /// Reads until gpsd goes away or `keepGoing` says stop; returns why it stopped.
+    /// Reads until gpsd goes away or `keepGoing` says stop; returns why it stopped. Each TPV report
+    /// with a usable fix is delivered once.
     func read(while keepGoing: () -> Bool, onFix: (Fix) -> Void) -> String {
         while keepGoing() {
-            guard gps_waiting(data, 500_000) else {
-                if errno != 0 && errno != EINTR && errno != EAGAIN && errno != ETIMEDOUT {
-                    let reason = String(cString: strerror(errno))
-                    errno = 0
-                    return "gpsd connection lost: \(reason)"
-                }
-                continue
+            switch next(seconds: 0.5) {
+            case .quiet, .report(isFix: false): continue
+            case .closed(let reason): return reason
+            case .report(isFix: true):
+                let fix = rg_gps_current_fix(data)
+                guard fix.usable else { continue }
+                onFix(Fix(time: fix.has_time ? fix.time_s : Date().timeIntervalSince1970,
+                          latitude: fix.latitude, longitude: fix.longitude,
+                          altitude: fix.altitude_m.isFinite ? fix.altitude_m : nil,
+                          speed: fix.speed_mps.isFinite ? fix.speed_mps : nil,
+                          track: fix.track_deg.isFinite ? fix.track_deg : nil,
+                          accuracy: fix.eph_m.isFinite ? fix.eph_m : nil))
             }
-            errno = 0
-            if gps_read(data, nil, 0) < 0 { return "gpsd closed the connection" }
-            let fix = rg_gps_current_fix(data)
-            guard fix.usable else { continue }
-            onFix(Fix(time: fix.has_time ? fix.time_s : Date().timeIntervalSince1970,
-                      latitude: fix.latitude, longitude: fix.longitude,
-                      altitude: fix.altitude_m.isFinite ? fix.altitude_m : nil,
-                      speed: fix.speed_mps.isFinite ? fix.speed_mps : nil,
-                      track: fix.track_deg.isFinite ? fix.track_deg : nil,
-                      accuracy: fix.eph_m.isFinite ? fix.eph_m : nil))
         }
         return "stopped"
     }

@@ -30,11 +30,12 @@ struct ArmingService: Service, CustomStringConvertible {
         logger.info("stopping")
     }
 
-    /// What stops the agent from protecting the rider: nobody to alert, or nothing to tell them.
+    /// What stops the agent from protecting the rider: nobody to alert. (Without a message of the
+    /// rider's own, alerts start with the default one in the configured language: never a reason not
+    /// to protect.)
     private func armingProblems() -> [String] {
         var problems: [String] = []
         if ((try? database.contacts()) ?? []).isEmpty { problems.append("no emergency contact (rideguard contacts add NAME NUMBER)") }
-        if (try? database.profile().message) == nil { problems.append("no alert message (rideguard message set \"...\")") }
         return problems
     }
 

@@ -39,9 +39,17 @@ final class LocationService: Service, CustomStringConvertible {
         switch source {
         case .gpsd(let host, let port):
             let seenFix = Atomic<Bool>(false)
+            let clockWarned = Atomic<Bool>(false)
             let watcher = GPSDWatcher(host: host, port: port) { [self] event in
                 switch event {
-                case .fix(let fix):
+                case .fix(let received):
+                    // Timed on arrival, by the clock every age and deadline is measured with.
+                    var fix = received
+                    let now = clock.now()
+                    fix.time = now
+                    if abs(received.time - now) > 60, !clockWarned.exchange(true, ordering: .acquiringAndReleasing) {
+                        logger.warning("gpsd: the receiver's time is \(DecimalFormat.string(received.time - now, decimals: 0)) s from this clock (a GPS week rollover, or a clock not set yet): fixes are timed on arrival")
+                    }
                     store.withLock { $0.update(fix) }
                     if let speed = fix.speed { speeds.store(speed, at: clock.now()) }
                     if !seenFix.exchange(true, ordering: .acquiringAndReleasing) {

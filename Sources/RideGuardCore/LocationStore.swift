@@ -10,13 +10,15 @@ public struct LocationStore: Sendable {
         self.trackSeconds = trackSeconds
     }
 
+    /// Keeps `fix`, timed by its arrival: the agent stamps fixes with its own clock, so a receiver
+    /// whose date is far off (a GPS week-number rollover reports 1999 or 2999) or a clock set back
+    /// never makes the next fix look older than the last and be dropped.
     public mutating func update(_ fix: Fix) {
         guard fix.latitude.isFinite, fix.longitude.isFinite,
               abs(fix.latitude) <= 90, abs(fix.longitude) <= 180 else { return }
-        if let last = lastFix, fix.time < last.time { return }  // an older fix arriving late
         lastFix = fix
         track.append(fix)
-        track.removeAll { fix.time - $0.time > trackSeconds }
+        track.removeAll { fix.time - $0.time > trackSeconds || $0.time > fix.time }
     }
 
     /// Seconds since the last fix at wall-clock time `now`.

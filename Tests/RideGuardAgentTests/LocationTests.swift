@@ -99,3 +99,60 @@ struct WaitTimeout: Error, CustomStringConvertible {
     var seconds: Double
     var description: String { "condition not met within \(seconds) s" }
 }
+
+/// gpsd lines that once stopped the position for good, from a fake gpsd speaking its protocol.
+@Suite(.serialized) struct HostileGPSDTests {
+    struct Seen: Sendable {
+        var fixes: [Fix] = []
+        var reasons: [String] = []
+    }
+
+    func watch(_ gpsd: FakeGPSD, until condition: @escaping @Sendable (Seen) -> Bool) throws -> Seen {
+        let seen = Mutex(Seen())
+        let watcher = GPSDWatcher(host: "127.0.0.1", port: String(gpsd.port), maximumBackoff: 0.5) { event in
+            seen.withLock { s in
+                switch event {
+                case .fix(let fix): s.fixes.append(fix)
+                case .disconnected(let reason, _): s.reasons.append(reason)
+                case .connected: break
+                }
+            }
+        }
+        defer { watcher.stop() }
+        try waitFor(15) { seen.withLock { condition($0) } }
+        return seen.withLock { $0 }
+    }
+
+    /// `"class"` not first: libgps 3.22 loops forever inside `gps_read` on such a line (the thread
+    /// spun at 100 % CPU, with no later fix and no reconnect). The agent reads the socket itself and
+    /// drops what is not a report as gpsd writes it: the next fix comes on the same connection.
+    @Test func aLineLibgpsCannotParseIsDroppedAndTheNextFixComes() throws {
+        let gpsd = try FakeGPSD(linesPerConnection: [[
+            #"{"devices":[],"class":"SKY"}"#, "not json at all", "",
+            FakeGPSD.tpv(time: "2026-11-24T05:00:02.000Z", latitude: 45.2, longitude: 5.8),
+        ]])
+        defer { gpsd.stop() }
+        let started = clock()
+        let seen = try watch(gpsd) { $0.fixes.contains { $0.latitude == 45.2 } }
+        #expect(gpsd.connections == 1 && seen.reasons.isEmpty, "\(seen.reasons)")
+        let cpu = Double(clock() - started) / Double(CLOCKS_PER_SEC)
+        #expect(cpu < 0.5, "the reader spun: \(cpu) s of CPU")
+    }
+
+    /// A receiver after a GPS week-number rollover dates its fixes 2999: the agent times fixes on
+    /// arrival, so the next one is never taken for an older one.
+    @Test func aFixDatedInTheFarFutureDoesNotFreezeThePosition() throws {
+        let gpsd = try FakeGPSD(linesPerConnection: [[
+            FakeGPSD.tpv(time: "2999-01-01T00:00:00.000Z", latitude: 45.1, longitude: 5.7),
+            FakeGPSD.tpv(time: "2026-11-24T05:00:02.000Z", latitude: 45.2, longitude: 5.8),
+        ]])
+        defer { gpsd.stop() }
+        let seen = try watch(gpsd) { $0.fixes.contains { $0.latitude == 45.2 } }
+        var store = LocationStore()
+        for var fix in seen.fixes {
+            fix.time = Date().timeIntervalSince1970   // as LocationService stamps them: on arrival
+            store.update(fix)
+        }
+        #expect(store.lastFix?.latitude == 45.2)
+    }
+}
