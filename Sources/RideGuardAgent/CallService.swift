@@ -64,7 +64,22 @@ struct CallService: Service, CustomStringConvertible {
     }
 
     private func ringContacts() async {
-        let contacts = (try? database.contacts()) ?? []
+        if await caller.canCall == false { return noVoice() }
+        // A database that fails is never "no contacts": said, and read again (1 s doubling to 30 s).
+        var contacts: [Contact] = []
+        var delay = 1.0
+        while true {
+            do {
+                contacts = try database.contacts()
+                break
+            } catch {
+                logger.error("calls: the contacts cannot be read (\(error)); trying again in \(Int(delay)) s")
+                journal("calls: the contacts cannot be read (\(error)); trying again in \(Int(delay)) s")
+                calls.say("waiting: the contacts cannot be read")
+                do { try await clock.sleep(until: clock.now() + delay) } catch { return stopped() }
+                delay = min(30, delay * 2)
+            }
+        }
         guard !contacts.isEmpty else { return }
         let rounds = settings.rounds
         for round in 1...rounds {
@@ -88,9 +103,7 @@ struct CallService: Service, CustomStringConvertible {
                 case .failed(let why):
                     journal("call to \(who) not placed: \(why)")
                 case .noVoice:
-                    journal("calls: the modem cannot make voice calls; the contacts have the SMS only")
-                    calls.say("off (the modem cannot make voice calls)")
-                    return
+                    return noVoice()
                 case .stopped:
                     return stopped()
                 }
@@ -105,6 +118,11 @@ struct CallService: Service, CustomStringConvertible {
         }
         journal("calls: nobody answered in \(rounds) round\(rounds == 1 ? "" : "s"); no more calls (the SMS updates go on)")
         calls.say("over: nobody answered \(rounds) round\(rounds == 1 ? "" : "s")")
+    }
+
+    private func noVoice() {
+        journal("calls: the modem cannot make voice calls; the contacts have the SMS only")
+        calls.say("off (the modem cannot make voice calls)")
     }
 
     private func stopped() {

@@ -21,6 +21,8 @@ public final class SimulatedTransport: SMSTransport, VoiceCaller {
         return SMSText(text).parts.map { _ in reference.add(1, ordering: .relaxed).newValue }
     }
 
+    public var canCall: Bool? { true }
+
     public func call(_ number: String, ringSeconds: Double) async -> CallReport {
         logger.info("calling \(PhoneNumber.mask(number)) (simulated modem): ringing for \(DecimalFormat.string(ringSeconds, decimals: 0)) s")
         do { try await Task.sleep(for: .seconds(ringSeconds)) } catch { return CallReport(.stopped) }

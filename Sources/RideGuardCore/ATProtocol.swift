@@ -173,6 +173,23 @@ public enum ATParse {
         return nil
     }
 
+    /// `+CPMS: "ME",0,255,"ME",0,255,"SM",1,20` (27.005 §3.2.2) → ["ME", "ME", "SM"]: the storages
+    /// read and deleted from, written to, and received into.
+    public static func messageStorages(_ line: String) -> [String]? {
+        guard line.hasPrefix("+CPMS:") else { return nil }
+        let names = line.dropFirst(6).split(separator: ",").map { $0.trimmingSpaces() }
+            .filter { $0.hasPrefix("\"") }.map { String($0.dropFirst().prefix { $0 != "\"" }) }
+        return names.isEmpty ? nil : names
+    }
+
+    /// `+CMTI: "SM",3` (27.005 §3.4.1) → ("SM", 3): where the new message was stored.
+    public static func newMessage(_ line: String) -> (storage: String, index: Int)? {
+        guard line.hasPrefix("+CMTI:") else { return nil }
+        let fields = line.dropFirst(6).split(separator: ",").map { $0.trimmingSpaces() }
+        guard fields.count == 2, let index = Int(fields[1]) else { return nil }
+        return (String(fields[0].filter { $0 != "\"" }), index)
+    }
+
     /// `+CPIN: SIM PIN` → "SIM PIN".
     public static func simState(_ line: String) -> String? {
         guard line.hasPrefix("+CPIN:") else { return nil }

@@ -40,6 +40,8 @@ public struct SendError: Error, Equatable, CustomStringConvertible, Sendable {
 /// Cancelling the calling task hangs up at once (an acknowledgement came another way, or the rider
 /// cancelled); the call then ends `.stopped`.
 public protocol VoiceCaller: Sendable {
+    /// Whether voice calls can be made; nil when not known yet.
+    var canCall: Bool? { get async }
     func call(_ number: String, ringSeconds: Double) async -> CallReport
 }
 

@@ -29,6 +29,9 @@ public struct ModemHealth: Codable, Equatable, Sendable {
     public var serviceCentre: String?
     /// Whether it can make voice calls (`AT+CLCC=?` answered OK); nil until brought up.
     public var voice: Bool?
+    /// The SMS storage received messages are read from (27.005 +CPMS <mem1>, set to where the
+    /// modem stores new ones, <mem3>), e.g. "SM" (the SIM) or "ME" (the modem); nil until known.
+    public var messageStorage: String?
     public var problem: String?
 
     public var registered: Bool { registration == "home" || registration == "roaming" }
@@ -186,8 +189,8 @@ public actor Modem: SMSTransport, VoiceCaller {
         let session = ATSession(port: port) { [weak self] line in
             logger.info("modem says: \(PhoneNumber.maskNumbers(in: line))")
             if ATFinal.callProgress.contains(line), let self { Task { await self.callEnded(line) } }
-            // A new message stored (+CMTI: "SM",3): read the store when the modem is free.
-            if reading, line.hasPrefix("+CMTI:"), let self { Task { await self.readMessages() } }
+            // A new message stored (+CMTI: "SM",3): read that storage when the modem is free.
+            if reading, let stored = ATParse.newMessage(line), let self { Task { await self.readMessages(from: stored.storage) } }
         }
         await session.start()
         do {
@@ -210,11 +213,20 @@ public actor Modem: SMSTransport, VoiceCaller {
     /// deletes it (`AT+CMGD`) so the SIM never fills up. Handled before it is deleted: a crash in
     /// between reads it again rather than losing it. A PDU that does not decode is deleted too,
     /// and said.
-    func readMessages() async {
+    /// `storage`: the one a +CMTI named, read from instead when it is not the current one.
+    func readMessages(from storage: String? = nil) async {
         guard let onMessage else { return }
         await takeTurn()
         defer { endTurn() }
-        guard let session, await session.isConnected, let lines = try? await session.run("AT+CMGL=4", timeout: 10) else { return }
+        guard let session, await session.isConnected else { return }
+        if let storage, storage != health.messageStorage {
+            guard (try? await session.run("AT+CPMS=\"\(storage)\"")) != nil else {
+                logger.warning("modem: a new message is in storage \(storage), which the modem will not read from (AT+CPMS)")
+                return
+            }
+            health.messageStorage = storage
+        }
+        guard let lines = try? await session.run("AT+CMGL=4", timeout: 10) else { return }
         var index: Int?
         for line in lines {
             if line.hasPrefix("+CMGL:") {
@@ -241,6 +253,9 @@ public actor Modem: SMSTransport, VoiceCaller {
     /// out, or when the calling task is cancelled. Each command takes its own turn of the modem,
     /// so a send waiting for it goes between two of them: a call never holds the port while a
     /// message waits, only for the one command in flight.
+    /// Whether the modem can make voice calls: nil until brought up.
+    public var canCall: Bool? { health.voice }
+
     public func call(_ number: String, ringSeconds: Double) async -> CallReport {
         var port = PortTime()
         func ended(_ outcome: CallReport.Outcome) -> CallReport { CallReport(outcome, portSeconds: port.seconds, commands: port.commands) }
@@ -366,9 +381,26 @@ public actor Modem: SMSTransport, VoiceCaller {
         try await session.run("AT+CMGF=0")
         // New messages announced by index (+CMTI), buffered while a command runs (mode 2).
         if onMessage != nil { _ = try? await session.run("AT+CNMI=2,1,0,0,0") }
+        await chooseMessageStorage(session)
         if let line = try? await session.run("AT+CSCA?").first { health.serviceCentre = ATParse.serviceCentre(line) }
         // Voice calls: a data-only modem answers ERROR or +CME ERROR to the list of calls.
         health.voice = (try? await session.run("AT+CLCC=?")) != nil
+    }
+
+    /// Received messages are read where the modem stores them: a modem whose preferred storages are
+    /// "ME","ME","SM" (Cinterion) lists the phone's memory while new SMS land on the SIM, so <mem1>
+    /// is set to <mem3> (`AT+CPMS="SM"`). A modem that answers neither keeps its own.
+    private func chooseMessageStorage(_ session: ATSession) async {
+        guard let line = try? await session.run("AT+CPMS?").first(where: { $0.hasPrefix("+CPMS:") }),
+              let storages = ATParse.messageStorages(line), storages.count == 3 else { return }
+        if storages[0] != storages[2] {
+            guard (try? await session.run("AT+CPMS=\"\(storages[2])\"")) != nil else {
+                logger.warning("modem: new messages are stored in \(storages[2]) but read from \(storages[0]), and AT+CPMS cannot change it")
+                health.messageStorage = storages[0]
+                return
+            }
+        }
+        health.messageStorage = storages[2]
     }
 
     private func unlockSIM(_ session: ATSession) async throws {

@@ -138,6 +138,7 @@ struct ModemCommand: AsyncParsableCommand {
                 print("network: \(health.registration ?? "unknown")")
                 print("SMS centre: \(health.serviceCentre.map(PhoneNumber.mask) ?? "unknown")")
                 print("voice calls: \(health.voice.map { $0 ? "yes" : "no (the contacts get SMS only)" } ?? "unknown")")
+                print("SMS storage read: \(health.messageStorage ?? "unknown")")
                 if let problem = health.problem { print("problem: \(problem)") }
             }
             if !health.connected || health.problem != nil { throw ExitCode(1) }

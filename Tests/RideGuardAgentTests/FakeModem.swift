@@ -55,6 +55,11 @@ final class FakeModem: @unchecked Sendable {
         var cpinWithoutFinal = false
         /// Send AT+CPIN?'s `OK` this long after its answer line (a slow modem), seconds.
         var cpinLateFinal: Double?
+        /// The preferred message storages (27.005 §3.2.2 +CPMS): <mem1> read and delete (+CMGL,
+        /// +CMGD), <mem2> write and send, <mem3> where received messages are stored and what +CMTI
+        /// names. Cinterion modules ship with "ME","ME","SM": a new SMS lands on the SIM while
+        /// +CMGL lists the phone's memory.
+        var memories = ["SM", "SM", "SM"]
         /// Every other command is answered this long after it arrives, seconds.
         var answerDelay = 0.0
     }
@@ -77,8 +82,10 @@ final class FakeModem: @unchecked Sendable {
         var unlocked = false
         var reference = 40
         var registrationQueries = 0
-        /// Received messages stored "on the SIM", by index: their SMS-DELIVER PDUs.
-        var inbox: [Int: String] = [:]
+        /// Received messages by storage ("SM", "ME"), then by index: their SMS-DELIVER PDUs.
+        var storages: [String: [Int: String]] = [:]
+        /// The storages now: the script's preferred ones until +CPMS sets others.
+        var memories: [String] = []
         var nextIndex = 1
         var newMessageIndications = false
         var call: Call?
@@ -112,7 +119,9 @@ final class FakeModem: @unchecked Sendable {
 
     init(script: Script = Script(), link: String? = nil) throws {
         self.link = link ?? FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-modem-\(UUID().uuidString)").path
-        state = Mutex(State(script: script))
+        var initial = State(script: script)
+        initial.memories = script.memories
+        state = Mutex(initial)
         try plugIn()
     }
 
@@ -333,12 +342,27 @@ final class FakeModem: @unchecked Sendable {
                 state.withLock { $0.newMessageIndications = true }
                 reply(master, [])
             } else if command == "AT+CMGL=4" {
-                // Every stored message: `+CMGL: <index>,<stat>,,<TPDU length>` then its PDU (27.005 §3.4.2).
-                let stored = state.withLock { $0.inbox.sorted { $0.key < $1.key } }
+                // Every message in <mem1>: `+CMGL: <index>,<stat>,,<TPDU length>` then its PDU (27.005 §3.4.2).
+                let stored = state.withLock { s in s.storages[s.memories[0], default: [:]].sorted { $0.key < $1.key } }
                 reply(master, stored.flatMap { index, pdu in ["+CMGL: \(index),0,,\(pdu.count / 2 - 1)", pdu] })
             } else if command.hasPrefix("AT+CMGD="), let index = Int(command.dropFirst(8)) {
-                let existed = state.withLock { $0.inbox.removeValue(forKey: index) != nil }
+                let existed = state.withLock { s in s.storages[s.memories[0]]?.removeValue(forKey: index) != nil }
                 reply(master, [], final: existed ? "OK" : "+CMS ERROR: 321")     // 321: invalid memory index
+            } else if command == "AT+CPMS?" {
+                // +CPMS: <mem1>,<used1>,<total1>,<mem2>,<used2>,<total2>,<mem3>,<used3>,<total3>
+                reply(master, [state.withLock { s in "+CPMS: " + s.memories.map { "\"\($0)\",\(s.storages[$0]?.count ?? 0),30" }.joined(separator: ",") }])
+            } else if command.hasPrefix("AT+CPMS=") {
+                // +CPMS=<mem1>[,<mem2>[,<mem3>]]: each one "SM" or "ME", else +CMS ERROR: 302 (not allowed).
+                let asked = command.dropFirst(8).split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+                guard !asked.isEmpty, asked.count <= 3, asked.allSatisfy({ ["SM", "ME"].contains($0) }) else {
+                    reply(master, [], final: "+CMS ERROR: 302")
+                    return true
+                }
+                let answer = state.withLock { s -> String in
+                    for (i, memory) in asked.enumerated() { s.memories[i] = memory }
+                    return "+CPMS: " + s.memories.map { "\(s.storages[$0]?.count ?? 0),30" }.joined(separator: ",")
+                }
+                reply(master, [answer])
             } else {
                 reply(master, [], final: "ERROR")
             }
@@ -367,11 +391,17 @@ final class FakeModem: @unchecked Sendable {
     }
 
     /// Messages still stored on the fake SIM.
-    var stored: Int { state.withLock { $0.inbox.count } }
+    /// New messages are stored in `storage` from now on (<mem3>, as the modem's own settings may change it).
+    func setReceiveStorage(_ storage: String) {
+        state.withLock { $0.memories[2] = storage }
+    }
+
+    /// Messages stored, in every storage.
+    var stored: Int { state.withLock { $0.storages.values.reduce(0) { $0 + $1.count } } }
 
     /// An SMS arrives from `number`: stored as SMS-DELIVER PDUs (3GPP TS 23.040 §9.2.2.1), in
     /// `parts` parts when more than one (UDH with a 16-bit reference), each announced with
-    /// `+CMTI: "SM",<index>` when the host asked for it (AT+CNMI). GSM 7-bit for ASCII, else UCS2.
+    /// `+CMTI: "<mem3>",<index>` when the host asked for it (AT+CNMI). GSM 7-bit for ASCII, else UCS2.
     func deliver(from number: String, _ text: String, parts: Int = 1) {
         let ucs2 = !text.allSatisfy { $0.isASCII && $0 != "`" && $0 != "^" && $0 != "{" && $0 != "}" && $0 != "[" && $0 != "]" && $0 != "~" && $0 != "\\" && $0 != "|" && $0 != "_" && $0 != "$" && $0 != "@" }
         let units = Array(text.utf16)
@@ -407,17 +437,18 @@ final class FakeModem: @unchecked Sendable {
             }
             pdus.append("00" + tpdu.map { String(format: "%02X", $0) }.joined())
         }
-        let (indexes, master, announce) = state.withLock { s -> ([Int], Int32, Bool) in
+        let (indexes, memory, master, announce) = state.withLock { s -> ([Int], String, Int32, Bool) in
             var indexes: [Int] = []
+            let memory = s.memories[2]
             for pdu in pdus {
-                s.inbox[s.nextIndex] = pdu
+                s.storages[memory, default: [:]][s.nextIndex] = pdu
                 indexes.append(s.nextIndex)
                 s.nextIndex += 1
             }
-            return (indexes, s.master, s.newMessageIndications)
+            return (indexes, memory, s.master, s.newMessageIndications)
         }
         guard announce, master >= 0 else { return }
-        for index in indexes { write(master, "\r\n+CMTI: \"SM\",\(index)\r\n") }
+        for index in indexes { write(master, "\r\n+CMTI: \"\(memory)\",\(index)\r\n") }
     }
 
     private func pduReceived(_ hex: String, _ master: Int32) {

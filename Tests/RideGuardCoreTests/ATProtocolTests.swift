@@ -160,3 +160,19 @@ func exchange(_ command: String, _ transcript: String) -> (outcomes: [ATExchange
         }
     }
 }
+
+/// The SMS storages (27.005 §3.2.2, §3.4.1), as modems write them.
+@Suite struct MessageStorageParsingTests {
+    @Test func preferredStoragesAreRead() {
+        #expect(ATParse.messageStorages(#"+CPMS: "ME",0,255,"ME",0,255,"SM",1,20"#) == ["ME", "ME", "SM"])
+        #expect(ATParse.messageStorages(#"+CPMS: "SM",3,30,"SM",3,30,"SM",3,30"#) == ["SM", "SM", "SM"])
+        #expect(ATParse.messageStorages("+CPMS: 1,30,1,30,1,30") == nil)      // the answer to a set, no names
+        #expect(ATParse.messageStorages("+CSQ: 18,99") == nil)
+    }
+
+    @Test func aNewMessageNoticeNamesItsStorage() {
+        #expect(ATParse.newMessage(#"+CMTI: "SM",3"#).map { "\($0.storage) \($0.index)" } == "SM 3")
+        #expect(ATParse.newMessage(#"+CMTI: "ME", 12"#).map { "\($0.storage) \($0.index)" } == "ME 12")
+        #expect(ATParse.newMessage(#"+CMTI: "SM""#) == nil)
+    }
+}
