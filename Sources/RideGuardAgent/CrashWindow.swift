@@ -49,12 +49,13 @@ final class CrashWindow: Sendable {
     }
 
     private func write(_ samples: [IMUSample], crashAt: Double) {
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try? PrivateFiles.createFolder(folder)
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "-")
         let path = (folder as NSString).appendingPathComponent("crash-\(stamp).csv")
         do {
             let writer = try TraceFileWriter(path: path, hasGyro: samples.first?.gyro != nil, hasSpeed: false,
-                                             metadata: [("source", "rideguard run: 30 s before and after the crash at \(crashAt) s")])
+                                             metadata: [("source", "rideguard run: 30 s before and after the crash at \(crashAt) s")],
+                                             agentOwned: true)
             for sample in samples { try writer.append(sample) }
             try writer.flush()
             try? database.journal(JournalEntry("detections", "saved the trace around the crash: \(path)"), at: clock.now())

@@ -139,7 +139,7 @@ final class RecordingFile: @unchecked Sendable {
     func write(_ batch: [IMUSample]) {
         guard problem == nil, let first = batch.first else { return }
         do {
-            if writer == nil { writer = try TraceFileWriter(path: path, hasGyro: first.gyro != nil, hasSpeed: true, metadata: metadata) }
+            if writer == nil { writer = try TraceFileWriter(path: path, hasGyro: first.gyro != nil, hasSpeed: true, metadata: metadata, agentOwned: true) }
             for sample in batch { try writer?.append(sample) }
             try writer?.flush()
         } catch {

@@ -62,12 +62,14 @@ public final class RideGuardDatabase: Sendable {
 
     /// Run as root (`sudo rideguard setup`), a new database file would belong to root and the
     /// service user could no longer write it: it goes to whoever owns its folder.
+    /// Never through a link: root following one would hand whatever it points at (a root-owned
+    /// file) to the folder's owner.
     static func giveToFolderOwner(_ path: String, folder: String) {
         guard geteuid() == 0 else { return }
         var folderInfo = stat(), fileInfo = stat()
-        guard stat(folder, &folderInfo) == 0, stat(path, &fileInfo) == 0, folderInfo.st_uid != 0,
-              fileInfo.st_uid != folderInfo.st_uid || fileInfo.st_gid != folderInfo.st_gid else { return }
-        _ = chown(path, folderInfo.st_uid, folderInfo.st_gid)
+        guard stat(folder, &folderInfo) == 0, lstat(path, &fileInfo) == 0, fileInfo.st_mode & S_IFMT == S_IFREG,
+              folderInfo.st_uid != 0, fileInfo.st_uid != folderInfo.st_uid || fileInfo.st_gid != folderInfo.st_gid else { return }
+        _ = lchown(path, folderInfo.st_uid, folderInfo.st_gid)
     }
 
     static var migrator: DatabaseMigrator {

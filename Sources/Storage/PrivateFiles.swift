@@ -3,14 +3,15 @@ import Foundation
 /// Files and folders that hold the rider's data (contact numbers, the medical note, positions) or
 /// the agent's control socket: their modes are set explicitly, never left to the umask.
 public enum PrivateFiles {
-    /// Creates `folder` with `mode` (and its missing parents as the umask says) when it is missing.
-    /// An existing folder is left as it is. Throws the system's reason.
+    /// Creates `folder` with `mode` when it is missing, and its missing parents with 0755 (never
+    /// as the umask says: under umask 000 they were 0777, and another user could swap one for a
+    /// folder of their own). An existing folder is left as it is. Throws the system's reason.
     public static func createFolder(_ folder: String, mode: mode_t = 0o750) throws(PrivateFileError) {
         var info = stat()
         if stat(folder, &info) == 0 { return }
         guard errno == ENOENT else { throw PrivateFileError(path: folder, reason: String(cString: strerror(errno))) }
         let parent = (folder as NSString).deletingLastPathComponent
-        if !parent.isEmpty && parent != folder { try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true) }
+        if !parent.isEmpty && parent != folder { try createFolder(parent, mode: 0o755) }
         guard mkdir(folder, mode) == 0 || errno == EEXIST else {
             throw PrivateFileError(path: folder, reason: "cannot create the folder: \(String(cString: strerror(errno)))")
         }

@@ -18,9 +18,15 @@ public final class TraceFileWriter: @unchecked Sendable {
     public var flushInterval = 1.0
     public private(set) var samplesWritten = 0
 
-    public init(path: String, hasGyro: Bool, hasSpeed: Bool, metadata: [(key: String, value: String)]) throws(TraceError) {
+    /// `agentOwned`: a file the agent creates in its own folders (crash windows, recordings): created
+    /// anew, never through a link and never over an existing file (a member of the rideguard group
+    /// could plant a link named for the coming seconds, to have the agent overwrite its database).
+    /// Otherwise the path a person gave is created or truncated.
+    public init(path: String, hasGyro: Bool, hasSpeed: Bool, metadata: [(key: String, value: String)],
+                agentOwned: Bool = false) throws(TraceError) {
         self.path = path
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        fd = agentOwned ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o640)
+            : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw TraceError(source: path, line: nil, reason: "cannot create: \(Errno(rawValue: errno))") }
         writer = TraceWriter(hasGyro: hasGyro, hasSpeed: hasSpeed)
         buffer.reserveCapacity(1 << 20)
