@@ -58,8 +58,10 @@ public enum ConfigurationFile {
             return try read(text, source: source)
         } catch {
             // YAML marks what is missing at the very end on the line after the last: name the last.
+            // (Counted once: counting it again for each problem made 40 000 problems take 36 s.)
             var error = error
-            for i in error.problems.indices { error.problems[i].line = error.problems[i].line.map { min($0, lastLine(text)) } }
+            let last = lastLine(text)
+            for i in error.problems.indices { error.problems[i].line = error.problems[i].line.map { min($0, last) } }
             throw error
         }
     }

@@ -398,7 +398,8 @@ public struct CrashDetector: Sendable {
         } else {
             // Far from 1 g: a dead axis carries part of gravity (or the range is wrong). Keep the
             // reading as the reference; posture is then estimated conservatively. Riding cannot
-            // confirm a direction the sensor does not show in full: it stands as it is.
+            // confirm a direction the sensor does not show in full: it stands as it is (a bike
+            // started lying with such a sensor reads its lift as a fall).
             emit(.sensorFault(t: t, fault: .implausibleGravity(g: mean.magnitude / standardGravity)))
             referenceConfirmed = true
         }
@@ -679,6 +680,13 @@ public struct CrashDetector: Sendable {
         return true
     }
 
+    /// A fall, not a person's hands, in the last 10–20 s: a rotation as fast as a falling bike's
+    /// (150–300 °/s before it lands; a person lowers or lifts one at a few tens), or a landing.
+    private var fellLikeAFall: Bool {
+        max(recent.peakRotation, previous.peakRotation) * 180 / Double.pi >= configuration.parkedFallRotationDegreesPerSecond
+            || max(recent.peakG, previous.peakG) >= configuration.parkedFallPeakG
+    }
+
     private mutating func resetSpell() {
         spellSeconds = 0
         spellMovingSeconds = 0
@@ -732,8 +740,7 @@ public struct CrashDetector: Sendable {
             if stillFor >= needed && t - lyingSince >= min(needed, cfg.restConfirmationSeconds) {
                 downWhileParked = true
                 uprightSince = .nan
-                let rotation = max(recent.peakRotation, previous.peakRotation) * 180 / Double.pi
-                if rotation >= cfg.parkedFallRotationDegreesPerSecond || max(recent.peakG, previous.peakG) >= cfg.parkedFallPeakG {
+                if fellLikeAFall {
                     emit(.parkedFall(t: t, evidence: evidence(.lyingStill, stillFor: stillFor)))
                 }
             }

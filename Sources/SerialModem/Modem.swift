@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RideGuardCore
+import Synchronization
 
 public struct ModemConfiguration: Codable, Equatable, Sendable {
     public var device: String
@@ -71,6 +72,11 @@ public actor Modem: SMSTransport, VoiceCaller {
     /// returns, the message is deleted from the SIM. nil: received messages are left alone (the
     /// one-off commands: `sms send`, `doctor`).
     private let onMessage: (@Sendable (SMSPDU.Decoded) async -> Void)?
+    /// Storages with a read queued: a +CMTI for one of them queues nothing more (a flood of notices
+    /// is one read, not a task each: 1000 a second grew memory from 24 to 62 MB).
+    private let readsQueued = QueuedReads()
+    /// Unsolicited lines logged: the same kind at most 3 times in 10 s, then a count.
+    private let unsolicitedLog = RepeatedLines(perWindow: 3, windowSeconds: 10)
 
     public init(configuration: ModemConfiguration, clock: any ServiceClock, logger: Logger,
                 onMessage: (@Sendable (SMSPDU.Decoded) async -> Void)? = nil) {
@@ -186,11 +192,22 @@ public actor Modem: SMSTransport, VoiceCaller {
         let logger = self.logger
         // Unsolicited lines can carry numbers (a contact calling back: +CLIP, an SMS: +CMT).
         let reading = onMessage != nil
+        let clock = self.clock, unsolicitedLog = self.unsolicitedLog, readsQueued = self.readsQueued
         let session = ATSession(port: port) { [weak self] line in
-            logger.info("modem says: \(PhoneNumber.maskNumbers(in: line))")
+            let kind = String(line.prefix { $0 != ":" }.prefix(16))
+            switch unsolicitedLog.admit(kind, at: clock.now()) {
+            case .log(let heldBack):
+                let more = heldBack > 0 ? " (and \(heldBack) more '\(kind)' lines in the last 10 s)" : ""
+                logger.info("modem says: \(PhoneNumber.maskNumbers(in: line))\(more)")
+            case .heldBack:
+                break
+            }
             if ATFinal.callProgress.contains(line), let self { Task { await self.callEnded(line) } }
             // A new message stored (+CMTI: "SM",3): read that storage when the modem is free.
-            if reading, let stored = ATParse.newMessage(line), let self { Task { await self.readMessages(from: stored.storage) } }
+            if reading, let stored = ATParse.newMessage(line), let self,
+               readsQueued.queue(stored.storage) {
+                Task { await self.readMessages(from: stored.storage) }
+            }
         }
         await session.start()
         do {
@@ -218,6 +235,8 @@ public actor Modem: SMSTransport, VoiceCaller {
         guard let onMessage else { return }
         await takeTurn()
         defer { endTurn() }
+        // From here, a new notice queues another read: what it announces may come after this list.
+        if let storage { readsQueued.started(storage) }
         guard let session, await session.isConnected else { return }
         if let storage, storage != health.messageStorage {
             guard (try? await session.run("AT+CPMS=\"\(storage)\"")) != nil else {
@@ -466,4 +485,50 @@ struct PortTime {
         seconds += Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         self.commands += commands
     }
+}
+
+/// Lets through the same kind of line a few times per window, then holds the rest back and says how
+/// many when the next one is let through: a modem repeating a notice cannot fill the journal.
+final class RepeatedLines: Sendable {
+    enum Verdict: Equatable { case log(heldBack: Int), heldBack }
+
+    private struct Window { var start: Double; var logged: Int; var heldBack: Int }
+    private let windows = Mutex<[String: Window]>([:])
+    private let perWindow: Int
+    private let windowSeconds: Double
+
+    init(perWindow: Int, windowSeconds: Double) {
+        self.perWindow = perWindow
+        self.windowSeconds = windowSeconds
+    }
+
+    func admit(_ kind: String, at now: Double) -> Verdict {
+        windows.withLock { all in
+            // Garbage on the line makes kinds without end: forget the ones whose window is over.
+            if all[kind] == nil && all.count >= 64 { all = all.filter { now - $0.value.start < windowSeconds } }
+            var window = all[kind] ?? Window(start: now, logged: 0, heldBack: 0)
+            var held = 0
+            if now - window.start >= windowSeconds {
+                held = window.heldBack
+                window = Window(start: now, logged: 0, heldBack: 0)
+            }
+            defer { all[kind] = window }
+            guard window.logged < perWindow else {
+                window.heldBack += 1
+                return .heldBack
+            }
+            window.logged += 1
+            return .log(heldBack: held)
+        }
+    }
+}
+
+/// The storages whose read is queued and not started yet.
+final class QueuedReads: Sendable {
+    private let storages = Mutex<Set<String>>([])
+
+    /// True when no read of `storage` was queued yet: the caller queues one.
+    func queue(_ storage: String) -> Bool { storages.withLock { $0.insert(storage).inserted } }
+
+    func started(_ storage: String) { _ = storages.withLock { $0.remove(storage) } }
 }

@@ -390,12 +390,12 @@ final class FakeModem: @unchecked Sendable {
         if master >= 0 { write(master, "\r\n\(line)\r\n") }
     }
 
-    /// Messages still stored on the fake SIM.
     /// New messages are stored in `storage` from now on (<mem3>, as the modem's own settings may change it).
     func setReceiveStorage(_ storage: String) {
         state.withLock { $0.memories[2] = storage }
     }
 
+    /// Messages still stored on the fake SIM.
     /// Messages stored, in every storage.
     var stored: Int { state.withLock { $0.storages.values.reduce(0) { $0 + $1.count } } }
 

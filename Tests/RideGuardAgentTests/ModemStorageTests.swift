@@ -51,3 +51,29 @@ import Testing
         await modem.close()
     }
 }
+
+extension ModemStorageTests {
+    /// 2000 `+CMTI` notices in a burst (a looping modem, a hostile one): a handful of reads, a handful
+    /// of log lines, and the real message among them is still read.
+    @Test func aFloodOfNoticesIsOneReadAndAFewLines() async throws {
+        let fake = try FakeModem()
+        let received = Inbox()
+        let log = ModemTests.Log()
+        var configuration = ModemConfiguration(device: fake.link)
+        configuration.registrationTimeout = 20
+        let modem = Modem(configuration: configuration, clock: SystemServiceClock(), logger: log.logger) { part in
+            received.texts.withLock { $0.append(part.text) }
+        }
+        _ = await modem.checkHealth()
+        for _ in 0..<2000 { fake.announce(#"+CMTI: "SM",7"#) }
+        fake.deliver(from: "+33612345678", "Where?")
+        for _ in 0..<2000 { fake.announce(#"+CMTI: "SM",7"#) }
+        try waitFor(20) { received.all == ["Where?"] }
+        try await Task.sleep(for: .seconds(1))
+        let reads = fake.commands.filter { $0 == "AT+CMGL=4" }.count
+        #expect(reads < 20, "\(reads) reads for one message")
+        let lines = log.lines.withLock { $0 }.filter { $0.contains("+CMTI") }
+        #expect(lines.count <= 6, "\(lines.count) log lines: \(lines.prefix(8))")
+        await modem.close()
+    }
+}

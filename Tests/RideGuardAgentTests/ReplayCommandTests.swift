@@ -125,7 +125,7 @@ func events(_ result: Rideguard.Result) throws -> [[String: Any]] {
         let report = try #require(try JSONSerialization.jsonObject(with: Data(eval.stdout.utf8)) as? [String: Any])
         let total = try #require(report["total"] as? [String: Any])
         #expect(total["traces"] as? Int == 10)
-        #expect(total["crashes"] as? Int == 7)        // the first 10 of the 11 scenarios: 7 crashes, 3 rides
+        #expect(total["crashes"] as? Int == 8)        // the first 10 of the 18 scenarios: 8 crashes, 2 rides
         #expect(eval.status == ((report["passed"] as? Bool) == true ? 0 : 1))
     }
 
