@@ -23,6 +23,7 @@ public final class GPSDConnection {
     public let host: String
     public let port: String
     private var pending: [UInt8] = []
+    private var received = [UInt8](repeating: 0, count: 4096)
     /// Lines dropped because they are not reports as gpsd writes them.
     public private(set) var dropped = 0
 
@@ -111,14 +112,13 @@ public final class GPSDConnection {
                 if errno == EINTR { continue }
                 return .closed("gpsd connection lost: \(String(cString: strerror(errno)))")
             }
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let n = recv(socket, &buffer, buffer.count, 0)
+            let n = recv(socket, &received, received.count, 0)
             if n == 0 { return .closed("gpsd closed the connection") }
             if n < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
                 return .closed("gpsd connection lost: \(String(cString: strerror(errno)))")
             }
-            pending += buffer[0..<n]
+            pending += received[0..<n]
         }
     }
 

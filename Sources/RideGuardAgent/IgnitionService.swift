@@ -85,13 +85,16 @@ struct IgnitionService: Service, CustomStringConvertible {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: power.shutdownCommand[0])
             process.arguments = Array(power.shutdownCommand.dropFirst())
-            do {
-                try process.run()
-                process.waitUntilExit()
-                if process.terminationStatus != 0 { journal("power off failed: \(power.shutdownCommand[0]) exited with \(process.terminationStatus)") }
-            } catch {
-                journal("power off failed: \(error.localizedDescription)")
+            // Waited for through its termination handler: never a blocking wait on the concurrency pool.
+            let status: Int32? = await withCheckedContinuation { done in
+                process.terminationHandler = { done.resume(returning: $0.terminationStatus) }
+                do { try process.run() } catch {
+                    process.terminationHandler = nil
+                    done.resume(returning: nil)
+                }
             }
+            if status == nil { journal("power off failed: \(power.shutdownCommand[0]) could not be started") }
+            else if status != 0 { journal("power off failed: \(power.shutdownCommand[0]) exited with \(status!)") }
         }
     }
 

@@ -632,8 +632,8 @@ public struct CrashDetector: Sendable {
         }
         // Around what the reference reads: less than 1 g when a dead axis hides part of gravity.
         let expected = min(gravity, reference?.magnitude ?? gravity)
-        guard active, magnitude > 0.5 * expected, magnitude < 2 * gravity,
-              let direction = smoothed.normalized else { return false }
+        guard active, magnitude > 0.5 * expected, magnitude < 2 * gravity else { return false }
+        let direction = smoothed / magnitude      // the magnitude the posture step computed already
         spellSeconds += dt
         spellDirection += direction * dt
         spellMagnitude += magnitude * dt
