@@ -22,7 +22,9 @@ public final class Agent: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let group = Mutex<ServiceGroup?>(nil)
 
-    public init(configuration: AgentConfiguration, clock: any ServiceClock = SystemServiceClock(), logger: Logger) throws {
+    /// `database`: opened already (`openDatabase`), else opened here (it throws when it cannot be).
+    public init(configuration: AgentConfiguration, database: RideGuardDatabase? = nil, clock: any ServiceClock = SystemServiceClock(),
+                logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
         func part(_ name: String) -> Logger {
@@ -30,7 +32,7 @@ public final class Agent: Sendable {
             logger[metadataKey: "part"] = "\(name)"
             return logger
         }
-        let database = try RideGuardDatabase(path: configuration.database)
+        let database = try database ?? RideGuardDatabase(path: configuration.database)
         let folder = (configuration.database as NSString).deletingLastPathComponent
         let gpioProblems = PartProblems()
         let buzzer = BuzzerPlayer(output: Self.buzzer(configuration.gpio, problems: gpioProblems, logger: part("buzzer")), clock: clock) {
@@ -46,7 +48,7 @@ public final class Agent: Sendable {
                 queueMessages: { kind, recipients in await messages.withLock { $0 }?.queue(kind, to: recipients) },
                 cancelQueuedAlerts: { _ = try? database.outbox.cancelPending(kind: MessageKind.alert.rawValue, now: clock.now()) },
                 journal: { entry in
-                    try? database.journal(entry, at: clock.now())
+                    database.journal(entry, at: clock.now())
                     workflowLogger.info("\(entry.kind): \(entry.text)")
                 },
                 tracking: { on in workflowLogger.info("\(on ? "tracking the rider's position" : "tracking stopped")") },
@@ -139,6 +141,40 @@ public final class Agent: Sendable {
     }
 
     public var state: WorkflowState { get async { await emergency.state } }
+
+    /// The database, however long it takes: one that cannot be opened (a card not mounted, a
+    /// folder gone, a damaged file) sounds the fault pattern, set up before anything else, and is
+    /// tried again every `retrySeconds`, the reason logged each time it changes. Nil only when
+    /// `stopping` says to give up (the service is being stopped).
+    public static func openDatabase(_ configuration: AgentConfiguration, clock: any ServiceClock = SystemServiceClock(),
+                                    retrySeconds: Double = 10, logger: Logger,
+                                    stopping: @Sendable () -> Bool = { false }) async -> RideGuardDatabase? {
+        var buzzer: BuzzerPlayer?
+        var said: String?
+        while !stopping() {
+            do {
+                let database = try RideGuardDatabase(path: configuration.database)
+                if buzzer != nil { logger.info("the database \(configuration.database) opens now") }
+                await buzzer?.play(.off)
+                return database
+            } catch {
+                let reason = "cannot open the database \(configuration.database): \(error); NOT protecting, trying again every \(Int(retrySeconds)) s"
+                if reason != said { logger.error("\(reason)") }
+                said = reason
+                if buzzer == nil {
+                    let player = BuzzerPlayer(output: Self.buzzer(configuration.gpio, problems: PartProblems(), logger: logger), clock: clock) {
+                        [simulated = configuration.gpio.simulated] pattern in
+                        if simulated { logger.info("buzzer: \(pattern.meaning)") }
+                    }
+                    await player.play(.fault)
+                    buzzer = player
+                }
+                try? await clock.sleep(until: clock.now() + retrySeconds)
+            }
+        }
+        await buzzer?.play(.off)
+        return nil
+    }
 
     /// The simulated button, pressed for `hold` seconds (the demo); nothing when the button is real.
     public func press(hold: Double) async {

@@ -3,10 +3,12 @@ import RideGuardCore
 import ServiceLifecycle
 import Storage
 
-/// Arms, or says why it cannot and checks again every 10 s (a contact or a message added while the
-/// agent runs arms it, no restart needed); then sleeps until the group shuts down. Last to start,
-/// first to stop. systemd hears READY=1 only once the agent protects the rider, or carries on with
-/// an emergency resumed after a restart.
+/// Arms, or says why it cannot and checks again every 10 s (a contact added while the agent runs
+/// arms it, no restart needed). Watches the storage every 10 s while the agent runs: a database that
+/// cannot be written (a read-only or full SD card) leaves the rider protected, degraded (alerts kept
+/// in memory and sent; its own buzzer pattern; `status` and `doctor` say it), never unprotected.
+/// Last to start, first to stop. systemd hears READY=1 only once the agent protects the rider, or
+/// carries on with an emergency resumed after a restart.
 struct ArmingService: Service, CustomStringConvertible {
     let emergency: EmergencyService
     let sensor: SensorHealth
@@ -17,12 +19,28 @@ struct ArmingService: Service, CustomStringConvertible {
 
     func run() async throws {
         try? await cancelWhenGracefulShutdown {
+            if let problem = database.startupProblem { logger.error("\(problem)") }
+            var storage = database.storageProblem()
             var problems = armingProblems()
-            await arm(problems: problems)
-            while !problems.isEmpty {
+            await arm(problems: problems, storage: storage)
+            while true {
                 try await clock.sleep(until: clock.now() + 10)
+                let now = database.storageProblem()
+                if now != storage {
+                    if let now {
+                        logger.error("storage: \(now)")
+                        await emergency.handle(.storageFault(at: clock.now(), summary: now))
+                    } else {
+                        logger.info("storage: the database can be written again")
+                        await emergency.handle(.partRecovered(at: clock.now(), summary: "storage: the database \(database.path) can be written again; what was kept in memory is written"))
+                    }
+                    storage = now
+                }
+                // Read every time, armed or not: the contacts an emergency alerts if the database
+                // cannot be read by then are these.
+                let wasReady = problems.isEmpty
                 problems = armingProblems()
-                if problems.isEmpty { await arm(problems: problems) }
+                if problems.isEmpty && !wasReady { await arm(problems: problems, storage: storage) }
             }
         }
         try? await gracefulShutdown()
@@ -30,22 +48,31 @@ struct ArmingService: Service, CustomStringConvertible {
         logger.info("stopping")
     }
 
-    /// What stops the agent from protecting the rider: nobody to alert. (Without a message of the
-    /// rider's own, alerts start with the default one in the configured language: never a reason not
-    /// to protect.)
+    /// What stops the agent from protecting the rider: nobody to alert, or contacts that cannot be
+    /// read (never taken for none). Without a message of the rider's own, alerts start with the
+    /// default one in the configured language; a disk that refuses writes degrades protection:
+    /// neither is a reason not to protect.
     private func armingProblems() -> [String] {
-        var problems: [String] = []
-        if ((try? database.contacts()) ?? []).isEmpty { problems.append("no emergency contact (rideguard contacts add NAME NUMBER)") }
-        return problems
+        do {
+            if try database.contacts().isEmpty { return ["no emergency contact (rideguard contacts add NAME NUMBER)"] }
+            return []
+        } catch {
+            return ["the contacts cannot be read from \(database.path) (\(error)): the database is damaged; restore a backup, or move it aside and add the contacts again"]
+        }
     }
 
     /// Arms when there are no problems, otherwise says why not (journal, buzzer fault pattern,
-    /// systemd status).
-    private func arm(problems: [String]) async {
+    /// systemd status). Armed with a storage fault, its pattern follows the chirp.
+    private func arm(problems: [String], storage: String?) async {
         await emergency.handle(.arm(at: clock.now(), problems: problems))
         let state = await emergency.state
+        if let storage {
+            logger.error("storage: \(storage)")
+            await emergency.handle(.storageFault(at: clock.now(), summary: storage))
+        }
+        let degraded = storage == nil ? "" : " (degraded: the database cannot be written)"
         if state == .armed {
-            SystemdNotify.send("READY=1\n" + sensor.armedStatus)
+            SystemdNotify.send("READY=1\n" + sensor.armedStatus + degraded)
         } else if state != .disarmed {
             SystemdNotify.send("READY=1\nSTATUS=emergency in progress (\(state.rawValue))")
         } else if !problems.isEmpty {

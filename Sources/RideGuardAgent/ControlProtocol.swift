@@ -248,11 +248,14 @@ public struct AgentStatus: Codable, Equatable, Sendable {
     public var acknowledgement: Acknowledgement?
     /// Nil from an agent older than this field.
     public var bike: Bike?
+    /// Why the database cannot be written (protecting, degraded); nil when it can.
+    public var storageProblem: String?
 
     public init(state: WorkflowState, countdownSeconds: Double?, buzzer: BuzzerPattern, sensor: Sensor, gpio: GPIO, fix: Position?,
                 modem: Modem, pendingMessages: Int, contacts: Int, calls: String? = nil, acknowledgement: Acknowledgement? = nil,
-                bike: Bike? = nil) {
+                bike: Bike? = nil, storageProblem: String? = nil) {
         self.bike = bike
+        self.storageProblem = storageProblem
         self.state = state
         self.countdownSeconds = countdownSeconds
         self.buzzer = buzzer
@@ -268,6 +271,7 @@ public struct AgentStatus: Codable, Equatable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case state, buzzer, sensor, gpio, fix, modem, contacts, calls, acknowledgement, bike
+        case storageProblem = "storage_problem"
         case countdownSeconds = "countdown_s"
         case pendingMessages = "pending_messages"
     }

@@ -34,7 +34,7 @@ struct ControlService: Service, CustomStringConvertible {
         } catch {
             let text = "\(error) (status and ctl press unavailable; detection goes on)"
             logger.error("\(text)")
-            try? database.journal(JournalEntry("system", text), at: clock.now())
+            database.journal(JournalEntry("system", text), at: clock.now())
             try? await gracefulShutdown()
             return
         }
@@ -89,6 +89,6 @@ struct ControlService: Service, CustomStringConvertible {
             fix: location.lastFix.map { AgentStatus.Position(latitude: $0.latitude, longitude: $0.longitude, ageSeconds: now - $0.time) },
             modem: modemStatus, pendingMessages: (try? database.outbox.countPending()) ?? -1,
             contacts: ((try? database.contacts()) ?? []).count, calls: calls.status, acknowledgement: snapshot.acknowledgement,
-            bike: bike.status)
+            bike: bike.status, storageProblem: database.storageProblem())
     }
 }

@@ -7,17 +7,16 @@ import SystemPackage
 
 /// The agent's control socket: a Unix stream socket (mode 0660, the service's group, in a folder
 /// of mode 0750) taking one `ControlRequest` per JSON line and answering one `ControlReply` JSON
-/// line. Clients are served concurrently, each with a short
-/// deadline, and at most `maximumClients` at once: a client that says nothing delays nobody.
+/// line. Clients are served concurrently, each with a short deadline, within `ControlSlots`: a
+/// client that says nothing delays nobody, and no user's silent clients keep root or the agent's
+/// own user out.
 public final class ControlSocket: Sendable {
     private final class Flags: Sendable {
         let running = Atomic<Bool>(true)
         let listening = Atomic<Int32>(-1)
-        let clients = Atomic<Int>(0)
+        let slots = Mutex(ControlSlots())
     }
 
-    /// Clients served at once; one more is told "busy" and closed.
-    static let maximumClients = 8
     /// A client has this long to send its request line, seconds.
     static let requestDeadline = 2.0
 
@@ -45,15 +44,15 @@ public final class ControlSocket: Sendable {
                 do throws(Errno) { client = try retryingInterrupts { accept(fd, nil, nil) } } catch {
                     if error == .connectionAbort { continue } else { return }      // close(): the socket is shut down
                 }
-                guard flags.clients.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue <= Self.maximumClients else {
-                    flags.clients.wrappingSubtract(1, ordering: .acquiringAndReleasing)
-                    Self.reply(.failed("busy: \(Self.maximumClients) clients are already connected; try again"), to: client)
+                let user = Self.peerUser(client)
+                if let refusal = flags.slots.withLock({ $0.take(user) }) {
+                    Self.reply(.failed("busy: \(refusal); try again"), to: client)
                     Glibc.close(client)
                     continue
                 }
                 let worker = Thread {
                     Self.serve(client, handle)
-                    flags.clients.wrappingSubtract(1, ordering: .acquiringAndReleasing)
+                    flags.slots.withLock { $0.release(user) }
                 }
                 worker.name = "rideguard-control-client"
                 worker.start()
@@ -61,6 +60,15 @@ public final class ControlSocket: Sendable {
         }
         thread.name = "rideguard-control"
         thread.start()
+    }
+
+    /// The connected client's user (SO_PEERCRED); nil when the kernel does not say.
+    static func peerUser(_ client: Int32) -> uid_t? {
+        // struct ucred (pid, uid, gid), which Glibc's module leaves out (it needs _GNU_SOURCE).
+        var credentials: (pid: pid_t, uid: uid_t, gid: gid_t) = (0, 0, 0)
+        var size = socklen_t(MemoryLayout<(pid_t, uid_t, gid_t)>.size)
+        guard getsockopt(client, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0 else { return nil }
+        return size == socklen_t(MemoryLayout<(pid_t, uid_t, gid_t)>.size) ? credentials.uid : nil
     }
 
     /// Creates the socket's folder 0750 when it is missing; refuses one that others may write to
@@ -72,6 +80,10 @@ public final class ControlSocket: Sendable {
         guard (info.st_mode & S_IFMT) == S_IFDIR else { throw ControlSocketError(path: path, reason: "\(folder) is not a folder") }
         guard info.st_mode & S_IWOTH == 0 else {
             throw ControlSocketError(path: path, reason: "refusing to listen: the folder \(folder) is writable by every user (mode 0\(String(info.st_mode & 0o7777, radix: 8))); use a folder of mode 0750 such as /run/rideguard")
+        }
+        // The whole way there: a folder another user could swap would let them serve a socket of their own.
+        if let unsafe = PrivateFiles.replaceableFolder(on: path) {
+            throw ControlSocketError(path: path, reason: "refusing to listen: \(unsafe); use a folder such as /run/rideguard")
         }
     }
 
@@ -147,6 +159,10 @@ public final class ControlSocket: Sendable {
 
     /// Sends one request line to a running agent and returns its answer line (within `timeout` seconds).
     static func request(_ json: String, path: String, timeout: Double = 10) throws -> String {
+        // Never a socket another user could have put there (root's `rideguard ctl` would talk to them).
+        if let unsafe = PrivateFiles.replaceableFolder(on: path, anyOwnerOfLast: true) {
+            throw ControlSocketError(path: path, reason: "refusing to connect: \(unsafe)", errno: EPERM)
+        }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ControlSocketError(path: path, reason: String(cString: strerror(errno))) }
         defer { Glibc.close(fd) }
@@ -197,4 +213,33 @@ public struct ControlSocketError: Error, CustomStringConvertible, Sendable {
     public var reason: String
     public var errno: Int32 = 0
     public var description: String { "control socket \(path): \(reason)" }
+}
+
+/// Who may hold the control socket's slots (a thread each, for at most `requestDeadline`): 64 in
+/// all, at most 8 per user, and the last 8 kept for root and the agent's own user. A member of
+/// the `rideguard` group who opens silent or trickling connections fills their own 8 and is told
+/// "busy"; `status` from root (or `doctor` as the service user) still gets through.
+struct ControlSlots {
+    static let total = 64
+    static let perUser = 8
+    static let reserved = 8
+
+    private var held: [uid_t?: Int] = [:]
+    private var count = 0
+
+    /// Takes a slot for `user`, or says why not.
+    mutating func take(_ user: uid_t?) -> String? {
+        let privileged = user == 0 || user == geteuid()
+        if count >= (privileged ? Self.total : Self.total - Self.reserved) { return "\(count) clients are already connected" }
+        if !privileged && held[user, default: 0] >= Self.perUser { return "this user already has \(Self.perUser) connections open" }
+        held[user, default: 0] += 1
+        count += 1
+        return nil
+    }
+
+    mutating func release(_ user: uid_t?) {
+        held[user, default: 1] -= 1
+        if held[user] == 0 { held[user] = nil }
+        count -= 1
+    }
 }

@@ -52,15 +52,20 @@ final class CrashWindow: Sendable {
         try? PrivateFiles.createFolder(folder)
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "-")
         let path = (folder as NSString).appendingPathComponent("crash-\(stamp).csv")
+        var created = false
         do {
             let writer = try TraceFileWriter(path: path, hasGyro: samples.first?.gyro != nil, hasSpeed: false,
                                              metadata: [("source", "rideguard run: 30 s before and after the crash at \(crashAt) s")],
                                              agentOwned: true)
+            created = true
             for sample in samples { try writer.append(sample) }
             try writer.flush()
-            try? database.journal(JournalEntry("detections", "saved the trace around the crash: \(path)"), at: clock.now())
+            database.journal(JournalEntry("detections", "saved the trace around the crash: \(path)"), at: clock.now())
         } catch {
+            // A full card leaves no empty or cut trace behind to be taken for a recording.
+            if created { unlink(path) }
             logger.error("could not save the trace around the crash: \(error)")
+            database.journal(JournalEntry("detections", "the trace around the crash could not be saved: \(error)"), at: clock.now())
         }
     }
 }

@@ -76,8 +76,16 @@ public struct Doctor: Sendable {
         }
         let database: RideGuardDatabase?
         do {
-            database = try RideGuardDatabase(path: configuration.database)
-            note(DoctorCheck("database", .ok, configuration.database))
+            let opened = try RideGuardDatabase(path: configuration.database)
+            database = opened
+            if let problem = opened.startupProblem {
+                note(DoctorCheck("database", .failed, problem, fix: "restore a backup of \(configuration.database), or add the contacts again"))
+            } else if let problem = opened.storageProblem() {
+                note(DoctorCheck("database", .failed, problem + " (the agent protects, degraded)",
+                                 fix: "free space, or check the SD card: dmesg, then fsck at the next boot"))
+            } else {
+                note(DoctorCheck("database", .ok, configuration.database))
+            }
         } catch {
             database = nil
             note(DoctorCheck("database", .failed, "\(configuration.database): \(error)",

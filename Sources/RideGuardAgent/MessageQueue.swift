@@ -5,9 +5,11 @@ import Storage
 import Synchronization
 
 /// Writes the messages the workflow asks for into the outbox, one per recipient, composed from the
-/// emergency's persisted state, the rider's profile and the last fix. A database that fails is never
-/// read as "no contacts": the failure is journaled (to the log too, the journal may be what failed),
-/// sounded, and the queueing retried, 1 s doubling to 30 s, while the emergency still wants them.
+/// emergency's persisted state, the rider's profile and the last fix. Never waits on the disk: a
+/// message it refuses is kept in memory and sent (the outbox writes it later); contacts it cannot
+/// read are the ones last read; a profile it cannot read leaves the default wording. Only contacts
+/// that were never readable stop the queueing: never read as "no contacts", that is journaled (to
+/// the log too), sounded, and retried, 1 s doubling to 30 s, while the emergency still wants them.
 final class MessageQueue: Sendable {
     private let database: RideGuardDatabase
     private let emergency: EmergencyService
@@ -55,7 +57,7 @@ final class MessageQueue: Sendable {
             try? await clock.sleep(until: clock.now() + delay)
             let state = await emergency.state
             guard kind == .allClear || kind == .parkedFall || [.emergencySending, .emergencySent, .emergencySendingFailed].contains(state) else {
-                try? database.journal(JournalEntry("messages", "\(kind.rawValue) no longer needed (\(state.rawValue)): not queued"), at: clock.now())
+                database.journal(JournalEntry("messages", "\(kind.rawValue) no longer needed (\(state.rawValue)): not queued"), at: clock.now())
                 return
             }
             attempts += 1
@@ -77,24 +79,24 @@ final class MessageQueue: Sendable {
                           skipping queued: inout Set<String>) throws {
         let numbers: [String]
         switch recipients {
-        case .everyContact: numbers = try database.contacts().map(\.number)
+        case .everyContact: numbers = try database.contactsToAlert().map(\.number)
         case .only(let list): numbers = list
         case .rider:
-            guard let phone = try database.profile().phone else {
-                try? database.journal(JournalEntry("messages", "\(kind.rawValue): no phone of the rider's own is set (rideguard profile set --phone), nothing sent"), at: clock.now())
+            guard let phone = profile().phone else {
+                database.journal(JournalEntry("messages", "\(kind.rawValue): no phone of the rider's own is set (rideguard profile set --phone), nothing sent"), at: clock.now())
                 return
             }
             numbers = [phone]
         }
-        let text = try compose(kind, about: emergency)
+        let text = compose(kind, about: emergency)
         for number in numbers where !queued.contains(number) {
-            _ = try database.outbox.enqueue(recipient: number, kind: kind.rawValue, body: text, now: clock.now())
+            database.outbox.queue(recipient: number, kind: kind.rawValue, body: text, now: clock.now())
             queued.insert(number)
             doorbell.ring()
         }
         let who = numbers.map(PhoneNumber.mask).joined(separator: ", ")
         let whom = recipients == .rider ? "the rider's phone" : "\(numbers.count) contact\(numbers.count == 1 ? "" : "s")"
-        try? database.journal(JournalEntry("messages", "\(kind.rawValue) queued for \(whom): \(who)"), at: clock.now())
+        database.journal(JournalEntry("messages", "\(kind.rawValue) queued for \(whom): \(who)"), at: clock.now())
     }
 
     /// The outbox kind of an answer to an SMS command.
@@ -125,10 +127,18 @@ final class MessageQueue: Sendable {
         doorbell.ring()
     }
 
-    private func compose(_ kind: MessageKind, about emergency: EmergencyWorkflow) throws -> String {
+    /// The rider's profile, or none (the default wording) when the database cannot be read.
+    private func profile() -> RiderProfile {
+        do { return try database.profile() } catch {
+            logger.error("messages: cannot read the rider's profile from \(database.path) (\(error)): the default wording is used")
+            return RiderProfile()
+        }
+    }
+
+    private func compose(_ kind: MessageKind, about emergency: EmergencyWorkflow) -> String {
         let crash = emergency.crash
         let startedAt = crash?.time ?? emergency.countdownStart
-        let profile = try database.profile()
+        let profile = profile()
         let fix = location.lastFix
         let motion = crash.flatMap { location.motion(before: $0.time) }
         let formatter = DateFormatter()

@@ -28,7 +28,7 @@ struct ModemHealthService: Service, CustomStringConvertible {
                         : "not registered (\(health.registration ?? "unknown"))")
                     if summary != last {
                         last = summary
-                        try? database.journal(JournalEntry("system", "modem: \(summary)"), at: clock.now())
+                        database.journal(JournalEntry("system", "modem: \(summary)"), at: clock.now())
                         logger.info("modem: \(summary)\(health.signalDBm.map { ", \($0) dBm" } ?? "")")
                     }
                 } else {

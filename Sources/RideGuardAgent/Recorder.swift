@@ -7,10 +7,24 @@ import Synchronization
 /// Recordings asked for with `rideguard ctl record`: the sampler hands each sample over, a second of
 /// them at a time goes to a file on the recorder's own queue, so the agent goes on protecting while
 /// it records and a slow SD card never holds the sampler.
+///
+/// Any member of the `rideguard` group may ask for one, so they are bounded: one at a time, 2 h at
+/// most, `maximumRecordings` files and `folderBudgetBytes` in the folder, and never so much that
+/// the card would keep less than `keepFree` of its space (the alert's database needs room): a
+/// recording that would is refused, one running is stopped when the card gets there.
 final class Recorder: Sendable {
     struct Refused: Error {
         var reason: String
     }
+
+    static let maximumSeconds = 7200.0
+    static let maximumRecordings = 100
+    static let folderBudgetBytes: UInt64 = 2 << 30
+    /// Bytes a row takes in a recording, at most (time, six axes, speed).
+    static let bytesPerSample: UInt64 = 80
+
+    /// What the card keeps free: 256 MiB, or a tenth of a smaller filesystem.
+    static func keepFree(_ size: UInt64) -> UInt64 { min(256 << 20, size / 10) }
 
     private struct Recording {
         var file: RecordingFile
@@ -44,12 +58,13 @@ final class Recorder: Sendable {
         guard !name.isEmpty, name.count <= 64, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }), !name.hasPrefix(".") else {
             return .failure(Refused(reason: "a recording's name is letters, digits, '-', '_' and '.', e.g. ride-2026-11-22"))
         }
-        guard seconds > 0 && seconds <= 7200 else { return .failure(Refused(reason: "a recording lasts 1 s to 2 h")) }
+        guard seconds > 0 && seconds <= Self.maximumSeconds else { return .failure(Refused(reason: "a recording lasts 1 s to 2 h")) }
         let path = (folder as NSString).appendingPathComponent(name.hasSuffix(".csv") ? name : name + ".csv")
         guard !FileManager.default.fileExists(atPath: path) else { return .failure(Refused(reason: "\(path) exists already")) }
-        do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
-            return .failure(Refused(reason: "cannot create \(folder): \(error.localizedDescription)"))
+        do { try PrivateFiles.createFolder(folder) } catch {
+            return .failure(Refused(reason: "cannot create \(folder): \(error)"))
         }
+        if let refusal = roomProblem(forSeconds: seconds) { return .failure(Refused(reason: refusal)) }
         let file = RecordingFile(path: path, metadata: [
             ("rate_hz", String(Int(rateHz))), ("source", "rideguard run (ctl record)"),
             ("recorded", ISO8601DateFormatter().string(from: Date())),
@@ -63,6 +78,35 @@ final class Recorder: Sendable {
         guard started else { return .failure(Refused(reason: "a recording is already running (rideguard ctl record --stop)")) }
         logger.info("recording \(Int(seconds)) s of the IMU to \(path)")
         return .success(path)
+    }
+
+    /// Why a recording of `seconds` would not fit, if it would not.
+    func roomProblem(forSeconds seconds: Double) -> String? {
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".csv") }
+        if files.count >= Self.maximumRecordings {
+            return "\(files.count) recordings in \(folder) already, the most it keeps: delete old ones first"
+        }
+        let used = files.reduce(UInt64(0)) { sum, name in
+            var info = stat()
+            return sum + (lstat((folder as NSString).appendingPathComponent(name), &info) == 0 ? UInt64(info.st_size) : 0)
+        }
+        let needed = UInt64(seconds * max(rateHz, 1)) * Self.bytesPerSample
+        let mib = { (bytes: UInt64) in "\(bytes >> 20) MiB" }
+        if used + needed > Self.folderBudgetBytes {
+            return "the recordings in \(folder) take \(mib(used)); this one needs up to \(mib(needed)), over the \(mib(Self.folderBudgetBytes)) they may take: delete old ones or record less"
+        }
+        guard let (free, keep) = Self.space(folder) else { return nil }
+        if free < needed + keep {
+            return "the card has \(mib(free)) free; this recording needs up to \(mib(needed)) and \(mib(keep)) stay free for the alerts: record less, or free space"
+        }
+        return nil
+    }
+
+    /// Free bytes for the service's user, and what to keep free, on `folder`'s filesystem.
+    static func space(_ folder: String) -> (free: UInt64, keep: UInt64)? {
+        var disk = statvfs()
+        guard statvfs(folder, &disk) == 0 else { return nil }
+        return (UInt64(disk.f_bavail) * UInt64(disk.f_frsize), keepFree(UInt64(disk.f_blocks) * UInt64(disk.f_frsize)))
     }
 
     /// On the sampler's thread: one sample into the recording, if any, with its GPS speed (the
@@ -88,7 +132,13 @@ final class Recorder: Sendable {
         guard let handoff else { return }
         files.async { [self] in
             handoff.file.write(handoff.batch)
-            if handoff.last { finished(handoff.file) }
+            if handoff.last { return finished(handoff.file) }
+            // The card reached what it keeps free for the alerts: the recording ends here.
+            if let (free, keep) = Self.space(folder), free < keep {
+                logger.warning("recording \(handoff.file.path): the card has \(free >> 20) MiB free, it keeps \(keep >> 20) MiB: stopping")
+                handoff.file.fail("the card has \(free >> 20) MiB free and keeps \(keep >> 20) MiB for the alerts")
+                stop()
+            }
         }
     }
 
@@ -119,7 +169,7 @@ final class Recorder: Sendable {
     private func finished(_ file: RecordingFile) {
         let text = file.close()
         logger.info("\(text)")
-        try? database.journal(JournalEntry("system", text), at: clock.now())
+        database.journal(JournalEntry("system", text), at: clock.now())
     }
 }
 
@@ -145,6 +195,11 @@ final class RecordingFile: @unchecked Sendable {
         } catch {
             problem = "\(error)"
         }
+    }
+
+    /// Stops writing, for this reason.
+    func fail(_ reason: String) {
+        if problem == nil { problem = reason }
     }
 
     /// What happened, for the journal.

@@ -17,6 +17,8 @@ public enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
     case resumed
     /// Four slow beeps, once: the parked bike fell over (nobody was riding it; the rider is texted).
     case parkedFall = "parked_fall"
+    /// One long beep every 30 s: protecting, but the SD card cannot be written.
+    case storageFault = "storage_fault"
 
     /// Steps of (on seconds, off seconds).
     public var steps: [(on: Double, off: Double)] {
@@ -31,13 +33,14 @@ public enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
         case .fault: [(0.6, 0.4), (0.6, 28.4)]
         case .resumed: [(0.1, 0.05), (0.2, 0)]
         case .parkedFall: [(0.5, 0.5), (0.5, 0.5), (0.5, 0.5), (0.5, 0)]
+        case .storageFault: [(1.5, 28.5)]
         }
     }
 
     /// Whether the steps repeat until another pattern replaces them.
     public var repeats: Bool {
         switch self {
-        case .countdownSlow, .countdownFast, .countdownUrgent, .alarm, .fault: true
+        case .countdownSlow, .countdownFast, .countdownUrgent, .alarm, .fault, .storageFault: true
         case .off, .armed, .acknowledge, .resumed, .parkedFall: false
         }
     }
@@ -54,6 +57,7 @@ public enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
         case .alarm: "long beeps until you act: your contacts are being alerted"
         case .fault: "two long beeps every 30 s: RideGuard is NOT protecting you"
         case .resumed: "two rising chirps: protection resumed"
+        case .storageFault: "one long beep every 30 s: protecting, degraded: the SD card cannot be written (alerts are kept in memory and sent; see rideguard status)"
         case .parkedFall: "four slow beeps, once: the parked bike fell over (nobody was riding it); the rider's own phone is texted, never the contacts"
         }
     }

@@ -113,6 +113,8 @@ public enum WorkflowEvent: Equatable, Sendable {
     case partRecovered(at: Double, summary: String)
     /// Messages the emergency needs could not be queued (the database failed); the owner retries.
     case messagesBlocked(at: Double, summary: String)
+    /// The database cannot be written: still protecting, the alerts kept in memory (`partRecovered` ends it).
+    case storageFault(at: Double, summary: String)
     /// A usable GPS fix arrived.
     case locationFix(at: Double)
     /// A contact answered a call or replied OK.
@@ -210,9 +212,12 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
         case .sensorFault(_, let summary):
             actions.append(.journal(JournalEntry("system", "sensor fault: \(summary)")))
             if state == .armed { play(.fault, &actions) }
+        case .storageFault(_, let summary):
+            actions.append(.journal(JournalEntry("system", "storage fault: \(summary) (protecting, degraded)")))
+            if state == .armed && buzzer != .fault { play(.storageFault, &actions) }
         case .partRecovered(_, let summary):
             actions.append(.journal(JournalEntry("system", summary)))
-            if buzzer == .fault {
+            if buzzer == .fault || buzzer == .storageFault {
                 if state == .armed { play(.resumed, &actions) }
                 if state == .emergencySending || state == .emergencySendingFailed { play(.alarm, &actions) }
             }

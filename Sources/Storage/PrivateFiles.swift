@@ -18,6 +18,39 @@ public enum PrivateFiles {
         guard chmod(folder, mode) == 0 else { throw PrivateFileError(path: folder, reason: String(cString: strerror(errno))) }
     }
 
+    /// The first folder on the way to `path` (itself included when it is a folder) that a user
+    /// other than root and us could replace, with why; nil when there is none. A folder is safe
+    /// when it belongs to root or to us and neither its group nor others may write to it, or when
+    /// it is sticky and root's (/tmp: others may add their own names, not replace ours). Links on
+    /// the way are followed (/var/run is one) and the folders they lead to are checked.
+    /// `anyOwnerOfLast`: the folder holding `path` may belong to another user (a client of the
+    /// agent's socket trusts the service user who owns /run/rideguard), its parents may not.
+    public static func replaceableFolder(on path: String, anyOwnerOfLast: Bool = false) -> String? {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var folder = (absolute as NSString).deletingLastPathComponent
+        var info = stat()
+        if stat(absolute, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR { folder = absolute }
+        guard let resolved = realpath(folder, nil) else { return nil }     // missing: created safely later
+        defer { free(resolved) }
+        var current = ""
+        let components = [""] + String(cString: resolved).split(separator: "/").map(String.init)
+        for (index, component) in components.enumerated() {
+            current = component.isEmpty ? "/" : (current == "/" ? "" : current) + "/" + component
+            guard stat(current, &info) == 0 else { return nil }
+            let mode = info.st_mode
+            let owned = info.st_uid == 0 || info.st_uid == geteuid() || (anyOwnerOfLast && index == components.count - 1)
+            let writableByOthers = mode & (S_IWGRP | S_IWOTH) != 0
+            let stickyRoot = mode & S_ISVTX != 0 && info.st_uid == 0
+            if !owned {
+                return "\(current) belongs to user \(info.st_uid), who could replace what is inside"
+            }
+            if writableByOthers && !stickyRoot {
+                return "\(current) is writable by \(mode & S_IWOTH != 0 ? "every user" : "its group") (mode 0\(String(mode & 0o7777, radix: 8))), who could replace what is inside"
+            }
+        }
+        return nil
+    }
+
     /// Makes sure `path` exists with mode 0600, creating it empty if needed, and tightens it and the
     /// SQLite side files next to it (`-journal`, `-wal`, `-shm`, which SQLite creates with the
     /// database's own mode) when others could read them. Returns what was tightened, e.g.
@@ -29,7 +62,11 @@ public enum PrivateFiles {
             guard fchmod(fd, 0o600) == 0 else { throw PrivateFileError(path: path, reason: String(cString: strerror(errno))) }
             return []
         }
-        guard errno == EEXIST else { throw PrivateFileError(path: path, reason: "cannot create: \(String(cString: strerror(errno)))") }
+        // An existing file on a read-only filesystem (EROFS) is opened all the same: the agent protects, degraded.
+        var existing = stat()
+        guard errno == EEXIST || (errno == EROFS && lstat(path, &existing) == 0) else {
+            throw PrivateFileError(path: path, reason: "cannot create: \(String(cString: strerror(errno)))")
+        }
         var tightened: [String] = []
         for file in [path, path + "-journal", path + "-wal", path + "-shm"] {
             var info = stat()

@@ -87,7 +87,7 @@ extension RideGuardDatabase {
         guard !trimmed.isEmpty else { throw RecordError(reason: "a contact needs a name") }
         let e164: String
         do { e164 = try PhoneNumber(number).e164 } catch { throw RecordError(reason: error.reason) }
-        return try queue.write { db in
+        return try write { db in
             if try Contact.filter(Column("number") == e164).fetchCount(db) > 0 {
                 throw RecordError(reason: "\(PhoneNumber.mask(e164)) is already a contact")
             }
@@ -103,7 +103,7 @@ extension RideGuardDatabase {
     @discardableResult
     public func removeContact(_ nameOrNumber: String, now: Double) throws -> Contact {
         let number = try? PhoneNumber(nameOrNumber).e164
-        return try queue.write { db in
+        return try write { db in
             let matches = try Contact.filter(Column("name") == nameOrNumber || Column("number") == (number ?? "")).fetchAll(db)
             guard let contact = matches.first else { throw RecordError(reason: "no contact named or numbered '\(nameOrNumber)'") }
             guard matches.count == 1 else { throw RecordError(reason: "\(matches.count) contacts match '\(nameOrNumber)': remove by number") }
@@ -115,7 +115,19 @@ extension RideGuardDatabase {
     }
 
     public func contacts() throws -> [Contact] {
-        try queue.read { db in try Contact.order(Column("id")).fetchAll(db) }
+        let contacts = try queue.read { db in try Contact.order(Column("id")).fetchAll(db) }
+        contactsRead.withLock { $0 = contacts }
+        return contacts
+    }
+
+    /// The contacts to alert: as the database holds them, or, when it cannot be read (a damaged
+    /// page), as last read (the agent reads them every 10 s); throws only when it never could.
+    public func contactsToAlert() throws -> [Contact] {
+        do { return try contacts() } catch {
+            let remembered = contactsRead.withLock { $0 }
+            if remembered.isEmpty { throw error }
+            return remembered
+        }
     }
 
     // MARK: Profile and message
@@ -124,7 +136,10 @@ extension RideGuardDatabase {
         try queue.read { db in
             let rows = try Row.fetchAll(db, sql: "SELECT key, value FROM settings")
             var values: [String: String] = [:]
-            for row in rows { values[row["key"]] = row["value"] }
+            // A damaged row (a NULL key, a value that is not text) is passed over, never a crash.
+            for row in rows {
+                if let key = String.fromDatabaseValue(row[0]), let value = String.fromDatabaseValue(row[1]) { values[key] = value }
+            }
             return RiderProfile(name: values["rider_name"], medicalNote: values["medical_note"], message: values["message"],
                                 phone: values["rider_phone"])
         }
@@ -155,7 +170,7 @@ extension RideGuardDatabase {
     }
 
     private func removeSetting(_ key: String) throws {
-        try queue.write { db in try db.execute(sql: "DELETE FROM settings WHERE key = ?", arguments: [key]) }
+        try write { db in try db.execute(sql: "DELETE FROM settings WHERE key = ?", arguments: [key]) }
     }
 
     /// The alert message: at least 5 characters after trimming.
@@ -165,7 +180,7 @@ extension RideGuardDatabase {
     }
 
     func setSetting(_ key: String, _ value: String) throws {
-        try queue.write { db in
+        try write { db in
             try db.execute(sql: "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                            arguments: [key, value])
         }
@@ -173,10 +188,21 @@ extension RideGuardDatabase {
 
     // MARK: Journal
 
-    public func journal(_ entry: JournalEntry, at time: Double) throws {
-        try queue.write { db in
-            var record = JournalRecord(id: nil, time: time, kind: entry.kind, text: entry.text)
-            try record.insert(db)
+    /// Journals a line; when the disk refuses it, memory keeps it for the next write that works
+    /// (the agent's journal never loses its crash and countdown lines to a full card). Returns
+    /// whether it is on disk.
+    @discardableResult
+    public func journal(_ entry: JournalEntry, at time: Double) -> Bool {
+        let record = JournalRecord(id: nil, time: time, kind: entry.kind, text: entry.text)
+        do {
+            try write { db in
+                var record = record
+                try record.insert(db)
+            }
+            return true
+        } catch {
+            unsaved.keep(record)
+            return false
         }
     }
 
@@ -196,7 +222,7 @@ extension RideGuardDatabase {
 
     /// The saved emergency workflow (JSON), if any.
     public func emergencySnapshot() throws -> String? {
-        try queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'emergency'") }
+        try textSetting("emergency", what: "the saved emergency")
     }
 
     /// Replaces the saved emergency workflow in one transaction (a power cut keeps the old or the new).
@@ -204,9 +230,23 @@ extension RideGuardDatabase {
         try setSetting("emergency", json)
     }
 
+    /// A setting that must be text: anything else (a row edited by hand) is an error naming the file.
+    private func textSetting(_ key: String, what: String) throws -> String? {
+        try queue.read { db in
+            try DatabaseValue.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [key]).map { value in
+                guard let text = String.fromDatabaseValue(value) else { throw RecordError(reason: "\(what) in \(path) is not text") }
+                return text
+            }
+        }
+    }
+
+    public func saveWaitingSMSParts(_ json: Data) throws {
+        try setSetting("sms_parts", String(decoding: json, as: UTF8.self))
+    }
+
     /// Keeps an unreadable snapshot aside for inspection and clears it.
     public func setAsideEmergencySnapshot() throws {
-        try queue.write { db in
+        try write { db in
             try db.execute(sql: "DELETE FROM settings WHERE key = 'emergency.bad'")
             try db.execute(sql: "UPDATE settings SET key = 'emergency.bad' WHERE key = 'emergency'")
         }

@@ -46,6 +46,7 @@ struct Status: ParsableCommand {
               + (sensor.gravityG.map { ", \(d($0, 2)) g" } ?? "") + (sensor.lastFault.map { ", last fault: \($0)" } ?? "")
               + ((sensor.rejectedSamples ?? 0) > 0 ? ", \(sensor.rejectedSamples!) non-physical samples dropped" : ""))
         if let problem = status.gpio.problem { print("gpio: \(problem)") }
+        if let problem = status.storageProblem { print("storage: PROTECTING, DEGRADED: \(problem)") }
         if let bike = status.bike {
             print("bike: \(bike.context)" + (bike.ignition.map { ", ignition \($0)" } ?? "")
                   + (bike.underVoltage == true ? ", supply UNDER-VOLTAGE (the Pi's 5 V input sagged)" : ""))

@@ -113,7 +113,7 @@ struct Message: ParsableCommand {
         @OptionGroup var db: DatabaseOption
         func run() throws {
             if let message = try db.open().profile().message { print(message) } else {
-                print("no message yet: set one with rideguard message set \"...\" (RideGuard will not arm without one)")
+                print("no message of your own yet: alerts start with the default one; set yours with rideguard message set \"...\"")
             }
         }
     }

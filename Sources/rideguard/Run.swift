@@ -20,9 +20,22 @@ struct Run: AsyncParsableCommand {
             throw ExitCode(1)
         }
         StartupMemory.release()   // the command line and the configuration's parser are done with
+        let logger = Logger(label: "rideguard")
+        // Stopped (SIGTERM, Ctrl-C) while the database cannot be opened: exits at once.
+        let stop = Atomic<Bool>(false)
+        let signals = [SIGTERM, SIGINT].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number)
+            source.setEventHandler { stop.store(true, ordering: .releasing) }
+            source.resume()
+            return source
+        }
+        let opened = await Agent.openDatabase(configuration, logger: logger) { stop.load(ordering: .acquiring) }
+        for source in signals { source.cancel() }
+        guard let database = opened else { throw ExitCode(0) }
         let agent: Agent
-        do { agent = try Agent(configuration: configuration, logger: Logger(label: "rideguard")) } catch {
-            Output.error("cannot open the database \(configuration.database): \(error)")
+        do { agent = try Agent(configuration: configuration, database: database, logger: logger) } catch {
+            Output.error("cannot start: \(error)")
             throw ExitCode(2)
         }
         await agent.run(stopOnSignals: true)

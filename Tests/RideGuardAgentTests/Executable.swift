@@ -24,11 +24,11 @@ enum Rideguard {
         var lines: [String] { stdout.split(separator: "\n").map(String.init) }
     }
 
-    /// Runs the binary with its standard streams on files (Foundation's pipe reads trap on EINTR
-    /// while other tests' children exit), waits, and returns what it printed.
-    static func run(_ arguments: [String], stdin: Data? = nil) throws -> Result {
+    /// Runs the binary (or another `program`) with its standard streams on files (Foundation's pipe
+    /// reads trap on EINTR while other tests' children exit), waits, and returns what it printed.
+    static func run(_ arguments: [String], stdin: Data? = nil, program: URL = binary) throws -> Result {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = program
         process.arguments = arguments
         let id = UUID().uuidString
         let outFile = try temporaryFile("stdout-\(id)", contents: Data())

@@ -1,5 +1,7 @@
 import Foundation
+import Storage
 import Testing
+@testable import RideGuardAgent
 
 /// Nothing readable or reachable that should not be: the control socket and the database, whatever
 /// the umask, and a control socket that one silent client cannot hold up.
@@ -152,6 +154,30 @@ import Testing
         #expect(said.contains("writable by every user (mode 0777)") && said.contains("detection goes on"), "\(said)")
     }
 
+    /// Issue 26, point 7: a folder on the way to the socket (not only the socket's own) that
+    /// another user could replace: the agent will not listen below it, and root's `rideguard status`
+    /// will not talk to what is there.
+    @Test func aSocketBelowAFolderAnotherUserCouldReplaceIsRefused() throws {
+        let folder = try Self.openFolder("open-parent")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let open = folder.appendingPathComponent("open")
+        try FileManager.default.createDirectory(at: open.appendingPathComponent("run"), withIntermediateDirectories: true)
+        chmod(open.path, 0o777)
+        chmod(open.appendingPathComponent("run").path, 0o750)
+        let (config, database, socket) = try Self.configuration(in: folder, socket: open.appendingPathComponent("run/control.sock").path)
+        let agent = try Spawned([Rideguard.binary.path, "run", "--config", config])
+        defer { agent.kill(SIGTERM) }
+        try waitFor(20) {
+            (try? Rideguard.run(["events", "--kind", "system", "--database", database]).stdout.contains("refusing to listen")) == true
+        }
+        let events = try Rideguard.run(["events", "--kind", "system", "--database", database]).stdout
+        #expect(events.contains("\(open.path) is writable by every user (mode 0777)"), "\(events)")
+        #expect(!FileManager.default.fileExists(atPath: socket))
+        let status = try Rideguard.run(["status", "--socket", socket])
+        #expect(status.status != 0 && status.stderr.contains("refusing to connect: \(open.path) is writable by every user"), "\(status.stderr)")
+        #expect(PrivateFiles.replaceableFolder(on: "/tmp/x") == nil, "/tmp is sticky and root's")
+    }
+
     @Test func aSilentClientHoldsUpNobody() throws {
         let folder = try Self.openFolder("silent")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -167,12 +193,53 @@ import Testing
         // Its deadline passes: it is told why and let go.
         #expect(silent.readLine(seconds: 5)?.contains("no request within") == true)
 
-        // At most 8 clients at once: the ninth is told the agent is busy, at once.
-        let crowd = try (0..<8).map { _ in try UnixClient(socket) }
+        // Twenty silent clients at once (root's, here) leave room for status.
+        let crowd = try (0..<20).map { _ in try UnixClient(socket) }
         usleep(200_000)
-        let ninth = try UnixClient(socket)
-        #expect(ninth.readLine(seconds: 1)?.contains("busy") == true)
+        let busy = try Rideguard.run(["status", "--json", "--socket", socket])
+        #expect(busy.status == 0 && busy.stdout.contains("\"state\""), "\(busy.stdout) \(busy.stderr)")
         withExtendedLifetime(crowd) {}
+    }
+
+    /// Issue 26, point 8: a member of the socket's group keeps 20 silent connections open, opening
+    /// a new one each time one is let go. They get 8 slots, the rest are told "busy"; root's
+    /// `status` is answered all along.
+    @Test(.enabled(if: geteuid() == 0, "needs root to make a throwaway user"))
+    func twentySilentClientsOfAGroupMemberKeepRootOut() throws {
+        let folder = try Self.openFolder("crowd")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (config, _, socket) = try Self.configuration(in: folder)
+        let agent = try Spawned([Rideguard.binary.path, "run", "--config", config])
+        defer { agent.kill(SIGTERM) }
+        try waitFor(20) { (try? Rideguard.run(["status", "--json", "--socket", socket]).status) == 0 }
+        let user = try ThrowawayUser()
+        defer { user.remove() }
+        let group = try #require(getpwnam(user.name)).pointee.pw_gid
+        #expect(chown((socket as NSString).deletingLastPathComponent, UInt32.max, group) == 0 && chown(socket, UInt32.max, group) == 0)
+
+        let counts = folder.appendingPathComponent("crowd.json")
+        let crowd = try user.python("""
+            import json, select, socket, sys, time
+            path, n, until = sys.argv[1], int(sys.argv[2]), time.time() + float(sys.argv[3])
+            conns, told = [], {"busy": 0, "timed_out": 0}
+            while time.time() < until:
+                while len(conns) < n:
+                    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect(path); conns.append(s)
+                for s in select.select(conns, [], [], 0.05)[0]:
+                    told["busy" if b"busy" in s.recv(4096) else "timed_out"] += 1
+                    conns.remove(s); s.close()
+            print(json.dumps(told))
+            """, [socket, "20", "6"], output: counts)
+        sleep(1)
+        for _ in 0..<8 {
+            let status = try Rideguard.run(["status", "--json", "--socket", socket])
+            #expect(status.status == 0 && status.stdout.contains("\"state\""), "\(status.stdout) \(status.stderr)")
+            usleep(500_000)
+        }
+        #expect(crowd.wait(30) == 0)
+        let told = (try? JSONSerialization.jsonObject(with: Data(contentsOf: counts))) as? [String: Int] ?? [:]
+        #expect((told["busy"] ?? 0) > 100, "\(told)")
+        #expect((told["timed_out"] ?? 0) >= 8, "\(told)")
     }
 }
 
@@ -212,5 +279,27 @@ final class UnixClient {
             text += chunk[0..<n]
         }
         return text.isEmpty ? nil : String(decoding: text, as: UTF8.self)
+    }
+}
+
+/// The control socket's slots, as a policy: per user, in all, and kept for root.
+@Suite struct ControlSlotsTests {
+    @Test func aUsersSilentClientsFillOnlyTheirOwnSlots() {
+        var slots = ControlSlots()
+        let member: uid_t = 4242, other: uid_t = 4343
+        for _ in 0..<ControlSlots.perUser { #expect(slots.take(member) == nil) }
+        #expect(slots.take(member)?.contains("already has 8 connections") == true)
+        #expect(slots.take(other) == nil)
+        slots.release(member)
+        #expect(slots.take(member) == nil, "a slot let go is free again")
+    }
+
+    @Test func theLastSlotsAreKeptForRoot() {
+        var slots = ControlSlots()
+        // Seven users with 8 each: 56, all that others may hold.
+        for user in uid_t(5000)..<5007 { for _ in 0..<ControlSlots.perUser { #expect(slots.take(user) == nil) } }
+        #expect(slots.take(6000)?.contains("56 clients are already connected") == true)
+        for _ in 0..<ControlSlots.reserved { #expect(slots.take(0) == nil) }
+        #expect(slots.take(0) != nil, "64 in all")
     }
 }

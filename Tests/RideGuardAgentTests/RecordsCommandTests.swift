@@ -48,7 +48,7 @@ import Testing
 
     @Test func messageAndProfile() throws {
         let db = database()
-        #expect(try Rideguard.run(["message", "--database", db]).stdout.contains("no message yet"))
+        #expect(try Rideguard.run(["message", "--database", db]).stdout.contains("no message of your own yet: alerts start with the default one"))
         let short = try Rideguard.run(["message", "set", " hi ", "--database", db])
         #expect(short.status == 1 && short.stderr.contains("at least 5 characters"))
         #expect(try Rideguard.run(["message", "set", "I may have crashed. Please call me.", "--database", db]).status == 0)

@@ -306,6 +306,27 @@ struct WorkflowDriver {
         #expect(counting.buzzer.isEmpty)
     }
 
+    /// A disk that refuses writes leaves the rider protected, degraded: its own pattern, never the
+    /// "not protecting" one, and a crash still counts down.
+    @Test func aStorageFaultDegradesProtectionAndACrashStillCountsDown() {
+        var d = WorkflowDriver(to: .armed)
+        d.send(.storageFault(at: 5, summary: "the database x is on a read-only filesystem"))
+        #expect(d.workflow.state == .armed)
+        #expect(d.buzzer == [.storageFault])
+        #expect(d.actions.contains(.journal(JournalEntry("system", "storage fault: the database x is on a read-only filesystem (protecting, degraded)"))))
+        d.send(.partRecovered(at: 9, summary: "storage: the database x can be written again"))
+        #expect(d.buzzer == [.storageFault, .resumed])
+        d.send(.storageFault(at: 10, summary: "full"))
+        d.send(.crashDetected(at: 11, summary: "bike down", evidence: nil))
+        #expect(d.workflow.state == .alertCountdown)
+        #expect(d.buzzer.last == .countdownSlow)
+        // A sensor fault's pattern (not protecting) is not hidden by the storage one.
+        var blind = WorkflowDriver(to: .armed)
+        blind.send(.sensorFault(at: 5, summary: "no sample"))
+        blind.send(.storageFault(at: 6, summary: "full"))
+        #expect(blind.buzzer == [.fault])
+    }
+
     @Test func blockedMessagesSoundTheFaultUntilTheyAreQueued() {
         var d = WorkflowDriver(to: .emergencySending)
         d.send(.messagesBlocked(at: 61, summary: "could not queue the alert: disk I/O error; retrying"))

@@ -1,0 +1,246 @@
+import Foundation
+import GRDB
+import RideGuardCore
+import Storage
+import Testing
+@testable import RideGuardAgent
+
+/// A small tmpfs standing in for the SD card: made read-only, or filled, under a running agent.
+final class Card {
+    let path: String
+
+    init(megabytes: Int) throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-card-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        try Self.mount(["-t", "tmpfs", "-o", "size=\(megabytes)m,mode=0755", "tmpfs", path])
+    }
+
+    deinit {
+        _ = try? Rideguard.run(["-l", path], program: URL(fileURLWithPath: "/usr/bin/umount"))
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// As ext4 does after an error (here with no file open for writing: the kernel refuses that).
+    func remount(readOnly: Bool) throws {
+        try Self.mount(["-o", readOnly ? "remount,ro" : "remount,rw", path])
+    }
+
+    /// Writes zeros until the filesystem is full.
+    func fill() {
+        let fd = open(path + "/fill", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let block = [UInt8](repeating: 0, count: 4096)
+        while write(fd, block, block.count) > 0 {}
+        close(fd)
+    }
+
+    func free() {
+        unlink(path + "/fill")
+    }
+
+    private static func mount(_ arguments: [String]) throws {
+        let result = try Rideguard.run(arguments, program: URL(fileURLWithPath: "/usr/bin/mount"))
+        guard result.status == 0 else { throw MountError(reason: "mount \(arguments.joined(separator: " ")): \(result.stderr)") }
+    }
+}
+
+struct MountError: Error {
+    var reason: String
+}
+
+/// Issue 26, points 1 to 4: the alert never waits on the disk.
+extension AgentTests {
+    /// Point 1: a card read-only when the agent starts. It protects, degraded, and says so; the
+    /// crash's alert goes to both contacts; once the card is writable again, what was kept in
+    /// memory (the alerts, the journal's crash and countdown lines) is written.
+    @Test(.enabled(if: geteuid() == 0, "mounts a tmpfs")) func aReadOnlyCardStillSendsTheAlert() throws {
+        let card = try Card(megabytes: 4)
+        let rig = try Rig("read-only", playback: 4, database: card.path + "/rideguard.sqlite")
+        try card.remount(readOnly: true)
+        let log = rig.folder.appendingPathComponent("agent.log").path
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], stdout: log, stderr: log)
+        defer { process.kill(SIGTERM) }
+        try waitForState(rig.folder, "armed", seconds: 20)
+        let armed = try #require(try status(rig.folder))
+        #expect(armed.storageProblem?.contains("read-only filesystem") == true, "\(String(describing: armed.storageProblem))")
+        try waitFor(5) { (try? status(rig.folder))??.buzzer == .storageFault }
+        try waitFor(60) { rig.modem.messages.count >= 2 }
+        #expect(rig.modem.messages.allSatisfy { $0.hasPrefix("Crash! Call me.") })
+        let agentLog = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(agentLog.contains("buzzer") || agentLog.contains("storage: the database"), "\(agentLog)")
+
+        try card.remount(readOnly: false)
+        try waitFor(30) { (try? status(rig.folder))??.storageProblem == nil }
+        let database = try RideGuardDatabase(path: rig.database)
+        let alerts = try database.outbox.all().filter { $0.kind == MessageKind.alert.rawValue }
+        #expect(alerts.count == 2 && alerts.allSatisfy { $0.status == .sent }, "\(alerts)")
+        let journal = try database.journal(limit: 1000).map(\.text)
+        #expect(journal.contains { $0.contains("countdown of 10 s started") })
+        #expect(journal.contains { $0.contains("crash detected") })
+        #expect(journal.contains { $0.contains("storage fault") && $0.contains("read-only") })
+        #expect(journal.contains { $0.hasPrefix("sent alert to +33•••••5678") })
+    }
+
+    /// Point 2: the card fills up while the agent protects. The alert is sent all the same, no cut
+    /// or empty crash trace is left, and no journal line is lost once space is freed.
+    @Test(.enabled(if: geteuid() == 0, "mounts a tmpfs")) func aFullCardStillSendsTheAlertAndLosesNoJournalLine() throws {
+        let card = try Card(megabytes: 4)
+        let rig = try Rig("full", playback: 2, database: card.path + "/rideguard.sqlite")
+        let log = rig.folder.appendingPathComponent("agent.log").path
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], stdout: log, stderr: log)
+        defer { process.kill(SIGTERM) }
+        try waitForState(rig.folder, "armed", seconds: 20)
+        card.fill()                                  // the crash comes at 31 s of trace: 15 s from the start
+        try waitFor(20) { (try? status(rig.folder))??.storageProblem?.contains("is full") == true }
+        try waitFor(60) { rig.modem.messages.count >= 2 }
+        // The stream ends 15 s after the crash: its trace cannot be written, and leaves nothing.
+        try waitFor(40) { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("could not save the trace around the crash") }
+        let traces = (try? FileManager.default.contentsOfDirectory(atPath: card.path + "/traces")) ?? []
+        #expect(traces.isEmpty, "\(traces)")
+
+        card.free()
+        let database = try RideGuardDatabase(path: rig.database)
+        try waitFor(30) { ((try? database.journal(limit: 20)) ?? []).contains { $0.text.contains("can be written again") } }
+        let alerts = try database.outbox.all().filter { $0.kind == MessageKind.alert.rawValue }
+        #expect(alerts.count == 2 && alerts.allSatisfy { $0.status == .sent }, "\(alerts)")
+        let journal = try database.journal(limit: 1000).map(\.text)
+        for line in ["crash detected", "countdown of 10 s started", "storage fault", "the trace around the crash could not be saved",
+                     "can be written again"] {
+            #expect(journal.contains { $0.contains(line) }, "\(line)")
+        }
+    }
+
+    /// Point 3: a damaged contacts page is said, never read as "no emergency contact".
+    @Test func aDamagedContactsPageIsNeverReadAsNoContact() throws {
+        let rig = try Rig("damaged-contacts")
+        try Self.damage(table: "contacts", in: rig.database)
+        let log = rig.folder.appendingPathComponent("agent.log").path
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], stdout: log, stderr: log)
+        defer { process.kill(SIGTERM) }
+        try waitFor(20) { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("the contacts cannot be read from \(rig.database)") }
+        let agentLog = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(!agentLog.contains("no emergency contact"), "\(agentLog)")
+        #expect((try status(rig.folder))?.state == .disarmed)
+    }
+
+    /// Point 4: a database that cannot be opened sounds the fault pattern (the buzzer comes first),
+    /// and the agent arms as soon as it can be.
+    @Test func anUnopenableDatabaseSoundsTheFaultAndWaits() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-unopenable-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let blocked = folder.appendingPathComponent("state").path
+        FileManager.default.createFile(atPath: blocked, contents: Data("not a folder".utf8))   // the database's folder is a file
+        let rig = try Rig("unopenable", contacts: false, database: blocked + "/rideguard.sqlite")
+        let log = rig.folder.appendingPathComponent("agent.log").path
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], stdout: log, stderr: log)
+        defer { process.kill(SIGTERM) }
+        try waitFor(10) { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("RideGuard is NOT protecting you") }
+        let agentLog = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(agentLog.contains("cannot open the database \(rig.database)"), "\(agentLog)")
+        #expect(process.wait(0.5) == nil, "the agent exited")
+
+        try FileManager.default.removeItem(atPath: blocked)
+        try AgentTests.addContacts(rig.database)
+        try waitForState(rig.folder, "armed", seconds: 30)
+    }
+
+    /// Overwrites the first page of `table` with garbage, as a failing card does.
+    static func damage(table: String, in path: String) throws {
+        let (page, size) = try DatabaseQueue(path: path).read { db in
+            (try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = ?", arguments: [table])!,
+             try Int.fetchOne(db, sql: "PRAGMA page_size")!)
+        }
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seek(toOffset: UInt64((page - 1) * size))
+        try handle.write(contentsOf: Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }))
+        try handle.close()
+    }
+}
+
+/// Issue 26, point 3, in the database itself.
+@Suite struct DamagedDatabaseTests {
+    func folder() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-damage-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    @Test func anEmptyDatabaseFileIsSaidOutLoud() throws {
+        let path = try folder() + "/rideguard.sqlite"
+        FileManager.default.createFile(atPath: path, contents: Data())
+        let database = try RideGuardDatabase(path: path)
+        #expect(database.startupProblem?.contains("was an empty file") == true)
+        #expect(try database.journal().contains { $0.text.contains("the contacts and the profile are gone") })
+        // A new database says nothing of the kind.
+        #expect(try RideGuardDatabase(path: try folder() + "/new.sqlite").startupProblem == nil)
+    }
+
+    /// A NULL key, a NULL value and a value that is not text (a table edited by hand): passed
+    /// over by the agent's reads and by `profile show` and `message show`, never a crash.
+    @Test func aDamagedSettingsRowIsPassedOver() throws {
+        let path = try folder() + "/rideguard.sqlite"
+        let database = try RideGuardDatabase(path: path)
+        try database.setRiderName("Alex")
+        try DatabaseQueue(path: path).write { db in
+            // A table edited by hand, its constraints gone.
+            try db.execute(sql: "ALTER TABLE settings RENAME TO edited")
+            try db.execute(sql: "CREATE TABLE settings (key, value)")
+            try db.execute(sql: "INSERT INTO settings SELECT key, value FROM edited")
+            try db.execute(sql: "DROP TABLE edited")
+            try db.execute(sql: "INSERT INTO settings (key, value) VALUES (NULL, 'x')")
+            try db.execute(sql: "INSERT INTO settings (key, value) VALUES ('medical_note', NULL)")
+            try db.execute(sql: "INSERT INTO settings (key, value) VALUES ('message', x'ff00ff')")
+            try db.execute(sql: "INSERT INTO settings (key, value) VALUES ('emergency', x'00ff')")
+        }
+        #expect(try database.profile() == RiderProfile(name: "Alex"))
+        #expect(throws: (any Error).self) { try database.emergencySnapshot() }
+        for command in [["profile", "show"], ["message", "show"]] {
+            let result = try Rideguard.run(command + ["--database", path])
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+        }
+    }
+
+    /// Contacts read once are the ones alerted when their page is damaged later.
+    @Test func contactsLastReadAreAlertedWhenThePageIsDamaged() throws {
+        let path = try folder() + "/rideguard.sqlite"
+        let database = try RideGuardDatabase(path: path)
+        try database.addContact(name: "Sam", number: "+33612345678", now: 0)
+        #expect(try database.contactsToAlert().map(\.number) == ["+33612345678"])
+        try AgentTests.damage(table: "contacts", in: path)
+        let fresh = try RideGuardDatabase(path: path)
+        #expect(throws: (any Error).self) { try fresh.contacts() }
+        #expect(throws: (any Error).self) { try fresh.contactsToAlert() }
+        #expect(try database.contactsToAlert().map(\.number) == ["+33612345678"])
+    }
+}
+
+/// Issue 26, point 9: recordings any group member may start are bounded in number, length and disk.
+extension AgentTests {
+    @Test(.enabled(if: geteuid() == 0, "mounts a tmpfs")) func aRecordingThatWouldFillTheCardIsRefused() throws {
+        let card = try Card(megabytes: 16)
+        let rig = try Rig("record-room", playback: 0.25, database: card.path + "/rideguard.sqlite")
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
+        defer { process.kill(SIGTERM) }
+        try waitForState(rig.folder, "armed", seconds: 20)
+        let long = try Rideguard.run(["ctl", "record", "--name", "long", "--duration", "3600", "--socket", rig.socket])
+        #expect(long.status != 0)
+        #expect(long.stderr.contains("MiB free; this recording needs up to"), "\(long.stderr)")
+        let short = try Rideguard.run(["ctl", "record", "--name", "short", "--duration", "2", "--socket", rig.socket])
+        #expect(short.status == 0, "\(short.stderr)")
+    }
+}
+
+@Suite struct RecordingLimitsTests {
+    @Test func aFolderWithAHundredRecordingsTakesNoMore() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-recordings-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let database = try RideGuardDatabase(path: folder + "/db/rideguard.sqlite")
+        let recorder = RideGuardAgent.Recorder(folder: folder, rateHz: 400, database: database, clock: SystemServiceClock(), logger: ModemTests.Log().logger)
+        for i in 0..<99 { FileManager.default.createFile(atPath: folder + "/ride\(i).csv", contents: Data()) }
+        #expect(recorder.roomProblem(forSeconds: 60) == nil)
+        FileManager.default.createFile(atPath: folder + "/ride99.csv", contents: Data())
+        #expect(recorder.roomProblem(forSeconds: 60)?.contains("100 recordings in \(folder) already") == true)
+        if case .success = recorder.start(name: "one-more", seconds: 60) { Issue.record("a 101st recording was started") }
+        // 2 h at 400 Hz: 220 MiB at most; 10 h would be over what a recording may last at all.
+        if case .success = recorder.start(name: "ten-hours", seconds: 36000) { Issue.record("a 10 h recording was started") }
+    }
+}
