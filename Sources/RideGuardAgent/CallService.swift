@@ -11,13 +11,22 @@ final class CallSwitch: Sendable {
     private let continuation: AsyncStream<Bool>.Continuation
     let changes: AsyncStream<Bool>
     private let summary = Mutex<String?>(nil)
+    private let ringing = Mutex<Task<Void, Never>?>(nil)
 
     init() {
         (changes, continuation) = AsyncStream.makeStream(of: Bool.self)
     }
 
+    /// Off cancels the ringing at once, before this returns: a call waiting for the modem (busy
+    /// reading the contact's OK that stopped the calls) is never dialled.
     func set(_ on: Bool) {
+        if !on { ringing.withLock { $0?.cancel() } }
         continuation.yield(on)
+    }
+
+    /// The task ringing the contacts now.
+    func ring(_ task: Task<Void, Never>?) {
+        ringing.withLock { $0 = task }
     }
 
     /// What the calls are doing, for `status`; nil before any emergency rang anybody.
@@ -58,6 +67,7 @@ struct CallService: Service, CustomStringConvertible {
                 continue
             }
             ringing = Task { await ringContacts() }
+            calls.ring(ringing)
         }
         ringing?.cancel()
         await ringing?.value
@@ -131,7 +141,7 @@ struct CallService: Service, CustomStringConvertible {
     }
 
     private func journal(_ text: String) {
-        try? database.journal(JournalEntry("alerts", text), at: clock.now())
+        database.journal(JournalEntry("alerts", text), at: clock.now())
         logger.info("\(text)")
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import RideGuardCore
 import Storage
@@ -29,14 +30,37 @@ final class IncomingSMS: Sendable {
         self.sensor = sensor
         self.clock = clock
         self.logger = logger
+        // Parts of long messages received before a restart, waiting for the others.
+        do {
+            if let saved = try database.waitingSMSParts() {
+                let restored = try JSONDecoder().decode(SMSAssembler.self, from: saved)
+                assembler.withLock { $0 = restored }
+            }
+        } catch {
+            logger.error("messages: the parts of long SMS kept in \(database.path) cannot be read (\(error)): they are lost")
+        }
     }
 
-    /// One part, as the modem read it; the modem deletes it once this returns, and hands the next
-    /// only then, so messages are handled one at a time, in order.
-    func received(_ part: SMSPDU.Decoded) async {
+    /// One part, as the modem read it; the modem hands the next only once this returns, so messages
+    /// are handled one at a time, in order. Returns whether the modem may delete it: yes once the
+    /// parts still waiting for the others are in the database (a restart finds them there), or the
+    /// message is complete; no when the database refuses them (the part stays on the SIM and is
+    /// read again).
+    func received(_ part: SMSPDU.Decoded) async -> Bool {
         let now = clock.now()
-        guard let text = assembler.withLock({ $0.add(sender: part.number, text: part.text, concatenation: part.concatenation, at: now) }) else { return }
+        let (text, waiting) = assembler.withLock { assembler in
+            (assembler.add(sender: part.number, text: part.text, concatenation: part.concatenation, at: now), assembler)
+        }
+        var kept = true
+        if (part.concatenation?.total ?? 1) > 1 {
+            do { try database.saveWaitingSMSParts(JSONEncoder().encode(waiting)) } catch {
+                logger.error("messages: cannot keep a part of a long SMS in \(database.path) (\(error)): it stays on the SIM")
+                kept = false
+            }
+        }
+        guard let text else { return kept }
         await handle(text, from: part.number, at: now)
+        return true
     }
 
     private func handle(_ text: String, from sender: String, at now: Double) async {
@@ -53,7 +77,8 @@ final class IncomingSMS: Sendable {
             await answer(.whereAreYou, from: who, to: number, at: now) { try await messages.queueWhereReply(to: number) }
         case .acknowledge? where contact != nil:
             // The workflow journals it, and stops the calls when an emergency is under way.
-            emergency.post(.event(.acknowledged(Acknowledgement(who: who, channel: .sms, time: now))))
+            // Handled before the modem moves on: calls waiting for it are stopped before they dial.
+            await emergency.handle(.event(.acknowledged(Acknowledgement(who: who, channel: .sms, time: now))))
         case .status? where fromRider:
             let s = sensor.snapshot
             let rate = now - s.lastSampleWall <= 1 ? s.rateHz : nil      // NaN (never sampled) is not within
@@ -89,7 +114,7 @@ final class IncomingSMS: Sendable {
     }
 
     private func journal(_ kind: String, _ text: String) {
-        try? database.journal(JournalEntry(kind, text), at: clock.now())
+        database.journal(JournalEntry(kind, text), at: clock.now())
         logger.info("\(kind): \(text)")
     }
 }

@@ -190,6 +190,13 @@ public enum ATParse {
         return (String(fields[0].filter { $0 != "\"" }), index)
     }
 
+    /// A message delivered directly (`+CMT: [<alpha>],<length>` then its PDU, as the session joins
+    /// them with a line feed) → the PDU.
+    public static func directMessage(_ text: String) -> String? {
+        guard text.hasPrefix("+CMT:"), let feed = text.firstIndex(of: "\n") else { return nil }
+        return String(text[text.index(after: feed)...].trimmingSpaces())
+    }
+
     /// `+CPIN: SIM PIN` → "SIM PIN".
     public static func simState(_ line: String) -> String? {
         guard line.hasPrefix("+CPIN:") else { return nil }
@@ -199,6 +206,24 @@ public enum ATParse {
     /// `+CMGS: 12` or `+CMGS: 12,"22/11/26,10:00:00+04"` → 12.
     public static func messageReference(_ line: String) -> Int? {
         numbers(after: "+CMGS:", in: line)?.first
+    }
+
+    /// What an unsolicited line says of the outgoing voice call in progress: 27.007's `+CLCC`
+    /// reports (on with `AT+CLCC=1`: SIMCom, Quectel), `+COLP` (the connected line), V.250's bare
+    /// `CONNECT`, and SIMCom's `VOICE CALL: BEGIN`, all said at the pick-up. (SIMCom's `VOICE CALL:
+    /// END: <hhmmss>` is not one: it comes after the hang-up, when the next call may be dialled.)
+    /// A pick-up and hang-up between two polls of the list is seen only here.
+    public enum CallEvent: Equatable, Sendable {
+        case ringing
+        case pickedUp
+    }
+
+    public static func callEvent(_ line: String) -> CallEvent? {
+        if let call = call(line) {
+            guard call.outgoing && call.voice else { return nil }
+            return call.state == .alerting ? .ringing : call.state == .active ? .pickedUp : nil
+        }
+        return line == "VOICE CALL: BEGIN" || line == "CONNECT" || line.hasPrefix("+COLP:") ? .pickedUp : nil
     }
 
     /// One call of `AT+CLCC`'s list (27.007 §7.18): `+CLCC: <id>,<dir>,<stat>,<mode>,<mpty>[,<number>,<type>[,<alpha>]]`.

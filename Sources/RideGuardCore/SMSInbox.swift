@@ -53,14 +53,14 @@ extension String {
 /// Puts concatenated SMS back together: parts are kept by sender and reference until all have
 /// come, in any order. A message whose parts do not all arrive within `maximumAge` seconds is
 /// dropped, and at most `maximumPending` messages wait, so a stream of stray parts cannot fill memory.
-public struct SMSAssembler: Sendable {
-    private struct Key: Hashable {
+public struct SMSAssembler: Codable, Sendable {
+    private struct Key: Codable, Hashable {
         var sender: String
         var reference: Int
         var total: Int
     }
 
-    private struct Pending {
+    private struct Pending: Codable {
         var parts: [Int: String] = [:]
         var firstSeen: Double
     }

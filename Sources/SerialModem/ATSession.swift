@@ -38,6 +38,9 @@ public actor ATSession {
     /// command's.
     private let strayFinalQuiet = Duration.seconds(1)
     private var quietUntil = ContinuousClock.now
+    /// A `+CMT:` header (27.005 §3.4.1, a message delivered directly, not stored) came: its PDU is
+    /// the next line, and goes with it to `onUnsolicited`, never into a command's answer.
+    private var directMessageHeader: String?
 
     public init(port: SerialPort, onUnsolicited: @escaping @Sendable (String) -> Void) {
         self.port = port
@@ -165,6 +168,17 @@ public actor ATSession {
     private func received(_ bytes: [UInt8]) {
         for item in reader.feed(bytes) {
             if case .garbage(let count) = item { garbageBytes += count }
+            if case .line(let line) = item {
+                if let header = directMessageHeader {
+                    directMessageHeader = nil
+                    onUnsolicited(header + "\n" + line)
+                    continue
+                }
+                if line.hasPrefix("+CMT:") {
+                    directMessageHeader = line
+                    continue
+                }
+            }
             guard var pending = current else {
                 if case .line(let line) = item {
                     // A late OK/ERROR belongs to no command; NO CARRIER, BUSY… also announce calls.

@@ -66,12 +66,15 @@ public actor Modem: SMSTransport, VoiceCaller {
     private var waitingTurns: [CheckedContinuation<Void, Never>] = []
     /// How the call in progress ended, in the modem's own words (NO CARRIER, BUSY…), once it has.
     private var callEnding: String?
+    /// What the modem said unprompted of the call in progress (ringing, picked up).
+    private var callHeard: Set<ATParse.CallEvent> = []
 
     /// `logger` hears what the modem says unprompted (numbers masked) and when it is reopened.
     /// Handles each SMS received (SMS-DELIVER, one part at a time, in the store's order); once it
-    /// returns, the message is deleted from the SIM. nil: received messages are left alone (the
-    /// one-off commands: `sms send`, `doctor`).
-    private let onMessage: (@Sendable (SMSPDU.Decoded) async -> Void)?
+    /// returns true (the part is kept where a restart finds it, or its message is complete), the
+    /// message is deleted from the SIM; false leaves it there to be read again. nil: received
+    /// messages are left alone (the one-off commands: `sms send`, `doctor`).
+    private let onMessage: (@Sendable (SMSPDU.Decoded) async -> Bool)?
     /// Storages with a read queued: a +CMTI for one of them queues nothing more (a flood of notices
     /// is one read, not a task each: 1000 a second grew memory from 24 to 62 MB).
     private let readsQueued = QueuedReads()
@@ -79,7 +82,7 @@ public actor Modem: SMSTransport, VoiceCaller {
     private let unsolicitedLog = RepeatedLines(perWindow: 3, windowSeconds: 10)
 
     public init(configuration: ModemConfiguration, clock: any ServiceClock, logger: Logger,
-                onMessage: (@Sendable (SMSPDU.Decoded) async -> Void)? = nil) {
+                onMessage: (@Sendable (SMSPDU.Decoded) async -> Bool)? = nil) {
         self.configuration = configuration
         self.clock = clock
         var logger = logger
@@ -198,11 +201,22 @@ public actor Modem: SMSTransport, VoiceCaller {
             switch unsolicitedLog.admit(kind, at: clock.now()) {
             case .log(let heldBack):
                 let more = heldBack > 0 ? " (and \(heldBack) more '\(kind)' lines in the last 10 s)" : ""
-                logger.info("modem says: \(PhoneNumber.maskNumbers(in: line))\(more)")
+                // The first line only: a +CMT's PDU carries the sender's number.
+                logger.info("modem says: \(PhoneNumber.maskNumbers(in: String(line.prefix { $0 != "\n" })))\(more)")
             case .heldBack:
                 break
             }
             if ATFinal.callProgress.contains(line), let self { Task { await self.callEnded(line) } }
+            if let event = ATParse.callEvent(line), let self { Task { await self.heard(event) } }
+            // A message delivered directly (+CMT, when a modem's +CNMI ends up there): handled as
+            // it comes; it was never stored, so there is nothing to delete.
+            if reading, let pdu = ATParse.directMessage(line), let self {
+                if let decoded = SMSPDU.decode(pdu), decoded.kind == .deliver {
+                    Task { _ = await self.onMessage?(decoded) }
+                } else {
+                    logger.warning("modem: a message delivered directly (+CMT) is not an SMS-DELIVER PDU we read")
+                }
+            }
             // A new message stored (+CMTI: "SM",3): read that storage when the modem is free.
             if reading, let stored = ATParse.newMessage(line), let self,
                readsQueued.queue(stored.storage) {
@@ -255,7 +269,7 @@ public actor Modem: SMSTransport, VoiceCaller {
             guard let stored = index else { continue }
             index = nil
             if let decoded = SMSPDU.decode(line), decoded.kind == .deliver {
-                await onMessage(decoded)
+                guard await onMessage(decoded) else { continue }      // kept on the SIM: read again next time
             } else {
                 logger.warning("modem: message \(stored) on the SIM is not an SMS-DELIVER PDU we read; deleting it")
             }
@@ -281,6 +295,11 @@ public actor Modem: SMSTransport, VoiceCaller {
         guard !Task.isCancelled else { return ended(.stopped) }
 
         await takeTurn()
+        // Stopped while waiting for the modem (a contact's OK read just before): never dialled.
+        guard !Task.isCancelled else {
+            endTurn()
+            return ended(.stopped)
+        }
         let session: ATSession
         do { session = try await connected() } catch {
             endTurn()
@@ -298,6 +317,7 @@ public actor Modem: SMSTransport, VoiceCaller {
             return ended(.failed("not registered on a network (\(health.registration ?? "unknown"))"))
         }
         callEnding = nil
+        callHeard = []
         // With +COLP on, some modems answer a voice dial only once it is picked up: off, OK comes at once.
         start = ContinuousClock.now
         _ = try? await session.run("AT+COLP=0")
@@ -347,7 +367,10 @@ public actor Modem: SMSTransport, VoiceCaller {
             guard let lines else { continue }     // asked again in a second; the deadline still ends it
             // The list, not a result code, says whether the call goes on: a late NO CARRIER from an
             // earlier call must not end this one. The result code only names the reason.
+            if callHeard.contains(.ringing) { rang = true }
             guard let call = lines.compactMap(ATParse.call).first(where: { $0.outgoing && $0.voice }) else {
+                // Picked up and hung up between two polls: the modem said so unprompted.
+                if rang && callHeard.contains(.pickedUp) { return ended(.answered) }
                 return ended(.notAnswered(callEnding.map(Self.meaning(of:)) ?? "the call ended"))
             }
             callEnding = nil
@@ -365,6 +388,10 @@ public actor Modem: SMSTransport, VoiceCaller {
 
     private func callEnded(_ word: String) {
         callEnding = word
+    }
+
+    private func heard(_ event: ATParse.CallEvent) {
+        callHeard.insert(event)
     }
 
     /// `AT+CHUP` (27.007), or V.250's `ATH` on modems without it. Never cancelled half-way.
@@ -404,6 +431,8 @@ public actor Modem: SMSTransport, VoiceCaller {
         if let line = try? await session.run("AT+CSCA?").first { health.serviceCentre = ATParse.serviceCentre(line) }
         // Voice calls: a data-only modem answers ERROR or +CME ERROR to the list of calls.
         health.voice = (try? await session.run("AT+CLCC=?")) != nil
+        // The call list reported as it changes, where the modem can (a short pick-up between two polls).
+        if health.voice == true { _ = try? await session.run("AT+CLCC=1") }
     }
 
     /// Received messages are read where the modem stores them: a modem whose preferred storages are

@@ -230,6 +230,11 @@ extension RideGuardDatabase {
         try setSetting("emergency", json)
     }
 
+    /// Parts of long SMS waiting for the others (the assembler's state, JSON), if any.
+    public func waitingSMSParts() throws -> Data? {
+        try textSetting("sms_parts", what: "the parts of long SMS").map { Data($0.utf8) }
+    }
+
     /// A setting that must be text: anything else (a row edited by hand) is an error naming the file.
     private func textSetting(_ key: String, what: String) throws -> String? {
         try queue.read { db in

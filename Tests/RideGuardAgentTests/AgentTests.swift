@@ -81,6 +81,29 @@ import Testing
         #expect(try Rideguard.run(["message", "set", "Crash! Call me.", "--database", database]).status == 0)
     }
 
+    /// Issue 27, point 3: part 2 of Jo's WHERE in two parts arrives, the agent restarts, then part
+    /// 1 arrives: the part kept in the database meets it, and Jo gets the answer.
+    @Test func aLongSMSSplitByARestartIsStillPutTogether() throws {
+        let rig = try Rig("sms-parts", playback: 0.25)       // the trace's crash is minutes away
+        let replies = { rig.modem.received.filter { $0.decoded.number == "+4915112345678" }.map(\.decoded.text) }
+        let text = "Où ?" + String(repeating: " ", count: 80)
+        var process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
+        try waitForState(rig.folder, "armed", seconds: 20)
+        try waitFor(20) { rig.modem.commands.contains("AT+CNMI=2,1,0,0,0") }
+        rig.modem.deliver(from: "+4915112345678", text, parts: 2, only: [2], reference: 0x4242)
+        try waitFor(20) { rig.modem.stored == 0 }            // read, kept in the database, deleted from the SIM
+        process.kill(SIGTERM)
+        #expect(process.wait(15) != nil)
+
+        process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
+        defer { process.kill(SIGTERM) }
+        try waitForState(rig.folder, "armed", seconds: 20)
+        try waitFor(20) { rig.modem.commands.filter { $0 == "AT+CNMI=2,1,0,0,0" }.count == 2 }
+        rig.modem.deliver(from: "+4915112345678", text, parts: 2, only: [1], reference: 0x4242)
+        try waitFor(20) { replies().count == 1 }
+        #expect(replies()[0].hasPrefix("RideGuard - "), "\(replies())")
+    }
+
     /// systemd's notification socket, as Type=notify gives it: what the agent tells systemd.
     final class NotifySocket {
         let path: String
@@ -224,6 +247,23 @@ import Testing
         #expect(alerts.contains("call to Sam (+33•••••5678): no answer in 10 s (AT port held "), "\(alerts)")
         #expect(alerts.contains("Jo (+49•••••••5678) acknowledged the alert (replied OK): calls stopped"), "\(alerts)")
         #expect(!alerts.contains("612345678") && !alerts.contains("15112345678"))
+    }
+
+    /// Issue 27, point 4: Sam's OK arrives while the last alert is being sent (a network that takes
+    /// 2 s to accept each): it is read before any call is dialled, so nobody is ever rung.
+    @Test func anOKReadBeforeTheCallsStartWinsTheRace() throws {
+        var script = FakeModem.Script()
+        script.sendSeconds = 2
+        let rig = try Rig("ok-race", modem: try FakeModem(script: script), playback: 8)
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
+        defer { process.kill(SIGTERM) }
+        try waitFor(60) { rig.modem.commands.filter { $0.hasPrefix("AT+CMGS=") }.count == 2 }
+        rig.modem.deliver(from: "+33612345678", "OK")
+        try waitFor(20) { (try? status(rig.folder))??.acknowledgement != nil }
+        try waitFor(10) { rig.modem.stored == 0 }
+        sleep(3)
+        #expect(rig.modem.messages.count == 2)
+        #expect(!rig.modem.commands.contains { $0.hasPrefix("ATD") }, "a call was dialled after the OK: \(rig.modem.commands.suffix(12))")
     }
 
     @Test func crashAlertsEveryContactWithTheMapLink() throws {

@@ -127,6 +127,49 @@ import Testing
         await modem.close()
     }
 
+    /// Issue 27, point 2: picked up and hung up within the second between two looks at the list
+    /// (SIMCom writes `VOICE CALL: BEGIN`, `NO CARRIER`, `VOICE CALL: END: 000001` in that second).
+    /// The pick-up said unprompted is an answer, with the list reported (`AT+CLCC=1`) or not.
+    @Test(arguments: [true, false]) func aShortPickUpBetweenTwoPollsIsAnAnswer(reports: Bool) async throws {
+        var script = FakeModem.Script()
+        script.phones = ["+33612345678": .picksUpBriefly(after: 2.3, for: 0.3)]
+        script.callReports = reports
+        let fake = try FakeModem(script: script)
+        let modem = modem(fake)
+        let report = await modem.call("+33612345678", ringSeconds: 10)
+        #expect(report.outcome == .answered)
+        #expect(fake.commands.contains("AT+CLCC=1"))
+        await modem.close()
+    }
+
+    /// Voicemail says `VOICE CALL: BEGIN` too, but nobody heard a ring: not an answer.
+    @Test func voicemailIsNotAnAnswerEvenWhenSaidUnprompted() async throws {
+        let fake = try fake(["+33612345678": .voicemail(after: 1.2)])
+        let modem = modem(fake)
+        let report = await modem.call("+33612345678", ringSeconds: 10)
+        #expect(report.outcome == .notAnswered("answered without ringing (voicemail or an announcement)"))
+        await modem.close()
+    }
+
+    /// Issue 27, point 4: a call stopped while it waits for the modem (busy reading the contact's OK)
+    /// is never dialled.
+    @Test func aCallStoppedWhileWaitingForTheModemIsNeverDialled() async throws {
+        var script = FakeModem.Script()
+        script.sendSeconds = 2
+        let fake = try FakeModem(script: script)
+        let modem = modem(fake)
+        _ = await modem.checkHealth()
+        let sending = Task { try await modem.send("Crash detected!", to: "+4915112345678") }
+        try await waitUntil(5) { fake.commands.contains { $0.hasPrefix("AT+CMGS=") } }
+        let calling = Task { await modem.call("+33612345678", ringSeconds: 10) }
+        try await Task.sleep(for: .milliseconds(300))
+        calling.cancel()
+        #expect(await calling.value.outcome == .stopped)
+        _ = try await sending.value
+        #expect(!fake.commands.contains { $0.hasPrefix("ATD") }, "\(fake.commands)")
+        await modem.close()
+    }
+
     /// Waits without holding one of the few threads the modem's tasks run on.
     func waitUntil(_ seconds: Double, _ condition: () -> Bool) async throws {
         let deadline = Date().addingTimeInterval(seconds)

@@ -29,6 +29,17 @@ final class FakeModem: @unchecked Sendable {
         case busy
         /// Switched off: straight to voicemail, active without ever ringing.
         case voicemail(after: Double)
+        /// Picked up `after` seconds after the call was placed, and hung up by the callee `for`
+        /// seconds later: between two polls of the list when short.
+        case picksUpBriefly(after: Double, for: Double)
+
+        /// When the call becomes active, if it does.
+        var pickUp: Double? {
+            switch self {
+            case .answers(let after), .voicemail(let after), .picksUpBriefly(let after, _): after
+            case .rings, .declines, .busy: nil
+            }
+        }
     }
 
     struct Script: Sendable {
@@ -62,6 +73,10 @@ final class FakeModem: @unchecked Sendable {
         var memories = ["SM", "SM", "SM"]
         /// Every other command is answered this long after it arrives, seconds.
         var answerDelay = 0.0
+        /// `AT+CLCC=1` is understood (SIMCom, Quectel): the call list reported as it changes.
+        var callReports = true
+        /// A message given to AT+CMGS is accepted this long after its PDU arrives (a slow network), seconds.
+        var sendSeconds = 0.0
     }
 
     struct Received: Sendable {
@@ -90,6 +105,8 @@ final class FakeModem: @unchecked Sendable {
         var newMessageIndications = false
         var call: Call?
         var calls: [Call] = []
+        /// `AT+CLCC=1`: the list reported unprompted as it changes (SIMCom, Quectel).
+        var callReports = false
     }
 
     /// A voice call this modem placed.
@@ -110,6 +127,8 @@ final class FakeModem: @unchecked Sendable {
             case .declines(let after): return t < after ? (t < 0.5 ? 2 : 3, nil) : (nil, "NO CARRIER")
             case .busy: return t < 0.5 ? (2, nil) : (nil, "BUSY")
             case .voicemail(let after): return (t < after ? 2 : 0, nil)
+            case .picksUpBriefly(let after, let length):
+                return t < after + length ? (t < 0.5 ? 2 : t < after ? 3 : 0, nil) : (nil, "NO CARRIER")
             }
         }
     }
@@ -267,6 +286,12 @@ final class FakeModem: @unchecked Sendable {
         switch command {
         case "AT", "AT+CMEE=1", "AT+CMGF=0", "AT+COLP=0":
             reply(master, [])
+        case "AT+CLCC=1":
+            let understood = state.withLock { s in
+                s.callReports = s.script.callReports
+                return s.script.callReports
+            }
+            reply(master, [], final: understood ? "OK" : "ERROR")
         case "AT+CLCC=?":
             reply(master, [], final: state.withLock { $0.script.voice } ? "OK" : "COMMAND NOT SUPPORT")
         case "AT+CLCC":
@@ -334,6 +359,7 @@ final class FakeModem: @unchecked Sendable {
                     return true
                 }
                 reply(master, [], final: placed ? "OK" : state.withLock { $0.script.voice } ? "+CME ERROR: 3" : "COMMAND NOT SUPPORT")
+                if placed { announceProgress(master) }
             } else if command.hasPrefix("AT+CMGS=") {
                 let urc = state.withLock { $0.script.urcBeforePrompt }
                 write(master, (urc ? "\r\n+CMTI: \"SM\",1\r\n" : "") + "\r\n> ")
@@ -384,6 +410,37 @@ final class FakeModem: @unchecked Sendable {
         if let ending { write(master, "\r\n\(ending)\r\n") }
     }
 
+    /// What SIMCom modules say unprompted of a call (SIM7600 series AT manual, and transcripts such
+    /// as `VOICE CALL: BEGIN` / `NO CARRIER` / `VOICE CALL: END: 000001`): `+CLCC` reports when
+    /// asked (`AT+CLCC=1`) as the call rings and is picked up, `VOICE CALL: BEGIN` at the pick-up,
+    /// and, when the callee hangs up, `NO CARRIER` then `VOICE CALL: END: <hhmmss>`.
+    private func announceProgress(_ master: Int32) {
+        guard let call = state.withLock({ $0.call }) else { return }
+        let placed = call.placed, number = call.number
+        func later(_ seconds: Double, _ lines: @escaping @Sendable (inout State) -> [String]) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+                let said = self.state.withLock { s -> [String] in
+                    guard s.call?.placed == placed else { return [] }     // over, or another call
+                    return lines(&s)
+                }
+                for line in said { self.write(master, "\r\n\(line)\r\n") }
+            }
+        }
+        let report = { @Sendable (stat: Int) in "+CLCC: 1,0,\(stat),0,0,\"\(number)\",145,\"\"" }
+        later(0.5) { s in s.callReports && call.state(at: Date()).stat == 3 ? [report(3)] : [] }
+        if let pickUp = call.phone.pickUp {
+            later(pickUp) { s in (s.callReports ? [report(0)] : []) + ["VOICE CALL: BEGIN"] }
+        }
+        if case .picksUpBriefly(let after, let length) = call.phone {
+            later(after + length) { s in
+                s.call?.ended = Date()
+                s.calls.append(s.call!)
+                s.call = nil
+                return (s.callReports ? [report(6)] : []) + ["NO CARRIER", String(format: "VOICE CALL: END: 0000%02d", Int(length.rounded(.up)))]
+            }
+        }
+    }
+
     /// The modem says `line` unprompted.
     func announce(_ line: String) {
         let master = state.withLock { $0.master }
@@ -402,13 +459,40 @@ final class FakeModem: @unchecked Sendable {
     /// An SMS arrives from `number`: stored as SMS-DELIVER PDUs (3GPP TS 23.040 §9.2.2.1), in
     /// `parts` parts when more than one (UDH with a 16-bit reference), each announced with
     /// `+CMTI: "<mem3>",<index>` when the host asked for it (AT+CNMI). GSM 7-bit for ASCII, else UCS2.
-    func deliver(from number: String, _ text: String, parts: Int = 1) {
+    /// `only`: the parts (1-based) that arrive now, the others later with the same `reference`.
+    func deliver(from number: String, _ text: String, parts: Int = 1, only: Set<Int>? = nil, reference: Int = Int.random(in: 0...0xFFFF)) {
+        let pdus = Self.pdus(from: number, text, parts: parts, only: only, reference: reference)
+        let (indexes, memory, master, announce) = state.withLock { s -> ([Int], String, Int32, Bool) in
+            var indexes: [Int] = []
+            let memory = s.memories[2]
+            for pdu in pdus {
+                s.storages[memory, default: [:]][s.nextIndex] = pdu
+                indexes.append(s.nextIndex)
+                s.nextIndex += 1
+            }
+            return (indexes, memory, s.master, s.newMessageIndications)
+        }
+        guard announce, master >= 0 else { return }
+        for index in indexes { write(master, "\r\n+CMTI: \"\(memory)\",\(index)\r\n") }
+    }
+
+    /// An SMS from `number` delivered directly, never stored (27.005 §3.4.1, +CNMI <mt>=2 in PDU
+    /// mode): `+CMT: ,<TPDU length>` then the PDU, unsolicited, whatever command runs.
+    func deliverDirectly(from number: String, _ text: String) {
+        let master = state.withLock { $0.master }
+        guard master >= 0 else { return }
+        for pdu in Self.pdus(from: number, text, parts: 1, only: nil, reference: 0) {
+            write(master, "\r\n+CMT: ,\(pdu.count / 2 - 1)\r\n\(pdu)\r\n")
+        }
+    }
+
+    /// SMS-DELIVER PDUs, with an empty SMSC address first as modems list them.
+    static func pdus(from number: String, _ text: String, parts: Int, only: Set<Int>?, reference: Int) -> [String] {
         let ucs2 = !text.allSatisfy { $0.isASCII && $0 != "`" && $0 != "^" && $0 != "{" && $0 != "}" && $0 != "[" && $0 != "]" && $0 != "~" && $0 != "\\" && $0 != "|" && $0 != "_" && $0 != "$" && $0 != "@" }
         let units = Array(text.utf16)
         let size = (units.count + parts - 1) / parts
-        let reference = Int.random(in: 0...0xFFFF)
         var pdus: [String] = []
-        for part in 0..<parts {
+        for part in 0..<parts where only?.contains(part + 1) ?? true {
             let slice = Array(units[min(units.count, part * size)..<min(units.count, (part + 1) * size)])
             let header: [UInt8] = parts > 1 ? [0x06, 0x08, 0x04, UInt8(reference >> 8), UInt8(reference & 0xFF), UInt8(parts), UInt8(part + 1)] : []
             var tpdu: [UInt8] = [parts > 1 ? 0x44 : 0x04]                  // SMS-DELIVER, no more messages, UDHI
@@ -437,18 +521,7 @@ final class FakeModem: @unchecked Sendable {
             }
             pdus.append("00" + tpdu.map { String(format: "%02X", $0) }.joined())
         }
-        let (indexes, memory, master, announce) = state.withLock { s -> ([Int], String, Int32, Bool) in
-            var indexes: [Int] = []
-            let memory = s.memories[2]
-            for pdu in pdus {
-                s.storages[memory, default: [:]][s.nextIndex] = pdu
-                indexes.append(s.nextIndex)
-                s.nextIndex += 1
-            }
-            return (indexes, memory, s.master, s.newMessageIndications)
-        }
-        guard announce, master >= 0 else { return }
-        for index in indexes { write(master, "\r\n+CMTI: \"\(memory)\",\(index)\r\n") }
+        return pdus
     }
 
     private func pduReceived(_ hex: String, _ master: Int32) {
@@ -463,6 +536,8 @@ final class FakeModem: @unchecked Sendable {
             s.reference += 1
             return (next, s.reference)
         }
+        let slow = state.withLock { $0.script.sendSeconds }
+        if slow > 0 { usleep(useconds_t(slow * 1e6)) }
         switch outcome.0 {
         case .accept: reply(master, ["+CMGS: \(outcome.1)"])
         case .cmsError(let code): reply(master, [], final: "+CMS ERROR: \(code)")

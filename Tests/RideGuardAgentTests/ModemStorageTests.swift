@@ -17,6 +17,7 @@ import Testing
         configuration.registrationTimeout = 20
         return Modem(configuration: configuration, clock: SystemServiceClock(), logger: ModemTests.Log().logger) { part in
             received.texts.withLock { $0.append(part.text) }
+            return true
         }
     }
 
@@ -63,6 +64,7 @@ extension ModemStorageTests {
         configuration.registrationTimeout = 20
         let modem = Modem(configuration: configuration, clock: SystemServiceClock(), logger: log.logger) { part in
             received.texts.withLock { $0.append(part.text) }
+            return true
         }
         _ = await modem.checkHealth()
         for _ in 0..<2000 { fake.announce(#"+CMTI: "SM",7"#) }
@@ -74,6 +76,26 @@ extension ModemStorageTests {
         #expect(reads < 20, "\(reads) reads for one message")
         let lines = log.lines.withLock { $0 }.filter { $0.contains("+CMTI") }
         #expect(lines.count <= 6, "\(lines.count) log lines: \(lines.prefix(8))")
+        await modem.close()
+    }
+
+    /// Issue 27, point 1: a modem whose +CNMI ends up delivering directly (`+CMT:` and the PDU,
+    /// unsolicited) has its messages handled too, even when one comes in the middle of a command.
+    @Test func aMessageDeliveredDirectlyIsHandled() async throws {
+        var script = FakeModem.Script()
+        script.answerDelay = 0.3
+        let fake = try FakeModem(script: script)
+        let received = Inbox()
+        let modem = modem(fake, received: received)
+        _ = await modem.checkHealth()
+        fake.deliverDirectly(from: "+33612345678", "WHERE")
+        try waitFor(10) { received.all == ["WHERE"] }
+        // During a command: its answer is unharmed, the message handled.
+        async let health = modem.checkHealth()
+        try await Task.sleep(for: .milliseconds(100))
+        fake.deliverDirectly(from: "+4915112345678", "OK")
+        #expect(await health.connected)
+        try waitFor(10) { received.all == ["WHERE", "OK"] }
         await modem.close()
     }
 }
