@@ -75,12 +75,13 @@ struct CallService: Service, CustomStringConvertible {
 
     private func ringContacts() async {
         if await caller.canCall == false { return noVoice() }
-        // A database that fails is never "no contacts": said, and read again (1 s doubling to 30 s).
+        // A database that fails is never "no contacts": the contacts read last are rung; never read,
+        // it is said, and read again (1 s doubling to 30 s).
         var contacts: [Contact] = []
         var delay = 1.0
         while true {
             do {
-                contacts = try database.contacts()
+                contacts = try database.contactsToAlert()
                 break
             } catch {
                 logger.error("calls: the contacts cannot be read (\(error)); trying again in \(Int(delay)) s")

@@ -266,6 +266,36 @@ import Testing
         #expect(!rig.modem.commands.contains { $0.hasPrefix("ATD") }, "a call was dialled after the OK: \(rig.modem.commands.suffix(12))")
     }
 
+    /// Issue 27, point 5: the contacts cannot be read when the calls start (their table is away):
+    /// the contacts read last are rung, never "no contacts, so no calls".
+    @Test func contactsThatCannotBeReadWhenTheCallsStartAreStillRung() throws {
+        let rig = try Rig("calls-db", playback: 8, calls: "calls:\n  ring_s: 10\n  interval_s: 60")
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
+        defer { process.kill(SIGTERM) }
+        try waitForState(rig.folder, "alertCountdown")
+        try DatabaseQueue(path: rig.database).write { try $0.execute(sql: "ALTER TABLE contacts RENAME TO contacts_away") }
+        try waitFor(60) { !rig.modem.calls.isEmpty }
+        #expect(rig.modem.calls[0].number == "+33612345678")
+        #expect(rig.modem.messages.count == 2)
+    }
+
+    /// Issue 27's wording fault: with a modem that cannot call, nothing says a contact is being
+    /// rung; the output and `status` say the modem cannot make calls.
+    @Test func aModemWithoutVoiceNeverSaysRinging() throws {
+        var script = FakeModem.Script()
+        script.voice = false
+        let rig = try Rig("no-voice", modem: try FakeModem(script: script), playback: 8)
+        let log = rig.folder.appendingPathComponent("agent.log").path
+        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], stdout: log, stderr: log)
+        defer { process.kill(SIGTERM) }
+        try waitFor(60) { rig.modem.messages.count == 2 }
+        try waitFor(10) { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("the modem cannot make voice calls") }
+        let output = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(!output.contains("ringing"), "\(output)")
+        #expect(try status(rig.folder)?.calls == "off (the modem cannot make voice calls)")
+        #expect(!rig.modem.commands.contains { $0.hasPrefix("ATD") })
+    }
+
     @Test func crashAlertsEveryContactWithTheMapLink() throws {
         let rig = try Rig("agent", playback: 8)
         let log = rig.folder.appendingPathComponent("agent.log").path
