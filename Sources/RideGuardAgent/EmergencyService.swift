@@ -73,10 +73,9 @@ public actor EmergencyService {
         } catch {
             outputs.journal(JournalEntry("system", "could not read the saved emergency state, starting afresh: \(error)"))
         }
-        switch loaded?.state {
-        case .alertCountdown?, .emergencySending?, .emergencySent?, .emergencySendingFailed?:
-            workflow = loaded!
-        default:
+        if let loaded, WorkflowState.emergencyUnderWay.contains(loaded.state) {
+            workflow = loaded
+        } else {
             workflow = EmergencyWorkflow(configuration: configuration)
         }
     }

@@ -56,7 +56,7 @@ final class MessageQueue: Sendable {
         while !stopped.load(ordering: .acquiring) {
             try? await clock.sleep(until: clock.now() + delay)
             let state = await emergency.state
-            guard kind == .allClear || kind == .parkedFall || [.emergencySending, .emergencySent, .emergencySendingFailed].contains(state) else {
+            guard kind == .allClear || kind == .parkedFall || WorkflowState.alertsOut.contains(state) else {
                 database.journal(JournalEntry("messages", "\(kind.rawValue) no longer needed (\(state.rawValue)): not queued"), at: clock.now())
                 return
             }

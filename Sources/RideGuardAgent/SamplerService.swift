@@ -14,7 +14,8 @@ enum SampleSource: Sendable {
 
 /// The per-sample pipeline, on the sampler's own thread: GPS speed onto the sample, the detector,
 /// the crash window, a recording if one runs, the sensor's health and systemd's watchdog; the
-/// detector's crashes and faults go to the emergency workflow in the detector's order. No I/O here.
+/// detector's crashes and faults go to the emergency workflow in the detector's order. Nothing here
+/// waits on the disk: the crash window and recordings hand their samples to queues of their own.
 struct SamplerService: Service, CustomStringConvertible {
     let source: SampleSource
     let detector: DetectorConfiguration

@@ -876,8 +876,8 @@ private struct EvidenceBucket: Sendable {
     var sawSpeed = false
 }
 
-/// acos in degrees without Foundation: atan2 via the standard library is not available, so use a
-/// polynomial good to 0.01°, plenty for a posture.
+/// acos in degrees without Foundation (the standard library has no acos): Abramowitz–Stegun's
+/// polynomial, good to 2e-8 rad (about 1e-6°), far below what a posture needs.
 @inlinable func acosDegrees(_ x: Double) -> Double {
     // Abramowitz–Stegun 4.4.46 (error below 2e-8 rad).
     let ax = abs(x)

@@ -46,7 +46,9 @@ public enum WorkflowState: String, Codable, CaseIterable, Sendable {
 
 extension WorkflowState {
     /// From the crash (or the SOS) until the emergency ends: a countdown, or alerts going or gone out.
-    public static let emergencyUnderWay: Set<WorkflowState> = [.alertCountdown, .emergencySending, .emergencySent, .emergencySendingFailed]
+    public static let emergencyUnderWay: Set<WorkflowState> = alertsOut.union([.alertCountdown])
+    /// The countdown is over: alerts going or gone out (what a contact's OK acknowledges).
+    public static let alertsOut: Set<WorkflowState> = [.emergencySending, .emergencySent, .emergencySendingFailed]
 }
 
 public enum WorkflowTimer: String, Codable, CaseIterable, Sendable {
@@ -420,7 +422,7 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
     /// there is nothing to acknowledge.
     private mutating func acknowledge(_ acknowledgement: Acknowledgement, into actions: inout [WorkflowAction]) {
         let how = acknowledgement.channel == .call ? "answered the call" : "replied OK"
-        guard [.emergencySending, .emergencySent, .emergencySendingFailed].contains(state) else {
+        guard WorkflowState.alertsOut.contains(state) else {
             actions.append(.journal(JournalEntry("messages", "\(acknowledgement.who) \(how) with no emergency under way: nothing to acknowledge")))
             return
         }

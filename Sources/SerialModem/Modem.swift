@@ -282,13 +282,14 @@ public actor Modem: SMSTransport, VoiceCaller {
     /// Seconds between two looks at the call's state (`AT+CLCC`).
     static let callPollSeconds = 1.0
 
-    /// Rings `number` for at most `ringSeconds` and hangs up: once it is answered, when it rang
-    /// out, or when the calling task is cancelled. Each command takes its own turn of the modem,
-    /// so a send waiting for it goes between two of them: a call never holds the port while a
-    /// message waits, only for the one command in flight.
     /// Whether the modem can make voice calls: nil until brought up.
     public var canCall: Bool? { health.voice }
 
+    /// Rings `number` for at most `ringSeconds` and hangs up: once it is answered, when it rang
+    /// out, or when the calling task is cancelled. Each command takes its own turn of the modem,
+    /// so a send waiting for it goes between two of them: a call never holds the port while a
+    /// message waits, only for the one command in flight. A task cancelled while it waited for its
+    /// turn never dials.
     public func call(_ number: String, ringSeconds: Double) async -> CallReport {
         var port = PortTime()
         func ended(_ outcome: CallReport.Outcome) -> CallReport { CallReport(outcome, portSeconds: port.seconds, commands: port.commands) }
