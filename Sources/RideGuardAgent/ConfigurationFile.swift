@@ -131,6 +131,20 @@ public enum ConfigurationFile {
         return configuration
     }
 
+    /// What is worth changing though it works: detector settings written in camelCase, the
+    /// spelling every other key left (file:line: key: note).
+    public static func notes(_ text: String, source: String) -> [String] {
+        guard let root = try? Yams.compose(yaml: text, .basic), let sections = root.mapping else { return [] }
+        var notes: [String] = []
+        for (section, value) in sections where section.string == "detector" {
+            for (key, _) in value.mapping ?? [:] {
+                guard let name = key.string, name.contains(where: \.isUppercase) else { continue }
+                notes.append("\(source):\(line(key).map(String.init) ?? "?"): detector.\(name): written detector.\(DetectorConfiguration.snakeCase(name)) from now on, as every other key is (this spelling still works)")
+            }
+        }
+        return notes
+    }
+
     // MARK: - Schema
 
     struct ValueError: Error {

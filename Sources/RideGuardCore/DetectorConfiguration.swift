@@ -146,6 +146,15 @@ extension DetectorConfiguration {
         }
     }
 
+    /// `lyingAngleDegrees` → `lying_angle_degrees`.
+    public static func snakeCase(_ key: String) -> String {
+        var out = ""
+        for character in key {
+            if character.isUppercase { out += "_" + character.lowercased() } else { out.append(character) }
+        }
+        return out
+    }
+
     public static let settings: [Setting] = [
         Setting("lyingAngleDegrees", \.lyingAngleDegrees, "posture beyond which the bike is lying (°); wheelies read 45–55°, a fallen bike 70–100°"),
         Setting("wheelieMaximumDegrees", \.wheelieMaximumDegrees, "beyond this posture a pitch-like tilt is lying too (°)"),
@@ -180,9 +189,11 @@ extension DetectorConfiguration {
     ]
 
     /// Sets one setting from text (`lyingAngleDegrees`, `65`), or says what is wrong with it.
+    /// `key` in snake_case, as the configuration file writes every key (`lying_angle_degrees`), or
+    /// in the camelCase the settings were first written in (`lyingAngleDegrees`).
     public mutating func set(_ key: String, to text: String) throws(ConfigurationError) {
-        guard let setting = Self.settings.first(where: { $0.key == key }) else {
-            throw ConfigurationError(key: key, reason: "unknown detector setting; known: \(Self.settings.map(\.key).joined(separator: ", "))")
+        guard let setting = Self.settings.first(where: { $0.key == key || Self.snakeCase($0.key) == key }) else {
+            throw ConfigurationError(key: key, reason: "unknown detector setting; known: \(Self.settings.map { Self.snakeCase($0.key) }.joined(separator: ", "))")
         }
         guard let value = Double(text.trimmingSpaces()), value.isFinite else {
             throw ConfigurationError(key: key, reason: "'\(text)' is not a number")

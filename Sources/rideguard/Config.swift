@@ -22,6 +22,9 @@ struct Config: ParsableCommand {
                 print("modem: \(c.modem.simulated ? "simulated" : "\(c.modem.device) at \(c.modem.baud) baud")")
                 print("countdown: \(Int(c.workflow.countdownSeconds)) s; messages: \(c.messages.language.rawValue), \(c.messages.mapLink.rawValue) links")
                 print("database: \(c.database)")
+                if let text = try? String(contentsOfFile: config, encoding: .utf8) {
+                    for note in ConfigurationFile.notes(text, source: config) { print("note: \(note)") }
+                }
             } catch {
                 Output.error(error.description)
                 throw ExitCode(1)
