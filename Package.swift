@@ -64,7 +64,7 @@ let package = Package(
         .executableTarget(name: "rideguard-fuzz", dependencies: ["Fuzzing"]),
 
         // Per-sample cost of the detector and the trace parser: swift run -c release rideguard-bench
-        .executableTarget(name: "rideguard-bench", dependencies: ["RideGuardCore", "ScenarioSynth"]),
+        .executableTarget(name: "rideguard-bench", dependencies: ["RideGuardCore", "ScenarioSynth", "Storage"]),
 
         .testTarget(name: "RideGuardCoreTests", dependencies: ["RideGuardCore", "ScenarioSynth"]),
         .testTarget(name: "AdapterTests", dependencies: ["IIOSensor", "GPIOLines", "GPSDClient", "SystemCalls",

@@ -11,8 +11,9 @@ import Synchronization
 /// `rideguard run`: the wiring. The configuration chooses, once, each part's real adapter or its
 /// simulated twin; the parts become services of one ServiceGroup around the emergency workflow's
 /// ordered stream of inputs. They start in order — the workflow (resuming one saved before a
-/// restart), the outbox, the modem's health, the location, the button, the sampler, the control
-/// socket, arming — and stop in reverse, so the workflow saves its state last.
+/// restart), the outbox, the modem's health, the calls, the location, the button, the ignition,
+/// the supply, the sampler, the control socket, retention, arming — and stop in reverse, so the
+/// workflow saves its state last.
 public final class Agent: Sendable {
     public let configuration: AgentConfiguration
     private let logger: Logger
@@ -100,6 +101,7 @@ public final class Agent: Sendable {
             ControlService(path: configuration.controlSocket, emergency: emergency, sensor: sensor, simulatedIMU: configuration.imu.simulated,
                            button: button, gpioProblems: gpioProblems, bike: bike, location: location, modem: modem, calls: calls, recorder: recorder,
                            database: database, clock: clock, logger: part("control")),
+            RetentionService(database: database, keepDays: configuration.keepDays, clock: clock, logger: part("retention")),
             ArmingService(emergency: emergency, sensor: sensor, database: database, clock: clock, logger: part("arming")),
         ]
         self.services = services

@@ -154,7 +154,17 @@ public enum ConfigurationFile {
     typealias Apply = @Sendable (inout AgentConfiguration, Node) throws(ValueError) -> Void
 
     static let topLevel: [String: Apply] = [
-        "database": { c, n throws(ValueError) in c.database = try string(n) },
+        // The file's path, or its path and how long its records are kept.
+        "database": { c, n throws(ValueError) in
+            guard let entries = n.mapping else { return c.database = try string(n) }
+            for (key, value) in entries {
+                switch key.string {
+                case "path": c.database = try string(value)
+                case "keep_days": c.keepDays = try integer(value)
+                default: throw ValueError(reason: "unknown key '\(key.string ?? "")' (path, keep_days)")
+                }
+            }
+        },
         "control_socket": { c, n throws(ValueError) in c.controlSocket = try string(n) },
     ]
 

@@ -84,7 +84,7 @@ public struct Doctor: Sendable {
                 note(DoctorCheck("database", .failed, problem + " (the agent protects, degraded)",
                                  fix: "free space, or check the SD card: dmesg, then fsck at the next boot"))
             } else {
-                note(DoctorCheck("database", .ok, configuration.database))
+                note(DoctorCheck("database", .ok, "\(configuration.database) (\(opened.sizeOnDisk >> 10) KiB; records kept \(configuration.keepDays) days)"))
             }
         } catch {
             database = nil

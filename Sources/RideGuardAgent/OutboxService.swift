@@ -22,10 +22,7 @@ struct OutboxService: Service, CustomStringConvertible {
         let sender = OutboxSender(outbox: outbox, modem: transport, clock: clock, logger: logger) { message, _ in
             guard message.kind == MessageKind.alert.rawValue else { return }
             emergency.post(.event(.alertDelivered(contact: message.recipient, at: clock.now())))
-            let pendingAlerts = ((try? outbox.all()) ?? []).contains {
-                $0.kind == MessageKind.alert.rawValue && ($0.status == .pending || $0.status == .sending)
-            }
-            if !pendingAlerts { emergency.post(.event(.allAlertsDelivered(at: clock.now()))) }
+            if (try? outbox.alertsWaiting()) == 0 { emergency.post(.event(.allAlertsDelivered(at: clock.now()))) }
         }
         _ = try? await sender.resume()
         await cancelWhenGracefulShutdown {

@@ -79,6 +79,9 @@ public struct AgentConfiguration: Equatable, Sendable {
     public var calls = Calls()
     public var power = Power()
     public var database = "/var/lib/rideguard/rideguard.sqlite"
+    /// Delivered (or given-up) messages and journal lines older than this are pruned (`database:
+    /// {path: …, keep_days: …}`).
+    public var keepDays = 365
     public var controlSocket = "/run/rideguard/control.sock"
 
     public init() {}
@@ -126,6 +129,7 @@ public struct AgentConfiguration: Equatable, Sendable {
             errors.append(ConfigurationError(key: "workflow", reason: problem))
         }
         check(database.hasPrefix("/") || database.hasPrefix("."), "database", "must be a file path")
+        check((7...3650).contains(keepDays), "database.keep_days", "must be 7...3650 days")
         // Paths the system would refuse only when the agent uses them.
         let paths = [("database", database), ("control_socket", controlSocket), ("imu.trace", imu.trace ?? ""),
                      ("imu.device", imu.device ?? ""), ("modem.device", modem.device)]

@@ -282,6 +282,12 @@ public struct Outbox: Sendable {
         merged(try queue.read { db in try OutboxMessage.order(Column("id")).fetchAll(db) })
     }
 
+    /// Alerts not sent yet (pending or being sent): whether every alert went out. One indexed count,
+    /// whatever the outbox's history.
+    public func alertsWaiting() throws -> Int {
+        try waiting(kind: MessageKind.alert.rawValue).count
+    }
+
     /// When the earliest pending message falls due (a retry waiting out its backoff), if any.
     public func nextAttempt() throws -> Double? {
         try waiting().filter { $0.status == .pending }.map(\.nextAttemptAt).min()
@@ -291,11 +297,13 @@ public struct Outbox: Sendable {
         try waiting().count
     }
 
-    /// Pending and sending messages.
-    private func waiting() throws -> [OutboxMessage] {
+    /// Pending and sending messages (of `kind`), through the status index.
+    private func waiting(kind: String? = nil) throws -> [OutboxMessage] {
         let statuses = [OutboxMessage.Status.pending.rawValue, OutboxMessage.Status.sending.rawValue]
-        return merged(try queue.read { db in try OutboxMessage.filter(statuses.contains(Column("status"))).fetchAll(db) })
-            .filter { $0.status == .pending || $0.status == .sending }
+        var request = OutboxMessage.filter(statuses.contains(Column("status")))
+        if let kind { request = request.filter(Column("kind") == kind) }
+        return merged(try queue.read { db in try request.fetchAll(db) })
+            .filter { ($0.status == .pending || $0.status == .sending) && (kind == nil || $0.kind == kind) }
     }
 
     private func merged(_ stored: [OutboxMessage]) -> [OutboxMessage] {

@@ -218,6 +218,60 @@ extension RideGuardDatabase {
 }
 
 extension RideGuardDatabase {
+    // MARK: Retention
+
+    /// Deletes messages delivered or given up, and journal lines, last changed before `cutoff`
+    /// (seconds since the epoch), `batch` rows a transaction so that the agent's own writes never
+    /// wait long. Messages still to send are never touched. Returns how many of each went.
+    public func prune(before cutoff: Double, batch: Int = 500) throws -> (messages: Int, journal: Int) {
+        let done = [OutboxMessage.Status.sent.rawValue, OutboxMessage.Status.failed.rawValue]
+        var messages = 0, lines = 0
+        while true {
+            let n = try write { db in
+                try db.execute(sql: """
+                    DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE status IN (?, ?) AND updated_at < ? LIMIT ?)
+                    """, arguments: [done[0], done[1], cutoff, batch])
+                return db.changesCount
+            }
+            messages += n
+            if n < batch { break }
+        }
+        while true {
+            let n = try write { db in
+                try db.execute(sql: "DELETE FROM journal WHERE id IN (SELECT id FROM journal WHERE time < ? ORDER BY time LIMIT ?)",
+                               arguments: [cutoff, batch])
+                return db.changesCount
+            }
+            lines += n
+            if n < batch { break }
+        }
+        return (messages, lines)
+    }
+
+    /// Years of history at once, for the growth test and the benchmark: `messages` delivered
+    /// location updates and `journalLines` journal lines, all old.
+    public func addHistory(messages: Int, journalLines: Int) throws {
+        try write { db in
+            try db.execute(sql: """
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+                INSERT INTO outbox (recipient, kind, body, status, attempts, created_at, updated_at, next_attempt_at)
+                SELECT '+33612345678', 'location_update', 'old', 'sent', 1, i, i, i FROM n
+                """, arguments: [messages])
+            try db.execute(sql: """
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+                INSERT INTO journal (time, kind, text) SELECT i, 'system', 'an old line' FROM n
+                """, arguments: [journalLines])
+        }
+    }
+
+    /// The database's size on disk, with SQLite's side files, in bytes.
+    public var sizeOnDisk: UInt64 {
+        [path, path + "-journal", path + "-wal"].reduce(0) { sum, file in
+            var info = stat()
+            return sum + (stat(file, &info) == 0 ? UInt64(info.st_size) : 0)
+        }
+    }
+
     // MARK: The emergency in progress
 
     /// The saved emergency workflow (JSON), if any.

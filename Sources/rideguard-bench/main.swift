@@ -1,7 +1,9 @@
-// Benchmarks for the per-sample paths: the crash detector and the trace parser.
-// Run in release: swift run -c release rideguard-bench
+// Benchmarks for the per-sample paths (the crash detector, the trace parser) and the alert's path
+// through the database. Run in release: swift run -c release rideguard-bench
+import Foundation
 import RideGuardCore
 import ScenarioSynth
+import Storage
 
 func measure(_ label: String, count: Int, repeats: Int = 5, _ body: () -> Void) {
     var best = Duration.seconds(1_000_000)
@@ -61,3 +63,33 @@ measure("TraceWriter.appendRow", count: samples.count, repeats: 3) {
     out.reserveCapacity(text.count)
     for sample in samples { writer.appendRow(sample, to: &out) }
 }
+
+// The alert's path through the database (queue, claim, mark sent, "every alert out?", what
+// waits, journal, contacts), on an empty database and on one holding years of history: 200 000
+// delivered messages and 1 000 000 journal lines. Issue 28 asks for the second within 1.5× of the first.
+func alertPath(history: Bool) -> Double {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-bench-\(UUID().uuidString).sqlite").path
+    defer { for suffix in ["", "-journal", "-wal"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+    let database = try! RideGuardDatabase(path: path)
+    try! database.addContact(name: "Sam", number: "+33612345678", now: 0)
+    if history { try! database.addHistory(messages: 200_000, journalLines: 1_000_000) }
+    let outbox = database.outbox
+    let rounds = 200
+    let clock = ContinuousClock()
+    let elapsed = clock.measure {
+        for round in 0..<rounds {
+            let now = 2_000_000_000.0 + Double(round)
+            _ = try! database.contactsToAlert()
+            let message = outbox.queue(recipient: "+33612345678", kind: MessageKind.alert.rawValue, body: "Crash!", now: now)
+            database.journal(JournalEntry("messages", "alert queued"), at: now)
+            let claimed = try! outbox.claimNext(now: now)!
+            precondition(claimed.id == message.id)
+            try! outbox.markSent(claimed.id!, references: [round], now: now)
+            precondition(try! outbox.alertsWaiting() == 0 && outbox.countPending() == 0)
+        }
+    }
+    return (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) / Double(rounds) * 1e6
+}
+let empty = alertPath(history: false), full = alertPath(history: true)
+print("alert path through the database: \(DecimalFormat.string(empty, decimals: 0)) µs empty, "
+      + "\(DecimalFormat.string(full, decimals: 0)) µs with 200 000 messages and 1 000 000 journal lines (×\(DecimalFormat.string(full / empty, decimals: 2)))")
