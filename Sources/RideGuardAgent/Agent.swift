@@ -66,7 +66,7 @@ public final class Agent: Sendable {
 
         let incoming = IncomingSMS(database: database, emergency: emergency, messages: queue, sensor: sensor, clock: clock, logger: part("messages"))
         let modem: Modem? = configuration.modem.simulated ? nil
-            : Modem(configuration: Self.modem(configuration.modem), clock: clock, logger: part("modem")) { await incoming.received($0) }
+            : Modem(configuration: ModemConfiguration(configuration.modem), clock: clock, logger: part("modem")) { await incoming.received($0) }
         let simulatedModem = SimulatedTransport(logger: part("modem"))
         let transport: any SMSTransport = modem ?? simulatedModem
         let caller: any VoiceCaller = modem ?? simulatedModem
@@ -201,11 +201,6 @@ public final class Agent: Sendable {
         return .fixed(latitude: position[0], longitude: position[1])
     }
 
-    private static func modem(_ modem: AgentConfiguration.Modem) -> ModemConfiguration {
-        var settings = ModemConfiguration(device: modem.device, baud: modem.baud, pin: modem.pin)
-        settings.registrationTimeout = 60
-        return settings
-    }
 
     /// The buzzer's GPIO line, or its twin. A line that cannot be requested yet is requested again
     /// when the buzzer is next switched: alarms are silent until then, and `status` says why.

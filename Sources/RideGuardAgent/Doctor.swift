@@ -344,7 +344,7 @@ public struct Doctor: Sendable {
     /// The modem answers, the SIM is ready, the modem registers; the signal is reported.
     func checkModem(_ configuration: AgentConfiguration.Modem) async -> DoctorCheck {
         if configuration.simulated { return DoctorCheck("modem", .ok, "simulated: messages are printed, not sent") }
-        var settings = ModemConfiguration(device: configuration.device, baud: configuration.baud, pin: configuration.pin)
+        var settings = ModemConfiguration(configuration)
         settings.registrationTimeout = modemWait
         let modem = Modem(configuration: settings, clock: SystemServiceClock(), logger: .silent)
         let deadline = Date().addingTimeInterval(modemWait)

@@ -18,6 +18,11 @@ public struct ModemConfiguration: Codable, Equatable, Sendable {
         self.baud = baud
         self.pin = pin
     }
+
+    /// As the configuration file's `modem:` section says.
+    public init(_ settings: AgentConfiguration.Modem) {
+        self.init(device: settings.device, baud: settings.baud, pin: settings.pin)
+    }
 }
 
 /// What the rest of the agent can know about the modem.

@@ -30,9 +30,8 @@ struct ModemOptions: ParsableArguments {
     }
 
     func modem() -> Modem {
-        var configuration = ModemConfiguration(device: device, baud: baud, pin: pin)
-        configuration.registrationTimeout = 60
-        return Modem(configuration: configuration, clock: SystemServiceClock(), logger: verbose ? AgentLogHandler.errorOutput() : .silent)
+        Modem(configuration: ModemConfiguration(device: device, baud: baud, pin: pin), clock: SystemServiceClock(),
+              logger: verbose ? AgentLogHandler.errorOutput() : .silent)
     }
 }
 

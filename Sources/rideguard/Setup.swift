@@ -295,9 +295,7 @@ struct Setup: AsyncParsableCommand {
         } else {
             print("sending the test SMS to \(who) through \(configuration.modem.device)…")
             Output.flush()
-            var settings = ModemConfiguration(device: configuration.modem.device, baud: configuration.modem.baud, pin: configuration.modem.pin)
-            settings.registrationTimeout = 60
-            let modem = Modem(configuration: settings, clock: clock, logger: .silent)
+            let modem = Modem(configuration: ModemConfiguration(configuration.modem), clock: clock, logger: .silent)
             let sender = OutboxSender(outbox: database.outbox, modem: modem, clock: clock, logger: .silent)
             _ = try await sender.flush(until: deadline)
             await modem.close()
