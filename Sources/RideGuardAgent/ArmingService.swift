@@ -18,34 +18,39 @@ struct ArmingService: Service, CustomStringConvertible {
     var description: String { "arming" }
 
     func run() async throws {
-        try? await cancelWhenGracefulShutdown {
-            if let problem = database.startupProblem { logger.error("\(problem)") }
-            var storage = database.storageProblem()
-            var problems = armingProblems()
-            await arm(problems: problems, storage: storage)
-            while true {
-                try await clock.sleep(until: clock.now() + 10)
-                let now = database.storageProblem()
-                if now != storage {
-                    if let now {
-                        logger.error("storage: \(now)")
-                        await emergency.handle(.storageFault(at: clock.now(), summary: now))
-                    } else {
-                        logger.info("storage: the database can be written again")
-                        await emergency.handle(.partRecovered(at: clock.now(), summary: "storage: the database \(database.path) can be written again; what was kept in memory is written"))
-                    }
-                    storage = now
-                }
-                // Read every time, armed or not: the contacts an emergency alerts if the database
-                // cannot be read by then are these.
-                let wasReady = problems.isEmpty
-                problems = armingProblems()
-                if problems.isEmpty && !wasReady { await arm(problems: problems, storage: storage) }
-            }
-        }
+        try? await cancelWhenGracefulShutdown { try await watch() }
         try? await gracefulShutdown()
         SystemdNotify.send("STOPPING=1")
         logger.info("stopping")
+    }
+
+    /// Arms once it can, then watches the storage and reads the contacts every 10 s. Storage news
+    /// is posted, not awaited: awaiting the workflow in this loop crashed Debian's Swift 6.2.3
+    /// (sid's swiftlang) in release builds ("Cannot dereference a null Type!" emitting IR).
+    private func watch() async throws {
+        if let problem = database.startupProblem { logger.error("\(problem)") }
+        var storage = database.storageProblem()
+        var problems = armingProblems()
+        await arm(problems: problems, storage: storage)
+        while !Task.isCancelled {
+            try await clock.sleep(until: clock.now() + 10)
+            let checked = database.storageProblem()
+            if checked != storage {
+                if let problem = checked {
+                    logger.error("storage: \(problem)")
+                    emergency.post(.event(.storageFault(at: clock.now(), summary: problem)))
+                } else {
+                    logger.info("storage: the database can be written again")
+                    emergency.post(.event(.partRecovered(at: clock.now(), summary: "storage: the database \(database.path) can be written again; what was kept in memory is written")))
+                }
+                storage = checked
+            }
+            // Read every time, armed or not: the contacts an emergency alerts if the database
+            // cannot be read by then are these.
+            let wasReady = problems.isEmpty
+            problems = armingProblems()
+            if problems.isEmpty && !wasReady { await arm(problems: problems, storage: storage) }
+        }
     }
 
     /// What stops the agent from protecting the rider: nobody to alert, or contacts that cannot be

@@ -17,7 +17,7 @@ struct RetentionService: Service, CustomStringConvertible {
 
     func run() async throws {
         try? await cancelWhenGracefulShutdown {
-            while true {
+            while !Task.isCancelled {
                 prune()
                 try await clock.sleep(until: clock.now() + Self.intervalSeconds)
             }
