@@ -268,7 +268,11 @@ func ride(_ feeder: inout SignalFeeder, seconds: Double) {
         var config = DetectorConfiguration()
         try config.set("lyingAngleDegrees", to: " 65 ")
         #expect(config.lyingAngleDegrees == 65)
-        #expect(throws: ConfigurationError(key: "lyingAngle", reason: "unknown detector setting; known: " + DetectorConfiguration.settings.map(\.key).joined(separator: ", "))) {
+        try config.set("lying_angle_degrees", to: "66")
+        #expect(config.lyingAngleDegrees == 66)
+        #expect(DetectorConfiguration.snakeCase("parkedFallRotationDegreesPerSecond") == "parked_fall_rotation_degrees_per_second")
+        #expect(throws: ConfigurationError(key: "lyingAngle", reason: "unknown detector setting; known: "
+                                           + DetectorConfiguration.settings.map { DetectorConfiguration.snakeCase($0.key) }.joined(separator: ", "))) {
             try config.set("lyingAngle", to: "65")
         }
         #expect(throws: ConfigurationError(key: "gapSeconds", reason: "'soon' is not a number")) {
