@@ -169,10 +169,15 @@ public actor ATSession {
         for item in reader.feed(bytes) {
             if case .garbage(let count) = item { garbageBytes += count }
             if case .line(let line) = item {
+                // Only a PDU (hex) is taken with the header: garbage after a `+CMT:` never swallows a
+                // command's answer or final result code.
                 if let header = directMessageHeader {
                     directMessageHeader = nil
-                    onUnsolicited(header + "\n" + line)
-                    continue
+                    if !line.isEmpty && line.allSatisfy(\.isHexDigit) {
+                        onUnsolicited(header + "\n" + line)
+                        continue
+                    }
+                    onUnsolicited(header)
                 }
                 if line.hasPrefix("+CMT:") {
                     directMessageHeader = line

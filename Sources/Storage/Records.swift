@@ -222,15 +222,18 @@ extension RideGuardDatabase {
 
     /// Deletes messages delivered or given up, and journal lines, last changed before `cutoff`
     /// (seconds since the epoch), `batch` rows a transaction so that the agent's own writes never
-    /// wait long. Messages still to send are never touched. Returns how many of each went.
-    public func prune(before cutoff: Double, batch: Int = 500) throws -> (messages: Int, journal: Int) {
+    /// wait long. Messages still to send are never touched, nor the newest `keepNewest` rows of
+    /// each table: a clock set far ahead (a bad GPS time, a Pi without its RTC) would otherwise
+    /// take the current emergency's own lines for old. Returns how many of each went.
+    public func prune(before cutoff: Double, batch: Int = 500, keepNewest: Int = 1000) throws -> (messages: Int, journal: Int) {
         let done = [OutboxMessage.Status.sent.rawValue, OutboxMessage.Status.failed.rawValue]
         var messages = 0, lines = 0
         while true {
             let n = try write { db in
                 try db.execute(sql: """
-                    DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE status IN (?, ?) AND updated_at < ? LIMIT ?)
-                    """, arguments: [done[0], done[1], cutoff, batch])
+                    DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE status IN (?, ?) AND updated_at < ?
+                        AND id <= (SELECT MAX(id) FROM outbox) - ? LIMIT ?)
+                    """, arguments: [done[0], done[1], cutoff, keepNewest, batch])
                 return db.changesCount
             }
             messages += n
@@ -238,8 +241,10 @@ extension RideGuardDatabase {
         }
         while true {
             let n = try write { db in
-                try db.execute(sql: "DELETE FROM journal WHERE id IN (SELECT id FROM journal WHERE time < ? ORDER BY time LIMIT ?)",
-                               arguments: [cutoff, batch])
+                try db.execute(sql: """
+                    DELETE FROM journal WHERE id IN (SELECT id FROM journal WHERE time < ? AND id <= (SELECT MAX(id) FROM journal) - ?
+                        ORDER BY time LIMIT ?)
+                    """, arguments: [cutoff, keepNewest, batch])
                 return db.changesCount
             }
             lines += n

@@ -11,6 +11,9 @@ final class Unsaved: Sendable {
         var journal: [JournalRecord] = []
         /// Journal lines dropped beyond `journalLimit` (said in the journal once it takes lines again).
         var journalLost = 0
+        /// Lines ever dropped from the front (never decreases): what a write took from the front
+        /// may have gone meanwhile.
+        var journalTrimmed = 0
         var nextID: Int64 = -1
         /// Why the last write failed; nil once one works.
         var fault: String?
@@ -26,6 +29,7 @@ final class Unsaved: Sendable {
             if c.journal.count >= Self.journalLimit {
                 c.journal.removeFirst()
                 c.journalLost += 1
+                c.journalTrimmed += 1
             }
             c.journal.append(record)
         }
@@ -47,9 +51,9 @@ extension RideGuardDatabase {
     /// Every write: what memory holds first, then `body`, in one transaction. When it commits, what
     /// it wrote leaves memory; when it fails, memory keeps it and the failure is remembered.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
-        let (messages, journal, lost) = unsaved.content.withLock { c in
+        let (messages, journal, lost, trimmed) = unsaved.content.withLock { c in
             // A message being sent stays in memory until its outcome is known.
-            (c.messages.values.filter { $0.status != .sending }.sorted { $0.id! > $1.id! }, c.journal, c.journalLost)
+            (c.messages.values.filter { $0.status != .sending }.sorted { $0.id! > $1.id! }, c.journal, c.journalLost, c.journalTrimmed)
         }
         do {
             let result = try queue.write { db in
@@ -72,7 +76,9 @@ extension RideGuardDatabase {
             }
             unsaved.content.withLock { c in
                 for message in messages where c.messages[message.id!] == message { c.messages[message.id!] = nil }
-                c.journal.removeFirst(min(journal.count, c.journal.count))
+                // Those written, less any the limit dropped from the front meanwhile.
+                let written = journal.count - (c.journalTrimmed - trimmed)
+                c.journal.removeFirst(max(0, min(written, c.journal.count)))
                 c.journalLost -= lost
                 c.fault = nil
             }

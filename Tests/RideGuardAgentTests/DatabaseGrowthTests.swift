@@ -63,15 +63,41 @@ import Testing
         try outbox.markSent(fresh.id!, references: [9], now: recent)
         for t in [old, old, old, recent] { database.journal(JournalEntry("system", "at \(t)"), at: t) }
 
-        let pruned = try database.prune(before: 5_000, batch: 3)
+        let pruned = try database.prune(before: 5_000, batch: 3, keepNewest: 0)
         #expect(pruned.messages == 8)
         // The outcomes' own journal lines (markSent/markFailed at `old`) go too: 8 of them, and 3 more.
         #expect(pruned.journal == 11)
         let left = try outbox.all()
         #expect(left.map(\.id) == [waiting.id, fresh.id])
         #expect(try database.journal(limit: 100).map(\.time).allSatisfy { $0 >= 5_000 })
-        let again = try database.prune(before: 5_000, batch: 3)
+        let again = try database.prune(before: 5_000, batch: 3, keepNewest: 0)
         #expect(again.messages == 0 && again.journal == 0)
+    }
+
+    /// A clock set far ahead (a bad GPS time) takes everything for old: the newest rows stay.
+    @Test func aClockFarAheadNeverPrunesTheNewestRows() throws {
+        let database = try database()
+        for i in 0..<5 {
+            let message = try database.outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "\(i)", now: 1_000)
+            try database.outbox.markSent(message.id!, references: [i], now: 1_000)
+        }
+        let pruned = try database.prune(before: 4e10, keepNewest: 2)          // the year 3237
+        #expect(pruned.messages == 3 && pruned.journal == 3)
+        #expect(try database.outbox.all().map(\.body) == ["3", "4"])
+        #expect(try database.journal(limit: 10).count == 2)
+    }
+
+    /// Journal lines past the memory's limit are counted, and the count is journaled with the rest.
+    @Test func journalLinesPastTheLimitAreCountedNotLost() throws {
+        let database = try database()
+        for i in 0..<(Unsaved.journalLimit + 5) {
+            database.unsaved.keep(JournalRecord(id: nil, time: Double(i), kind: "system", text: "line \(i)"))
+        }
+        #expect(database.storageProblem() == nil)                                  // writes what memory holds
+        let lines = try database.journal(limit: 3000).map(\.text)
+        #expect(lines.contains("5 journal lines were lost while the database could not be written"))
+        #expect(lines.filter { $0.hasPrefix("line ") }.count == Unsaved.journalLimit)
+        #expect(database.unsaved.content.withLock { $0.journal.isEmpty && $0.journalLost == 0 })
     }
 
     @Test func keepDaysIsReadUnderTheDatabase() throws {

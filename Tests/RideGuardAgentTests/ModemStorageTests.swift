@@ -98,4 +98,21 @@ extension ModemStorageTests {
         try waitFor(10) { received.all == ["WHERE", "OK"] }
         await modem.close()
     }
+
+    /// Garbage after a `+CMT:` header is not taken for its PDU: the command running meanwhile keeps
+    /// its answer.
+    @Test func garbageAfterADirectDeliveryHeaderSwallowsNoAnswer() async throws {
+        let fake = try FakeModem()
+        let received = Inbox()
+        let modem = modem(fake, received: received)
+        _ = await modem.checkHealth()
+        fake.announce("+CMT: ,24")
+        let start = Date()
+        let health = await modem.checkHealth()
+        // A swallowed answer shows as a command that times out (10 s) and a session reopened.
+        #expect(Date().timeIntervalSince(start) < 5, "the health check waited \(Date().timeIntervalSince(start)) s")
+        #expect(health.connected && health.signalDBm == -73, "\(health)")
+        #expect(received.all.isEmpty)
+        await modem.close()
+    }
 }
