@@ -17,6 +17,7 @@ import Synchronization
 public final class Agent: Sendable {
     public let configuration: AgentConfiguration
     private let logger: Logger
+    private let clock: any ServiceClock
     private let emergency: EmergencyService
     private let services: [any Service]
     private let button: SimulatedButton?
@@ -28,6 +29,7 @@ public final class Agent: Sendable {
                 logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
+        self.clock = clock
         func part(_ name: String) -> Logger {
             var logger = logger
             logger[metadataKey: "part"] = "\(name)"
@@ -67,7 +69,7 @@ public final class Agent: Sendable {
         let incoming = IncomingSMS(database: database, emergency: emergency, messages: queue, sensor: sensor, clock: clock, logger: part("messages"))
         let modem: Modem? = configuration.modem.simulated ? nil
             : Modem(configuration: ModemConfiguration(configuration.modem), clock: clock, logger: part("modem")) { await incoming.received($0) }
-        let simulatedModem = SimulatedTransport(logger: part("modem"))
+        let simulatedModem = SimulatedTransport(clock: clock, logger: part("modem"))
         let transport: any SMSTransport = modem ?? simulatedModem
         let caller: any VoiceCaller = modem ?? simulatedModem
         button = configuration.gpio.simulated ? SimulatedButton(emergency: emergency, clock: clock) : nil
@@ -120,8 +122,8 @@ public final class Agent: Sendable {
         StartupMemory.release()   // the configuration, the database and the command line are done with
         // And once every part has started (opened its device, resumed, armed): only the code that
         // keeps running stays.
-        let settled = Task {
-            try await Task.sleep(for: .seconds(StartupMemory.settleSeconds))
+        let settled = Task { [clock] in
+            try await clock.sleep(until: clock.now() + StartupMemory.settleSeconds)
             StartupMemory.release()
         }
         defer { settled.cancel() }

@@ -35,7 +35,7 @@ struct SamplerService: Service, CustomStringConvertible {
         let stop: @Sendable () -> Void
         switch source {
         case .trace(let path, let speed):
-            let player = TracePlayer(path: path, speed: speed, onSample: pipeline.take) { problem in
+            let player = TracePlayer(path: path, speed: speed, clock: clock, onSample: pipeline.take) { problem in
                 logger.info("\(problem.map { "simulated IMU: \($0)" } ?? "simulated IMU: end of the trace")")
                 pipeline.streamEnded()
             }

@@ -6,12 +6,14 @@ import Storage
 import Synchronization
 
 /// The modem's twin: says what it would send, and accepts it; says whom it would ring, and lets
-/// the call ring out (nobody answers a simulation).
+/// the call ring out on the agent's clock (nobody answers a simulation).
 public final class SimulatedTransport: SMSTransport, VoiceCaller {
+    let clock: any ServiceClock
     let logger: Logger
     let reference = Atomic<Int>(0)
 
-    public init(logger: Logger) {
+    public init(clock: any ServiceClock, logger: Logger) {
+        self.clock = clock
         self.logger = logger
     }
 
@@ -25,30 +27,29 @@ public final class SimulatedTransport: SMSTransport, VoiceCaller {
 
     public func call(_ number: String, ringSeconds: Double) async -> CallReport {
         logger.info("calling \(PhoneNumber.mask(number)) (simulated modem): ringing for \(DecimalFormat.string(ringSeconds, decimals: 0)) s")
-        do { try await Task.sleep(for: .seconds(ringSeconds)) } catch { return CallReport(.stopped) }
+        do { try await clock.sleep(until: clock.now() + ringSeconds) } catch { return CallReport(.stopped) }
         return CallReport(.notAnswered("no answer in \(DecimalFormat.string(ringSeconds, decimals: 0)) s (simulated)"))
     }
 }
 
-/// The IMU's twin: plays a trace file at real time × `speed` on a dedicated thread.
+/// The IMU's twin: plays a trace file at the agent's clock × `speed` on a dedicated thread, in
+/// batches like the real sampler's buffer refills (a wake-up every 20 ms, not one per sample).
 final class TracePlayer: Sendable {
-    private final class Flags: Sendable { let running = Atomic<Bool>(true) }
-    private let flags = Flags()
+    private let running = Atomic<Bool>(true)
+    /// The sleep the thread waits on, cancelled by `stop()`.
+    private let sleeping = Mutex<Task<Void, Never>?>(nil)
 
-    init(path: String, speed: Double, onSample: @escaping @Sendable (IMUSample) -> Void,
+    init(path: String, speed: Double, clock: any ServiceClock, onSample: @escaping @Sendable (IMUSample) -> Void,
          onEnd: @escaping @Sendable (String?) -> Void) {
-        let flags = self.flags
-        let thread = Thread {
-            let start = Date()
+        let thread = Thread { [self] in
+            let start = clock.now()
             var first: Double?
             do {
                 try TraceFile.stream(path: path) { sample in
-                    guard flags.running.load(ordering: .acquiring) else { throw CancellationError() }
                     if first == nil { first = sample.t }
-                    // Sleep only when 20 ms ahead: batches of samples, like the real sampler's refills,
-                    // instead of a wake-up per sample.
-                    let due = (sample.t - first!) / speed - Date().timeIntervalSince(start)
-                    if due > 0.02 { usleep(useconds_t(due * 1e6)) }
+                    let due = start + (sample.t - first!) / speed
+                    if due - clock.now() > 0.02 { wait(until: due, on: clock) }
+                    guard running.load(ordering: .acquiring) else { throw CancellationError() }
                     onSample(sample)
                 }
                 onEnd(nil)
@@ -62,5 +63,24 @@ final class TracePlayer: Sendable {
         thread.start()
     }
 
-    func stop() { flags.running.store(false, ordering: .releasing) }
+    /// Blocks the player's thread until `deadline` on `clock`, or until `stop()`.
+    private func wait(until deadline: Double, on clock: any ServiceClock) {
+        let woken = DispatchSemaphore(value: 0)
+        sleeping.withLock { task in
+            guard running.load(ordering: .acquiring) else {
+                woken.signal()
+                return
+            }
+            task = Task {
+                try? await clock.sleep(until: deadline)
+                woken.signal()
+            }
+        }
+        woken.wait()
+    }
+
+    func stop() {
+        running.store(false, ordering: .releasing)
+        sleeping.withLock { $0?.cancel() }
+    }
 }

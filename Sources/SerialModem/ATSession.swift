@@ -19,9 +19,13 @@ public enum ATError: Error, Equatable, CustomStringConvertible, Sendable {
 }
 
 /// One conversation with a modem over a serial port: one command at a time, each with its own
-/// timeout; unsolicited lines go to `onUnsolicited` whenever they come.
+/// timeout on the agent's clock (cancelled when the command ends); unsolicited lines go to
+/// `onUnsolicited` whenever they come.
 public actor ATSession {
     private let port: SerialPort
+    private let clock: any ServiceClock
+    /// The current command's one timer: its timeout, its prompt's, or its answer's grace.
+    private var timer: Task<Void, Never>?
     private var reader = ATLineReader()
     private var current: (id: Int, exchange: ATExchange, continuation: CheckedContinuation<[String], any Error>)?
     private var promptWaiter: (id: Int, continuation: CheckedContinuation<Void, any Error>)?
@@ -32,18 +36,19 @@ public actor ATSession {
     public private(set) var garbageBytes = 0
     /// How long a query's answer line waits for its final result code before it is taken as the
     /// answer (modems that send `+CPIN: READY` and no `OK`).
-    private let answerGrace = Duration.milliseconds(300)
+    private let answerGrace = 0.3
     /// After a query was answered without its final result code, the next command waits this long:
     /// a late final then arrives while no command runs, and is dropped, never taken as the next
     /// command's.
-    private let strayFinalQuiet = Duration.seconds(1)
-    private var quietUntil = ContinuousClock.now
+    private let strayFinalQuiet = 1.0
+    private var quietUntil = -Double.infinity
     /// A `+CMT:` header (27.005 §3.4.1, a message delivered directly, not stored) came: its PDU is
     /// the next line, and goes with it to `onUnsolicited`, never into a command's answer.
     private var directMessageHeader: String?
 
-    public init(port: SerialPort, onUnsolicited: @escaping @Sendable (String) -> Void) {
+    public init(port: SerialPort, clock: any ServiceClock, onUnsolicited: @escaping @Sendable (String) -> Void) {
         self.port = port
+        self.clock = clock
         self.onUnsolicited = onUnsolicited
     }
 
@@ -97,8 +102,8 @@ public actor ATSession {
     private func send(_ command: String, suffix: String, timeout: Double) async throws -> [String] {
         if let gone { throw ATError.disconnected(gone) }
         guard current == nil else { throw ATError.busy }
-        if quietUntil > .now {
-            try await Task.sleep(until: quietUntil)
+        if quietUntil > clock.now() {
+            try await clock.sleep(until: quietUntil)
             if let gone { throw ATError.disconnected(gone) }
             guard current == nil else { throw ATError.busy }
         }
@@ -122,11 +127,33 @@ public actor ATSession {
     private func waitForPrompt(id: Int, timeout: Double) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             promptWaiter = (id, continuation)
-            Task {
-                try? await Task.sleep(for: .seconds(timeout))
-                self.promptTimedOut(id: id, seconds: timeout)
-            }
+            after(timeout) { $0.promptTimedOut(id: id, seconds: timeout) }
         }
+    }
+
+    /// Replaces the current command's timer: `fire` runs `seconds` from now unless the command
+    /// ends first (its timer is then cancelled).
+    private func after(_ seconds: Double, _ fire: @escaping @Sendable (isolated ATSession) -> Void) {
+        timer?.cancel()
+        let deadline = clock.now() + seconds
+        timer = Task { [clock] in
+            do { try await clock.sleep(until: deadline) } catch { return }
+            await self.fired(fire)
+        }
+    }
+
+    private func fired(_ fire: @Sendable (isolated ATSession) -> Void) {
+        guard !Task.isCancelled else { return }
+        fire(self)
+    }
+
+    /// The command is over (answered, failed, timed out or the port lost): its timer goes with it.
+    private func end() -> (id: Int, exchange: ATExchange, continuation: CheckedContinuation<[String], any Error>)? {
+        let pending = current
+        current = nil
+        timer?.cancel()
+        timer = nil
+        return pending
     }
 
     private func promptTimedOut(id: Int, seconds: Double) {
@@ -137,27 +164,23 @@ public actor ATSession {
     }
 
     private func armTimeout(id: Int, command: String, seconds: Double) {
-        Task {
-            try? await Task.sleep(for: .seconds(seconds))
-            self.fail(id: id, ATError.timeout(command: command, seconds: seconds))
-        }
+        after(seconds) { $0.fail(id: id, ATError.timeout(command: command, seconds: seconds)) }
     }
 
     /// The query has its answer line: without a final result code within the grace period, the
     /// answer stands, and the next command waits for a late final to pass.
     private func armAnswerGrace(id: Int) {
-        Task {
-            try? await Task.sleep(for: answerGrace)
-            guard let pending = current, pending.id == id, pending.exchange.hasQueryAnswer else { return }
-            current = nil
-            quietUntil = .now + strayFinalQuiet
+        after(answerGrace) { session in
+            guard let pending = session.current, pending.id == id, pending.exchange.hasQueryAnswer else { return }
+            _ = session.end()
+            session.quietUntil = session.clock.now() + session.strayFinalQuiet
             pending.continuation.resume(returning: pending.exchange.information)
         }
     }
 
     private func fail(id: Int, _ error: any Error) {
         guard let pending = current, pending.id == id else { return }
-        current = nil
+        _ = end()
         if let waiter = promptWaiter, waiter.id == id {
             promptWaiter = nil
             waiter.continuation.resume(throwing: error)
@@ -204,7 +227,7 @@ public actor ATSession {
                     waiter.continuation.resume()
                 }
             case .finished(let final, let information):
-                current = nil
+                _ = end()
                 if let waiter = promptWaiter, waiter.id == pending.id {
                     promptWaiter = nil
                     waiter.continuation.resume(throwing: ATError.failed(command: pending.exchange.command, final: final))
@@ -224,8 +247,7 @@ public actor ATSession {
 
     private func lost(_ reason: String) {
         gone = reason
-        if let pending = current {
-            current = nil
+        if let pending = end() {
             if let waiter = promptWaiter {
                 promptWaiter = nil
                 waiter.continuation.resume(throwing: ATError.disconnected(reason))

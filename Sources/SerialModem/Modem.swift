@@ -201,7 +201,7 @@ public actor Modem: SMSTransport, VoiceCaller {
         // Unsolicited lines can carry numbers (a contact calling back: +CLIP, an SMS: +CMT).
         let reading = onMessage != nil
         let clock = self.clock, unsolicitedLog = self.unsolicitedLog, readsQueued = self.readsQueued
-        let session = ATSession(port: port) { [weak self] line in
+        let session = ATSession(port: port, clock: clock) { [weak self] line in
             let kind = String(line.prefix { $0 != ":" }.prefix(16))
             switch unsolicitedLog.admit(kind, at: clock.now()) {
             case .log(let heldBack):
@@ -315,9 +315,9 @@ public actor Modem: SMSTransport, VoiceCaller {
             endTurn()
             return ended(.noVoice)
         }
-        var start = ContinuousClock.now
+        var start = clock.now()
         await refreshRegistration(session)
-        port.add(since: start, commands: 2)
+        port.add(since: start, until: clock.now(), commands: 2)
         guard health.registered else {
             endTurn()
             return ended(.failed("not registered on a network (\(health.registration ?? "unknown"))"))
@@ -325,7 +325,7 @@ public actor Modem: SMSTransport, VoiceCaller {
         callEnding = nil
         callHeard = []
         // With +COLP on, some modems answer a voice dial only once it is picked up: off, OK comes at once.
-        start = ContinuousClock.now
+        start = clock.now()
         _ = try? await session.run("AT+COLP=0")
         let dialled: Result<Void, ATError>
         do {
@@ -336,7 +336,7 @@ public actor Modem: SMSTransport, VoiceCaller {
         } catch {
             dialled = .failure(.disconnected("\(error)"))
         }
-        port.add(since: start, commands: 2)
+        port.add(since: start, until: clock.now(), commands: 2)
         endTurn()
         switch dialled {
         case .success: break
@@ -366,9 +366,9 @@ public actor Modem: SMSTransport, VoiceCaller {
                 return ended(.notAnswered("no answer in \(DecimalFormat.string(ringSeconds, decimals: 0)) s"))
             }
             await takeTurn()
-            start = ContinuousClock.now
+            start = clock.now()
             let lines = try? await session.run("AT+CLCC")
-            port.add(since: start)
+            port.add(since: start, until: clock.now())
             endTurn()
             guard let lines else { continue }     // asked again in a second; the deadline still ends it
             // The list, not a result code, says whether the call goes on: a late NO CARRIER from an
@@ -405,10 +405,10 @@ public actor Modem: SMSTransport, VoiceCaller {
         await takeTurn()
         defer { endTurn() }
         // In a task of its own: the calling task may be cancelled, and the hang-up must go out all the same.
-        let start = ContinuousClock.now
+        let start = clock.now()
         let hungUp = await Task { (try? await session.run("AT+CHUP", timeout: 10)) != nil }.value
         if !hungUp { _ = await Task { try? await session.run("ATH", timeout: 10) }.value }
-        port.add(since: start, commands: hungUp ? 1 : 2)
+        port.add(since: start, until: clock.now(), commands: hungUp ? 1 : 2)
     }
 
     static func meaning(of word: String) -> String {
@@ -515,9 +515,8 @@ struct PortTime {
     private(set) var seconds = 0.0
     private(set) var commands = 0
 
-    mutating func add(since start: ContinuousClock.Instant, commands: Int = 1) {
-        let elapsed = ContinuousClock.now - start
-        seconds += Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    mutating func add(since start: Double, until end: Double, commands: Int = 1) {
+        seconds += max(0, end - start)
         self.commands += commands
     }
 }

@@ -266,36 +266,6 @@ import Testing
         #expect(!rig.modem.commands.contains { $0.hasPrefix("ATD") }, "a call was dialled after the OK: \(rig.modem.commands.suffix(12))")
     }
 
-    /// Issue 27, point 5: the contacts cannot be read when the calls start (their table is away):
-    /// the contacts read last are rung, never "no contacts, so no calls".
-    @Test func contactsThatCannotBeReadWhenTheCallsStartAreStillRung() throws {
-        let rig = try Rig("calls-db", playback: 8, calls: "calls:\n  ring_s: 10\n  interval_s: 60")
-        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
-        defer { process.kill(SIGTERM) }
-        try waitForState(rig.folder, "alertCountdown")
-        try DatabaseQueue(path: rig.database).write { try $0.execute(sql: "ALTER TABLE contacts RENAME TO contacts_away") }
-        try waitFor(60) { !rig.modem.calls.isEmpty }
-        #expect(rig.modem.calls[0].number == "+33612345678")
-        #expect(rig.modem.messages.count == 2)
-    }
-
-    /// Issue 27's wording fault: with a modem that cannot call, nothing says a contact is being
-    /// rung; the output and `status` say the modem cannot make calls.
-    @Test func aModemWithoutVoiceNeverSaysRinging() throws {
-        var script = FakeModem.Script()
-        script.voice = false
-        let rig = try Rig("no-voice", modem: try FakeModem(script: script), playback: 8)
-        let log = rig.folder.appendingPathComponent("agent.log").path
-        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], stdout: log, stderr: log)
-        defer { process.kill(SIGTERM) }
-        try waitFor(60) { rig.modem.messages.count == 2 }
-        try waitFor(10) { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("the modem cannot make voice calls") }
-        let output = try String(contentsOfFile: log, encoding: .utf8)
-        #expect(!output.contains("ringing"), "\(output)")
-        #expect(try status(rig.folder)?.calls == "off (the modem cannot make voice calls)")
-        #expect(!rig.modem.commands.contains { $0.hasPrefix("ATD") })
-    }
-
     @Test func crashAlertsEveryContactWithTheMapLink() throws {
         let rig = try Rig("agent", playback: 8)
         let log = rig.folder.appendingPathComponent("agent.log").path
@@ -319,29 +289,6 @@ import Testing
         #expect(try RideGuardDatabase(path: rig.database).journal(kind: "detections").contains { $0.text.hasPrefix("saved the trace around the crash") })
     }
 
-    /// After an emergency the journal alone answers "who got what, when, and what failed": each
-    /// send, each failure with its reason and each retry, with the numbers masked.
-    @Test func theJournalTellsWhoGotWhatAndWhatFailed() throws {
-        var script = FakeModem.Script()
-        script.outcomes = [.cmsError(38), .cmsError(1)]       // Sam: network out of order (retried); Jo: unassigned number
-        let rig = try Rig("journal", modem: try FakeModem(script: script), playback: 8)
-        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
-        defer { process.kill(SIGTERM) }
-        try waitFor(60) { rig.modem.received.count >= 3 }
-        let sam = PhoneNumber.mask("+33612345678"), jo = PhoneNumber.mask("+4915112345678")
-        var journal = ""
-        try waitFor(10) {
-            journal = (try? Rideguard.run(["events", "--kind", "messages", "--database", rig.database]).stdout) ?? ""
-            return journal.contains("sent alert to \(sam) (attempt 2)")
-        }
-        #expect(journal.contains("alert queued for 2 contacts: \(sam), \(jo)"), "\(journal)")
-        #expect(journal.contains("could not send alert to \(sam) (attempt 1): +CMS ERROR: 38 (network out of order); retrying in"), "\(journal)")
-        #expect(journal.contains("gave up on alert to \(jo) after 1 attempt: "), "\(journal)")
-        #expect(journal.contains("sent alert to \(sam) (attempt 2): reference "), "\(journal)")
-        let everything = try Rideguard.run(["events", "--database", rig.database]).stdout
-        #expect(!everything.contains("612345678") && !everything.contains("15112345678"), "a number in full: \(everything)")
-    }
-
     @Test func killedWhileSendingEveryContactStillGetsTheAlert() throws {
         var script = FakeModem.Script()
         script.outcomes = [.silence]                                          // the first alert hangs
@@ -360,22 +307,6 @@ import Testing
         #expect(alerts.count == 2 && alerts.allSatisfy { $0.status == .sent })
         let secondLog = (try? String(contentsOfFile: rig.folder.appendingPathComponent("second.log").path, encoding: .utf8)) ?? ""
         #expect(secondLog.contains("resumed in state emergencySending after a restart"))
-    }
-
-    /// A crash, "I'm fine", then a manual SOS: the SOS's alert says SOS, with none of the
-    /// cancelled crash's time, impact or posture.
-    @Test func aManualSOSAfterACancelledCrashTellsNothingOfThatCrash() throws {
-        let rig = try Rig("sos-after-crash", playback: 8)
-        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
-        defer { process.kill(SIGTERM) }
-        try waitForState(rig.folder, "alertCountdown")
-        #expect(try Rideguard.run(["ctl", "press", "--hold", "1.5", "--socket", rig.socket]).status == 0)
-        try waitForState(rig.folder, "armed", seconds: 10)
-        usleep(1_500_000)                                      // "I'm fine" at 1 s; the button is up at 1.5 s
-        #expect(try Rideguard.run(["ctl", "press", "--hold", "3.5", "--socket", rig.socket]).status == 0)
-        try waitFor(40) { rig.modem.messages.count >= 2 }
-        let alerts = rig.modem.messages.prefix(2)
-        #expect(alerts.allSatisfy { $0.contains("SOS raised by the rider at") && !$0.contains("Crash at") && !$0.contains("impact") }, "\(alerts)")
     }
 
     /// Killed (SIGKILL) during a crash's countdown: after the restart the countdown runs out and the
@@ -401,13 +332,15 @@ import Testing
     }
 
     /// The agent's status as `rideguard status --json` prints it, read with the shared types.
-    func status(_ folder: URL) throws -> AgentStatus? {
+    static func status(_ folder: URL) throws -> AgentStatus? {
         let result = try Rideguard.run(["status", "--json", "--socket", folder.appendingPathComponent("control.sock").path])
         return try? JSONDecoder().decode(ControlReply.self, from: Data(result.stdout.utf8)).status
     }
 
+    func status(_ folder: URL) throws -> AgentStatus? { try Self.status(folder) }
+
     func waitForState(_ folder: URL, _ state: String, seconds: Double = 60) throws {
-        try waitFor(seconds) { (try? status(folder))??.state.rawValue == state }
+        try waitFor(seconds) { (try? Self.status(folder))??.state.rawValue == state }
     }
 
     @Test func imFineThroughTheControlSocketSendsNothing() throws {
@@ -502,22 +435,6 @@ import Testing
             usleep(17_000_000)                               // the whole trace (40 s at ×2) and its stillness
             #expect(!detections().contains { $0.hasPrefix("crash detected") }, "\(detections())")
         }
-    }
-
-    /// The contacts cannot be read when the countdown runs out (the table is gone for a while): the
-    /// alert is not "sent to nobody", nor delayed: it goes to the contacts the agent read last (it
-    /// reads them every 10 s).
-    @Test func contactsThatCannotBeReadAreTheOnesReadLast() throws {
-        let rig = try Rig("db-failure", playback: 8)
-        let log = rig.folder.appendingPathComponent("agent.log").path
-        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], stdout: log, stderr: log)
-        defer { process.kill(SIGTERM) }
-        try waitForState(rig.folder, "alertCountdown")
-        let database = try DatabaseQueue(path: rig.database)
-        try database.write { try $0.execute(sql: "ALTER TABLE contacts RENAME TO contacts_away") }
-        try waitFor(30) { Set(rig.modem.received.map(\.decoded.number)) == ["+33612345678", "+4915112345678"] }
-        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        #expect(!output.contains("could not queue the alert"), "\(output)")
     }
 
     /// After the alert, Sam picks up the first call: that acknowledges the alert, and Jo is not

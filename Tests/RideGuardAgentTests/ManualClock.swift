@@ -49,10 +49,12 @@ final class ManualClock: ServiceClock {
         }
     }
 
-    /// Moves time forward by `seconds`, waking every sleeper whose deadline passes, in order.
+    /// Moves time forward by `seconds`, waking every sleeper whose deadline passes, in order. Each
+    /// woken task gets up to 10 ms of real time to react (most schedule their next sleep at once:
+    /// the buzzer's next step, the trace player's next batch) before time moves on.
     func advance(by seconds: Double) async {
         // Tasks started just before (a buzzer pattern, a timer) register their first sleep first.
-        try? await Task.sleep(for: .milliseconds(5))
+        await pause()
         let target = now() + seconds
         while true {
             let next = state.withLock { s -> Waiter? in
@@ -65,13 +67,17 @@ final class ManualClock: ServiceClock {
             guard let next else { break }
             let sleepsBefore = state.withLock { $0.nextID }
             next.continuation.resume()
-            // Let the woken task react; most go back to sleep (the buzzer's next step) at once.
-            for _ in 0..<50 {
-                try? await Task.sleep(for: .milliseconds(1))
+            for _ in 0..<100 {
+                await pause()
                 if state.withLock({ $0.nextID }) != sleepsBefore { break }
             }
         }
         state.withLock { $0.now = target }
-        try? await Task.sleep(for: .milliseconds(2))
+        await pause()
+    }
+
+    /// A tenth of a millisecond of real time, for other tasks and threads to run.
+    private func pause() async {
+        try? await Task.sleep(for: .microseconds(100))
     }
 }

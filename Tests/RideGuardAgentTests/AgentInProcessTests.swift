@@ -1,0 +1,123 @@
+import Foundation
+import GRDB
+import RideGuardAgent
+import RideGuardCore
+import Storage
+import Testing
+
+/// The agent's end-to-end paths, in-process on a manual clock (`InProcessAgent`): the crash in the
+/// trace, the countdown, the SMS to a fake modem on a pty, the calls, the journal. Time is moved by
+/// the test, so a 10 s countdown or a 60 s round of calls costs no real seconds.
+@Suite(.serialized) struct AgentInProcessTests {
+    /// A folder with a database holding Sam and Jo and the rider's message (unless `contacts` is false).
+    static func folder(_ name: String, contacts: Bool = true) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-\(name)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        if contacts {
+            let database = try RideGuardDatabase(path: folder.appendingPathComponent("rideguard.sqlite").path)
+            _ = try database.addContact(name: "Sam", number: "+33612345678", now: Date().timeIntervalSince1970)
+            _ = try database.addContact(name: "Jo", number: "+4915112345678", now: Date().timeIntervalSince1970)
+            try database.setMessage("Crash! Call me.")
+        }
+        return folder
+    }
+
+    /// The contacts' table renamed away, as a damaged or hand-edited database would have it; waits
+    /// for the agent's writes (SQLite's busy timeout).
+    static func hideContacts(_ path: String) async throws {
+        var settings = Configuration()
+        settings.busyMode = .timeout(5)
+        try await DatabaseQueue(path: path, configuration: settings).write { try $0.execute(sql: "ALTER TABLE contacts RENAME TO contacts_away") }
+    }
+
+    static func journal(_ folder: URL, kind: String? = nil) -> String {
+        let database = try? RideGuardDatabase(path: folder.appendingPathComponent("rideguard.sqlite").path)
+        return ((try? database?.journal(kind: kind)) ?? []).map(\.text).joined(separator: "\n")
+    }
+
+    /// After an emergency the journal alone answers "who got what, when, and what failed": each
+    /// send, each failure with its reason and each retry, with the numbers masked.
+    @Test func theJournalTellsWhoGotWhatAndWhatFailed() async throws {
+        var script = FakeModem.Script()
+        script.outcomes = [.cmsError(38), .cmsError(1)]       // Sam: network out of order (retried); Jo: unassigned number
+        let modem = try FakeModem(script: script)
+        let folder = try Self.folder("journal")
+        let agent = try InProcessAgent(InProcessAgent.configuration(in: folder, modem: modem))
+        let sam = PhoneNumber.mask("+33612345678"), jo = PhoneNumber.mask("+4915112345678")
+        try await agent.advance(until: { Self.journal(folder, kind: "messages").contains("sent alert to \(sam) (attempt 2)") }, limit: 120)
+        await agent.stop()
+        let journal = Self.journal(folder, kind: "messages")
+        #expect(modem.received.count == 3)
+        #expect(journal.contains("alert queued for 2 contacts: \(sam), \(jo)"), "\(journal)")
+        #expect(journal.contains("could not send alert to \(sam) (attempt 1): +CMS ERROR: 38 (network out of order); retrying in"), "\(journal)")
+        #expect(journal.contains("gave up on alert to \(jo) after 1 attempt: "), "\(journal)")
+        #expect(journal.contains("sent alert to \(sam) (attempt 2): reference "), "\(journal)")
+        let everything = Self.journal(folder)
+        #expect(!everything.contains("612345678") && !everything.contains("15112345678"), "a number in full: \(everything)")
+    }
+
+    /// A crash, "I'm fine", then a manual SOS: the SOS's alert says SOS, with none of the
+    /// cancelled crash's time, impact or posture.
+    @Test func aManualSOSAfterACancelledCrashTellsNothingOfThatCrash() async throws {
+        let modem = try FakeModem()
+        let agent = try InProcessAgent(InProcessAgent.configuration(in: try Self.folder("sos-after-crash"), modem: modem))
+        try await agent.advance(untilState: .alertCountdown, limit: 60)
+        async let fine: Void = agent.agent.press(hold: 1.5)
+        try await agent.advance(untilState: .armed, limit: 10)
+        await agent.advance(by: 2)                             // "I'm fine" at 1 s; the button is up at 1.5 s
+        await fine
+        async let sos: Void = agent.agent.press(hold: 3.5)
+        try await agent.advance(until: { modem.messages.count >= 2 }, limit: 60)
+        await sos
+        await agent.stop()
+        let alerts = modem.messages.prefix(2)
+        #expect(alerts.allSatisfy { $0.contains("SOS raised by the rider at") && !$0.contains("Crash at") && !$0.contains("impact") }, "\(alerts)")
+    }
+
+    /// Issue 27, point 5: the contacts cannot be read when the calls start (their table is away):
+    /// the contacts read last are rung, never "no contacts, so no calls".
+    @Test func contactsThatCannotBeReadWhenTheCallsStartAreStillRung() async throws {
+        let modem = try FakeModem()
+        let folder = try Self.folder("calls-db")
+        var configuration = InProcessAgent.configuration(in: folder, modem: modem)
+        configuration.calls.ringSeconds = 10
+        configuration.calls.intervalSeconds = 60
+        let agent = try InProcessAgent(configuration)
+        try await agent.advance(untilState: .alertCountdown, limit: 60)
+        try await Self.hideContacts(configuration.database)
+        try await agent.advance(until: { !modem.calls.isEmpty }, limit: 60)
+        await agent.stop()
+        #expect(modem.calls[0].number == "+33612345678")
+        #expect(modem.messages.count == 2)
+    }
+
+    /// The contacts cannot be read when the countdown runs out (the table is gone for a while): the
+    /// alert is not "sent to nobody", nor delayed: it goes to the contacts the agent read last (it
+    /// reads them every 10 s).
+    @Test func contactsThatCannotBeReadAreTheOnesReadLast() async throws {
+        let modem = try FakeModem()
+        let folder = try Self.folder("db-failure")
+        let configuration = InProcessAgent.configuration(in: folder, modem: modem)
+        let agent = try InProcessAgent(configuration)
+        try await agent.advance(untilState: .alertCountdown, limit: 60)
+        try await Self.hideContacts(configuration.database)
+        try await agent.advance(until: { Set(modem.received.map(\.decoded.number)) == ["+33612345678", "+4915112345678"] }, limit: 30)
+        await agent.stop()
+        #expect(!agent.log.contains("could not queue the alert"), "\(agent.log.text)")
+    }
+
+    /// Issue 27's wording fault: with a modem that cannot call, nothing says a contact is being
+    /// rung; the output and `status` say the modem cannot make calls.
+    @Test func aModemWithoutVoiceNeverSaysRinging() async throws {
+        var script = FakeModem.Script()
+        script.voice = false
+        let modem = try FakeModem(script: script)
+        let folder = try Self.folder("no-voice")
+        let agent = try InProcessAgent(InProcessAgent.configuration(in: folder, modem: modem))
+        try await agent.advance(until: { modem.messages.count == 2 && agent.log.contains("the modem cannot make voice calls") }, limit: 60)
+        #expect(!agent.log.contains("ringing"), "\(agent.log.text)")
+        #expect(try AgentTests.status(folder)?.calls == "off (the modem cannot make voice calls)")
+        await agent.stop()
+        #expect(!modem.commands.contains { $0.hasPrefix("ATD") })
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Logging
+import RideGuardAgent
+import RideGuardCore
+import Storage
+import Synchronization
+import Testing
+
+/// `rideguard run`'s agent built in the test's own process on a manual clock: the same wiring
+/// (`Agent`), the parts the configuration names (the simulated IMU playing a trace, the real modem
+/// code on a fake modem's pty, gpsd or a fixed position), and time moved by the test. A countdown,
+/// a ring or a retry takes no real time; only the peers' I/O does.
+final class InProcessAgent: Sendable {
+    let clock: ManualClock
+    let agent: Agent
+    let log = LogLines()
+    private let running: Task<Void, Never>
+
+    /// Starts the agent on `configuration`; the clock starts at the real time (the journal's times
+    /// read as today's).
+    init(_ configuration: AgentConfiguration) throws {
+        let clock = ManualClock(now: Date().timeIntervalSince1970)
+        self.clock = clock
+        let log = log
+        let logger = Logger(label: "rideguard") { _ in log.handler }
+        let agent = try Agent(configuration: configuration, clock: clock, logger: logger)
+        self.agent = agent
+        running = Task { await agent.run() }
+    }
+
+    /// Moves the agent's time on in steps of `step` seconds until `done` holds; fails after `limit`
+    /// seconds of the agent's time. Between steps the woken parts run and the peers answer.
+    func advance(until done: () async throws -> Bool, limit: Double, step: Double = 0.1,
+                 sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let end = clock.now() + limit
+        while try await !done() {
+            guard clock.now() < end else {
+                Issue.record("not done within \(limit) s of the agent's time", sourceLocation: sourceLocation)
+                throw AgentTimeUp(seconds: limit)
+            }
+            await clock.advance(by: step)
+        }
+    }
+
+    /// Moves the agent's time on by `seconds`, in steps.
+    func advance(by seconds: Double, step: Double = 0.1) async {
+        let end = clock.now() + seconds
+        while clock.now() + step <= end { await clock.advance(by: step) }
+        if end > clock.now() { await clock.advance(by: end - clock.now()) }
+    }
+
+    func advance(untilState state: WorkflowState, limit: Double, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try await advance(until: { await agent.state == state }, limit: limit, sourceLocation: sourceLocation)
+    }
+
+    /// Graceful stop, as on SIGTERM, with time moving so that parts waiting on it see the stop.
+    func stop() async {
+        agent.stop()
+        let stopped = Atomic<Bool>(false)
+        let stopping = Task { [running] in
+            await running.value
+            stopped.store(true, ordering: .releasing)
+        }
+        for _ in 0..<600 where !stopped.load(ordering: .acquiring) { await clock.advance(by: 0.1) }
+        await stopping.value
+    }
+
+    /// The configuration most tests start from: everything simulated, the trace `trace` played at
+    /// ×`playback`, the rider at 45.1, 5.7, a 10 s countdown, the database in `folder`.
+    static func configuration(in folder: URL, trace: URL = Rideguard.fixtures.appendingPathComponent("example-lowside.csv"),
+                              playback: Double = 8, modem: FakeModem? = nil) -> AgentConfiguration {
+        var configuration = AgentConfiguration()
+        configuration.database = folder.appendingPathComponent("rideguard.sqlite").path
+        configuration.controlSocket = folder.appendingPathComponent("control.sock").path
+        configuration.imu.simulated = true
+        configuration.imu.trace = trace.path
+        configuration.imu.speed = playback
+        configuration.gpio.simulated = true
+        configuration.gps.simulated = true
+        configuration.gps.fixedPosition = [45.1, 5.7]
+        if let modem {
+            configuration.modem.simulated = false
+            configuration.modem.device = modem.link
+        } else {
+            configuration.modem.simulated = true
+        }
+        configuration.workflow.countdownSeconds = 10
+        return configuration
+    }
+}
+
+struct AgentTimeUp: Error, CustomStringConvertible {
+    var seconds: Double
+    var description: String { "not done within \(seconds) s of the agent's time" }
+}
+
+/// The agent's log, kept: every line as "part: message" (or the message alone).
+final class LogLines: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    var all: [String] { lines.withLock { $0 } }
+    var text: String { all.joined(separator: "\n") }
+
+    func contains(_ needle: String) -> Bool { lines.withLock { $0.contains { $0.contains(needle) } } }
+
+    fileprivate func append(_ line: String) { lines.withLock { $0.append(line) } }
+
+    /// A handler for a logger of the agent's: its part (a metadata key the agent sets) names the line.
+    var handler: some LogHandler { Handler(lines: self) }
+
+    private struct Handler: LogHandler {
+        let lines: LogLines
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .info
+
+        subscript(metadataKey key: String) -> Logger.MetadataValue? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            lines.append("\(metadata["part"].map { "\($0): " } ?? "")\(event.message)")
+        }
+    }
+}
