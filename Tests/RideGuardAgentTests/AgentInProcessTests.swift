@@ -10,11 +10,12 @@ import Testing
 /// the test, so a 10 s countdown or a 60 s round of calls costs no real seconds.
 @Suite(.serialized) struct AgentInProcessTests {
     /// A folder with a database holding Sam and Jo and the rider's message (unless `contacts` is false).
-    static func folder(_ name: String, contacts: Bool = true) throws -> URL {
+    /// The database is `database` when given, else `rideguard.sqlite` in the folder.
+    static func folder(_ name: String, contacts: Bool = true, database path: String? = nil) throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-\(name)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         if contacts {
-            let database = try RideGuardDatabase(path: folder.appendingPathComponent("rideguard.sqlite").path)
+            let database = try RideGuardDatabase(path: path ?? folder.appendingPathComponent("rideguard.sqlite").path)
             _ = try database.addContact(name: "Sam", number: "+33612345678", now: Date().timeIntervalSince1970)
             _ = try database.addContact(name: "Jo", number: "+4915112345678", now: Date().timeIntervalSince1970)
             try database.setMessage("Crash! Call me.")

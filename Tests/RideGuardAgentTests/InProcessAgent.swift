@@ -13,17 +13,16 @@ import Testing
 final class InProcessAgent: Sendable {
     let clock: ManualClock
     let agent: Agent
-    let log = LogLines()
+    let log: LogLines
     private let running: Task<Void, Never>
 
-    /// Starts the agent on `configuration`; the clock starts at the real time (the journal's times
-    /// read as today's).
-    init(_ configuration: AgentConfiguration) throws {
-        let clock = ManualClock(now: Date().timeIntervalSince1970)
+    /// Starts the agent on `configuration` (and `database`, opened already, if given); the clock
+    /// starts at the real time (the journal's times read as today's) unless one is given.
+    init(_ configuration: AgentConfiguration, database: RideGuardDatabase? = nil, clock: ManualClock = ManualClock(now: Date().timeIntervalSince1970),
+         log: LogLines = LogLines()) throws {
         self.clock = clock
-        let log = log
-        let logger = Logger(label: "rideguard") { _ in log.handler }
-        let agent = try Agent(configuration: configuration, clock: clock, logger: logger)
+        self.log = log
+        let agent = try Agent(configuration: configuration, database: database, clock: clock, logger: log.logger)
         self.agent = agent
         running = Task { await agent.run() }
     }
@@ -105,8 +104,8 @@ final class LogLines: Sendable {
 
     fileprivate func append(_ line: String) { lines.withLock { $0.append(line) } }
 
-    /// A handler for a logger of the agent's: its part (a metadata key the agent sets) names the line.
-    var handler: some LogHandler { Handler(lines: self) }
+    /// A logger whose lines are kept here: its part (a metadata key the agent sets) names the line.
+    var logger: Logger { Logger(label: "rideguard") { [self] _ in Handler(lines: self) } }
 
     private struct Handler: LogHandler {
         let lines: LogLines

@@ -52,25 +52,26 @@ extension AgentTests {
     /// Point 1: a card read-only when the agent starts. It protects, degraded, and says so; the
     /// crash's alert goes to both contacts; once the card is writable again, what was kept in
     /// memory (the alerts, the journal's crash and countdown lines) is written.
-    @Test(.enabled(if: geteuid() == 0, "mounts a tmpfs")) func aReadOnlyCardStillSendsTheAlert() throws {
+    @Test(.enabled(if: geteuid() == 0, "mounts a tmpfs")) func aReadOnlyCardStillSendsTheAlert() async throws {
         let card = try Card(megabytes: 4)
-        let rig = try Rig("read-only", playback: 4, database: card.path + "/rideguard.sqlite")
+        let modem = try FakeModem()
+        let folder = try AgentInProcessTests.folder("read-only", database: card.path + "/rideguard.sqlite")
+        var configuration = InProcessAgent.configuration(in: folder, playback: 4, modem: modem)
+        configuration.database = card.path + "/rideguard.sqlite"
         try card.remount(readOnly: true)
-        let log = rig.folder.appendingPathComponent("agent.log").path
-        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], stdout: log, stderr: log)
-        defer { process.kill(SIGTERM) }
-        try waitForState(rig.folder, "armed", seconds: 20)
-        let armed = try #require(try status(rig.folder))
+        let agent = try InProcessAgent(configuration)
+        try await agent.advance(untilState: .armed, limit: 20)
+        let armed = try #require(try AgentTests.status(folder))
         #expect(armed.storageProblem?.contains("read-only filesystem") == true, "\(String(describing: armed.storageProblem))")
-        try waitFor(5) { (try? status(rig.folder))??.buzzer == .storageFault }
-        try waitFor(60) { rig.modem.messages.count >= 2 }
-        #expect(rig.modem.messages.allSatisfy { $0.hasPrefix("Crash! Call me.") })
-        let agentLog = try String(contentsOfFile: log, encoding: .utf8)
-        #expect(agentLog.contains("buzzer") || agentLog.contains("storage: the database"), "\(agentLog)")
+        try await agent.advance(until: { (try? AgentTests.status(folder))??.buzzer == .storageFault }, limit: 5)
+        try await agent.advance(until: { modem.messages.count >= 2 }, limit: 60)
+        #expect(modem.messages.allSatisfy { $0.hasPrefix("Crash! Call me.") })
+        #expect(agent.log.contains("storage: the database"), "\(agent.log.text)")
 
         try card.remount(readOnly: false)
-        try waitFor(30) { (try? status(rig.folder))??.storageProblem == nil }
-        let database = try RideGuardDatabase(path: rig.database)
+        try await agent.advance(until: { (try? AgentTests.status(folder))??.storageProblem == nil }, limit: 30)
+        await agent.stop()
+        let database = try RideGuardDatabase(path: configuration.database)
         let alerts = try database.outbox.all().filter { $0.kind == MessageKind.alert.rawValue }
         #expect(alerts.count == 2 && alerts.allSatisfy { $0.status == .sent }, "\(alerts)")
         let journal = try database.journal(limit: 1000).map(\.text)
@@ -82,24 +83,26 @@ extension AgentTests {
 
     /// Point 2: the card fills up while the agent protects. The alert is sent all the same, no cut
     /// or empty crash trace is left, and no journal line is lost once space is freed.
-    @Test(.enabled(if: geteuid() == 0, "mounts a tmpfs")) func aFullCardStillSendsTheAlertAndLosesNoJournalLine() throws {
+    @Test(.enabled(if: geteuid() == 0, "mounts a tmpfs")) func aFullCardStillSendsTheAlertAndLosesNoJournalLine() async throws {
         let card = try Card(megabytes: 4)
-        let rig = try Rig("full", playback: 2, database: card.path + "/rideguard.sqlite")
-        let log = rig.folder.appendingPathComponent("agent.log").path
-        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], stdout: log, stderr: log)
-        defer { process.kill(SIGTERM) }
-        try waitForState(rig.folder, "armed", seconds: 20)
+        let modem = try FakeModem()
+        let folder = try AgentInProcessTests.folder("full", database: card.path + "/rideguard.sqlite")
+        var configuration = InProcessAgent.configuration(in: folder, playback: 2, modem: modem)
+        configuration.database = card.path + "/rideguard.sqlite"
+        let agent = try InProcessAgent(configuration)
+        try await agent.advance(untilState: .armed, limit: 20)
         card.fill()                                  // the crash comes at 31 s of trace: 15 s from the start
-        try waitFor(20) { (try? status(rig.folder))??.storageProblem?.contains("is full") == true }
-        try waitFor(60) { rig.modem.messages.count >= 2 }
+        try await agent.advance(until: { (try? AgentTests.status(folder))??.storageProblem?.contains("is full") == true }, limit: 20)
+        try await agent.advance(until: { modem.messages.count >= 2 }, limit: 60)
         // The stream ends 15 s after the crash: its trace cannot be written, and leaves nothing.
-        try waitFor(40) { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("could not save the trace around the crash") }
+        try await agent.advance(until: { agent.log.contains("could not save the trace around the crash") }, limit: 40)
         let traces = (try? FileManager.default.contentsOfDirectory(atPath: card.path + "/traces")) ?? []
         #expect(traces.isEmpty, "\(traces)")
 
         card.free()
-        let database = try RideGuardDatabase(path: rig.database)
-        try waitFor(30) { ((try? database.journal(limit: 20)) ?? []).contains { $0.text.contains("can be written again") } }
+        let database = try RideGuardDatabase(path: configuration.database)
+        try await agent.advance(until: { ((try? database.journal(limit: 20)) ?? []).contains { $0.text.contains("can be written again") } }, limit: 30)
+        await agent.stop()
         let alerts = try database.outbox.all().filter { $0.kind == MessageKind.alert.rawValue }
         #expect(alerts.count == 2 && alerts.allSatisfy { $0.status == .sent }, "\(alerts)")
         let journal = try database.journal(limit: 1000).map(\.text)
@@ -123,24 +126,33 @@ extension AgentTests {
     }
 
     /// Point 4: a database that cannot be opened sounds the fault pattern (the buzzer comes first),
-    /// and the agent arms as soon as it can be.
-    @Test func anUnopenableDatabaseSoundsTheFaultAndWaits() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-unopenable-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    /// is tried again every 10 s, and the agent arms as soon as it opens: `rideguard run`'s start.
+    @Test func anUnopenableDatabaseSoundsTheFaultAndWaits() async throws {
+        let folder = try AgentInProcessTests.folder("unopenable", contacts: false)
         let blocked = folder.appendingPathComponent("state").path
         FileManager.default.createFile(atPath: blocked, contents: Data("not a folder".utf8))   // the database's folder is a file
-        let rig = try Rig("unopenable", contacts: false, database: blocked + "/rideguard.sqlite")
-        let log = rig.folder.appendingPathComponent("agent.log").path
-        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], stdout: log, stderr: log)
-        defer { process.kill(SIGTERM) }
-        try waitFor(10) { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("RideGuard is NOT protecting you") }
-        let agentLog = try String(contentsOfFile: log, encoding: .utf8)
-        #expect(agentLog.contains("cannot open the database \(rig.database)"), "\(agentLog)")
-        #expect(process.wait(0.5) == nil, "the agent exited")
+        var configuration = InProcessAgent.configuration(in: folder)
+        configuration.database = blocked + "/rideguard.sqlite"
+        let clock = ManualClock(now: Date().timeIntervalSince1970)
+        let log = LogLines()
+        let opening = Task { await Agent.openDatabase(configuration, clock: clock, logger: log.logger) }
+        while !log.contains("NOT protecting") { await clock.advance(by: 0.1) }
+        #expect(log.contains("cannot open the database \(configuration.database)"), "\(log.text)")
+        #expect(log.contains("buzzer: "), "the fault pattern: \(log.text)")
+        await clock.advance(by: 30)
+        #expect(log.all.filter { $0.contains("cannot open the database") }.count == 1, "the same reason said again: \(log.text)")
 
         try FileManager.default.removeItem(atPath: blocked)
-        try AgentTests.addContacts(rig.database)
-        try waitForState(rig.folder, "armed", seconds: 30)
+        try FileManager.default.createDirectory(atPath: blocked, withIntermediateDirectories: true)
+        let contacts = try RideGuardDatabase(path: configuration.database)
+        _ = try contacts.addContact(name: "Sam", number: "+33612345678", now: clock.now())
+        try contacts.setMessage("Crash! Call me.")
+        await clock.advance(by: 10)
+        let database = try #require(await opening.value)
+        #expect(log.contains("the database \(configuration.database) opens now"))
+        let agent = try InProcessAgent(configuration, database: database, clock: clock, log: log)
+        try await agent.advance(untilState: .armed, limit: 30)
+        await agent.stop()
     }
 
     /// Overwrites the first page of `table` with garbage, as a failing card does.
