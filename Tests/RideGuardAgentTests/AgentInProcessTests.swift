@@ -121,4 +121,93 @@ import Testing
         await agent.stop()
         #expect(!modem.commands.contains { $0.hasPrefix("ATD") })
     }
+
+    /// "I'm fine" through the control socket, as `rideguard ctl press` sends it: the countdown
+    /// stops and nothing is sent, even well past its end.
+    @Test func imFineThroughTheControlSocketSendsNothing() async throws {
+        let modem = try FakeModem()
+        let folder = try Self.folder("ctl")
+        let configuration = InProcessAgent.configuration(in: folder, modem: modem)
+        let agent = try InProcessAgent(configuration)
+        try await agent.advance(untilState: .armed, limit: 20)
+        let armed = try #require(try AgentTests.status(folder))
+        #expect(armed.contacts == 2)
+        #expect(armed.sensor.samples > 0 && !armed.sensor.blind)
+        try await agent.advance(untilState: .alertCountdown, limit: 60)
+        let press = try Rideguard.run(["ctl", "press", "--hold", "1.5", "--socket", configuration.controlSocket])
+        #expect(press.status == 0, "\(press.stderr)")
+        try await agent.advance(untilState: .armed, limit: 10)
+        await agent.advance(by: 12)                          // past the end of the countdown
+        #expect(modem.received.isEmpty)
+        let human = try Rideguard.run(["status", "--socket", configuration.controlSocket])
+        #expect(human.stdout.contains("state: armed") && human.stdout.contains("outbox: 0 pending; contacts: 2"), "\(human.stdout)")
+        await agent.stop()
+    }
+
+    /// A normal ride, start to end (synthesised: riding, stops, turns, bumps): nothing is sent,
+    /// nothing is detected as a crash.
+    @Test func aNormalRideSendsNothing() async throws {
+        let synth = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-synth-\(UUID().uuidString)")
+        #expect(try Rideguard.run(["synth", "--out", synth.path, "--seed", "12", "--scenario", "normal_ride", "--count", "1",
+                                   "--riding-scale", "0.1", "--rate", "100"]).status == 0)
+        let modem = try FakeModem()
+        let folder = try Self.folder("ride")
+        let trace = synth.appendingPathComponent("0001-normal_ride.csv")
+        let agent = try InProcessAgent(InProcessAgent.configuration(in: folder, trace: trace, modem: modem))
+        try await agent.advance(until: { agent.log.contains("simulated IMU: end of the trace") }, limit: 600, step: 0.5)
+        let samples = try #require(try AgentTests.status(folder)).sensor.samples
+        await agent.stop()
+        let rows = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }.count - 1
+        #expect(samples == rows, "the whole ride was played")
+        #expect(modem.received.isEmpty)
+        #expect(await agent.agent.state == .armed)
+        #expect(!Self.journal(folder, kind: "detections").contains("crash detected"))
+    }
+
+    /// Calls after the alert SMS: Sam's phone rings out, so Jo's is rung next. While Sam's rings,
+    /// Sam texts WHERE: the answer goes out before the call ends (a call never holds up a
+    /// message). While Jo's rings, Jo texts OK: that acknowledgement hangs up Jo's call at once,
+    /// and Ana is never rung.
+    @Test func anUnansweredCallMovesOnAndAnOKStopsTheCalls() async throws {
+        let modem = try FakeModem()
+        let folder = try Self.folder("calls")
+        var configuration = InProcessAgent.configuration(in: folder, modem: modem)
+        configuration.calls.ringSeconds = 10
+        configuration.calls.intervalSeconds = 60
+        _ = try RideGuardDatabase(path: configuration.database).addContact(name: "Ana", number: "+34600000003", now: Date().timeIntervalSince1970)
+        let agent = try InProcessAgent(configuration)
+        try await agent.advance(until: { modem.calls.count == 1 }, limit: 60)
+        #expect(modem.messages.count == 3, "every alert went out before the first call")
+        let firstCall = modem.calls[0]
+        #expect(try #require(modem.received.map(\.at).max()) < firstCall.placed, "a call came before an alert SMS")
+        let samRung = agent.clock.now()
+        await agent.advance(by: 1)
+        modem.deliver(from: "+33612345678", "WHERE")
+        try await agent.advance(until: { modem.messages.count == 4 }, limit: 5)
+        #expect(modem.calls.count == 1 && modem.calls[0].ended == nil, "the answer waited for the call to end")
+
+        try await agent.advance(until: { modem.calls.count == 2 }, limit: 20)
+        let rang = agent.clock.now() - samRung
+        let sam = modem.calls[0]
+        #expect(sam.number == "+33612345678" && !sam.answered && sam.ended != nil)
+        #expect(rang >= 9.5 && rang < 12, "Sam's phone rang \(rang) s")
+        #expect(modem.calls[1].number == "+4915112345678")
+        await agent.advance(by: 1)
+        modem.deliver(from: "+4915112345678", "ok!")
+        let joOK = agent.clock.now()
+        await agent.settle(until: { Self.journal(folder, kind: "alerts").contains("acknowledged the alert") })
+        try await agent.advance(until: { modem.calls[1].ended != nil }, limit: 10)
+        #expect(agent.clock.now() - joOK < 3, "Jo's phone rang on after the OK: \(agent.log.text)")
+        try await agent.advance(until: { (try? AgentTests.status(folder))??.acknowledgement != nil }, limit: 10)
+        let human = try Rideguard.run(["status", "--socket", configuration.controlSocket]).stdout
+        #expect(human.contains("acknowledged: by Jo (+49•••••••5678), replying OK at "), "\(human)")
+        #expect(human.contains("calls: stopped"), "\(human)")
+        await agent.advance(by: 120)
+        await agent.stop()
+        #expect(modem.calls.count == 2, "Ana was rung after the OK")
+        let alerts = Self.journal(folder, kind: "alerts")
+        #expect(alerts.contains("call to Sam (+33•••••5678): no answer in 10 s (AT port held "), "\(alerts)")
+        #expect(alerts.contains("Jo (+49•••••••5678) acknowledged the alert (replied OK): calls stopped"), "\(alerts)")
+        #expect(!alerts.contains("612345678") && !alerts.contains("15112345678"))
+    }
 }

@@ -38,6 +38,27 @@ final class InProcessAgent: Sendable {
                 throw AgentTimeUp(seconds: limit)
             }
             await clock.advance(by: step)
+            await quiet()
+        }
+    }
+
+    /// Waits in real time, the agent's clock stopped, until `done` holds (at most `seconds`): for
+    /// what the agent and its peers do without time passing, such as reading an SMS just delivered.
+    func settle(until done: () async throws -> Bool, seconds: Double = 5) async rethrows {
+        let deadline = Date().addingTimeInterval(seconds)
+        while try await !done(), Date() < deadline { try? await Task.sleep(for: .milliseconds(1)) }
+    }
+
+    /// Lets the parts woken by a step finish what they do at this instant (AT exchanges, writes,
+    /// log lines) before time moves again: up to 20 ms, until nothing changed for a millisecond.
+    private func quiet() async {
+        var last = (clock.activity, log.count)
+        var still = 0
+        for _ in 0..<40 where still < 2 {
+            try? await Task.sleep(for: .microseconds(500))
+            let now = (clock.activity, log.count)
+            still = now == last ? still + 1 : 0
+            last = now
         }
     }
 
@@ -98,6 +119,7 @@ final class LogLines: Sendable {
     private let lines = Mutex<[String]>([])
 
     var all: [String] { lines.withLock { $0 } }
+    var count: Int { lines.withLock { $0.count } }
     var text: String { all.joined(separator: "\n") }
 
     func contains(_ needle: String) -> Bool { lines.withLock { $0.contains { $0.contains(needle) } } }

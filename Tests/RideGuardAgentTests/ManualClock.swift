@@ -26,6 +26,10 @@ final class ManualClock: ServiceClock {
 
     func now() -> Double { state.withLock { $0.now } }
 
+    /// Changes whenever a sleep starts or ends: a part at work (an AT command arms a timer, a
+    /// woken task sleeps again).
+    var activity: Int { state.withLock { $0.nextID * 1000 + $0.waiters.count } }
+
     func sleep(until deadline: Double) async throws {
         let id = state.withLock { s -> Int in
             s.nextID += 1

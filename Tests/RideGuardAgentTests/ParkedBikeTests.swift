@@ -1,53 +1,54 @@
 import Foundation
 import RideGuardAgent
 import RideGuardCore
+import Storage
 import Testing
 
-extension AgentTests {
+extension AgentInProcessTests {
     /// A parked bike (still, no engine) knocked over: the rider's own phone gets one SMS, the contacts
     /// nothing, no countdown starts; the journal and `status` say what happened. The Pi's voltage
     /// monitor (a stand-in hwmon folder) reports under-voltage: journaled and shown too.
-    @Test func aParkedBikeKnockedOverTellsTheRiderAndNobodyElse() throws {
-        let trace = FileManager.default.temporaryDirectory.appendingPathComponent("parked-\(UUID().uuidString).csv")
-        try Data(Self.parkedKnockOver().utf8).write(to: trace)
+    @Test func aParkedBikeKnockedOverTellsTheRiderAndNobodyElse() async throws {
+        let trace = try Rideguard.temporaryFile("parked-\(UUID().uuidString).csv", contents: Data(AgentTests.parkedKnockOver().utf8))
         defer { try? FileManager.default.removeItem(at: trace) }
-        let rig = try Rig("parked", trace: trace, playback: 8, calls: "detector:\n  parkedAfterSeconds: 30")
-        #expect(try Rideguard.run(["profile", "set", "--phone", "+33 7 00 00 00 01", "--database", rig.database]).status == 0)
-        let hwmon = rig.folder.appendingPathComponent("hwmon/hwmon3")
+        let modem = try FakeModem()
+        let folder = try Self.folder("parked")
+        var configuration = InProcessAgent.configuration(in: folder, trace: trace, modem: modem)
+        configuration.detector.parkedAfterSeconds = 30
+        try RideGuardDatabase(path: configuration.database).setRiderPhone("+33 7 00 00 00 01")
+        let hwmon = folder.appendingPathComponent("hwmon/hwmon3")
         try FileManager.default.createDirectory(at: hwmon, withIntermediateDirectories: true)
         try Data("rpi_volt\n".utf8).write(to: hwmon.appendingPathComponent("name"))
         try Data("1\n".utf8).write(to: hwmon.appendingPathComponent("in0_lcrit_alarm"))
+        setenv("RIDEGUARD_HWMON", folder.appendingPathComponent("hwmon").path, 1)
+        let agent = try InProcessAgent(configuration)
+        unsetenv("RIDEGUARD_HWMON")
 
-        let log = rig.folder.appendingPathComponent("agent.log").path
-        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path],
-                                  environment: ["PATH=/usr/bin:/bin", "HOME=/tmp", "RIDEGUARD_HWMON=\(rig.folder.path)/hwmon"],
-                                  stdout: log, stderr: log)
-        defer { process.kill(SIGTERM) }
-        do { try waitFor(40) { rig.modem.messages.count == 1 } } catch {
-            Issue.record("no SMS; the agent said:\n\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
-            throw error
-        }
-        #expect(Set(rig.modem.received.map(\.decoded.number)) == ["+33700000001"], "the parked fall went to the contacts")
-        let sms = rig.modem.messages[0]
+        try await agent.advance(until: { modem.messages.count == 1 }, limit: 40)
+        #expect(Set(modem.received.map(\.decoded.number)) == ["+33700000001"], "the parked fall went to the contacts")
+        let sms = modem.messages[0]
         #expect(sms.contains("your parked bike fell over. Nobody was riding it: your contacts were not told."), "\(sms)")
         #expect(sms.contains("https://maps.google.com/?q=45.10000,5.70000"), "\(sms)")
 
-        let now = try #require(try status(rig.folder))
+        try await agent.advance(until: { (try? AgentTests.status(folder))??.bike?.underVoltage == true }, limit: 30)
+        let now = try #require(try AgentTests.status(folder))
         #expect(now.state == .armed, "a countdown started: \(now.state)")
         let bike = try #require(now.bike)
-        #expect(bike.context == "parked" && bike.lastParkedFall != nil && bike.underVoltage == true, "\(bike)")
-        let human = try Rideguard.run(["status", "--socket", rig.socket]).stdout
+        #expect(bike.context == "parked" && bike.lastParkedFall != nil, "\(bike)")
+        let human = try Rideguard.run(["status", "--socket", configuration.controlSocket]).stdout
         #expect(human.contains("bike: parked, supply UNDER-VOLTAGE") && human.contains("parked bike fell over at "), "\(human)")
-        let detections = try Rideguard.run(["events", "--kind", "detections", "--database", rig.database]).stdout
+        await agent.advance(by: 30)
+        await agent.stop()
+        #expect(modem.messages.count == 1, "more SMS: \(modem.received.map(\.decoded.number))")
+        let detections = Self.journal(folder, kind: "detections")
         #expect(detections.contains("the bike is parked (still, no engine, no GPS speed)"), "\(detections)")
         #expect(detections.contains("parked bike fell over: bike down: lying at"), "\(detections)")
         #expect(!detections.contains("crash detected"), "\(detections)")
-        let system = try Rideguard.run(["events", "--kind", "system", "--database", rig.database]).stdout
-        #expect(system.contains("supply: under-voltage"), "\(system)")
-        sleep(3)
-        #expect(rig.modem.messages.count == 1, "more SMS: \(rig.modem.received.map(\.decoded.number))")
+        #expect(Self.journal(folder, kind: "system").contains("supply: under-voltage"))
     }
+}
 
+extension AgentTests {
     /// 40 s upright on its stand (engine off, nobody on it), then it falls over as a pendulum about
     /// its tyres, lands on its side (2.5 g) and lies there: 100 Hz, accelerometer and gyro.
     static func parkedKnockOver() -> String {
@@ -72,19 +73,24 @@ extension AgentTests {
     }
 }
 
-extension AgentTests {
+extension AgentInProcessTests {
     /// A contact but no message of the rider's own: the agent protects (it refused to, beeping
     /// "not protecting" every 30 s), and the alert starts with the default message.
-    @Test func withoutAMessageOfTheRidersOwnTheAlertUsesTheDefault() throws {
-        let rig = try Rig("no-message", playback: 8, contacts: false)
-        #expect(try Rideguard.run(["contacts", "add", "Sam", "+33612345678", "--database", rig.database]).status == 0)
-        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
-        defer { process.kill(SIGTERM) }
-        try waitForState(rig.folder, "armed", seconds: 20)
-        try waitFor(60) { rig.modem.messages.count >= 1 }
-        let alert = rig.modem.messages[0]
+    @Test func withoutAMessageOfTheRidersOwnTheAlertUsesTheDefault() async throws {
+        let modem = try FakeModem()
+        let folder = try Self.folder("no-message", contacts: false)
+        let configuration = InProcessAgent.configuration(in: folder, modem: modem)
+        _ = try RideGuardDatabase(path: configuration.database).addContact(name: "Sam", number: "+33612345678", now: Date().timeIntervalSince1970)
+        let agent = try InProcessAgent(configuration)
+        try await agent.advance(untilState: .armed, limit: 20)
+        try await agent.advance(until: { modem.messages.count >= 1 }, limit: 60)
+        await agent.stop()
+        let alert = modem.messages[0]
         #expect(alert.hasPrefix(MessageComposer.suggestedMessage(.en)), "\(alert)")
-        let doctor = try Rideguard.run(["doctor", "--config", rig.config.path])
+        let config = folder.appendingPathComponent("config.yaml")
+        let yaml = "database: \(configuration.database)\nimu:\n  simulated: true\n  trace: \(configuration.imu.trace!)\n  speed: 8\ngpio:\n  simulated: true\ngps:\n  simulated: true\nmodem:\n  simulated: true\n"
+        try Data(yaml.utf8).write(to: config)
+        let doctor = try Rideguard.run(["doctor", "--config", config.path])
         #expect(doctor.stdout.contains("! contacts: 1: Sam +33•••••5678; no alert message of your own"), "\(doctor.stdout)")
     }
 }
