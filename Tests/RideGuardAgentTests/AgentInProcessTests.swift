@@ -202,12 +202,110 @@ import Testing
         let human = try Rideguard.run(["status", "--socket", configuration.controlSocket]).stdout
         #expect(human.contains("acknowledged: by Jo (+49•••••••5678), replying OK at "), "\(human)")
         #expect(human.contains("calls: stopped"), "\(human)")
-        await agent.advance(by: 120)
+        await agent.advance(by: 120, step: 1)
         await agent.stop()
         #expect(modem.calls.count == 2, "Ana was rung after the OK")
         let alerts = Self.journal(folder, kind: "alerts")
         #expect(alerts.contains("call to Sam (+33•••••5678): no answer in 10 s (AT port held "), "\(alerts)")
         #expect(alerts.contains("Jo (+49•••••••5678) acknowledged the alert (replied OK): calls stopped"), "\(alerts)")
         #expect(!alerts.contains("612345678") && !alerts.contains("15112345678"))
+    }
+
+    /// A bike pinned upright by a collision whose pulse the accelerometer barely shows (bumps, no
+    /// horizontal delta-v): only GPS tells it, the speed gone from 15 m/s to 0 faster than brakes
+    /// can. The same ride is a collision with that speed on its samples, and nothing with a speed
+    /// of 0 throughout. (gpsd's speed reaching the samples: `theSamplesCarryGpsdsSpeed`.)
+    @Test(arguments: [true, false])
+    func aCollisionOnlyGPSSpeedReveals(speedDrops: Bool) async throws {
+        // 40 s upright at 100 Hz; a 4 g vertical bump every 0.5 s from 2 to 16 s, then still. The
+        // receiver's speed, as gpsd gives it 5 times a second: 15 m/s, then 0 from 8 s.
+        var trace = "# rideguard-trace v1\n# rate_hz: 100\ntime_s,ax,ay,az,gx,gy,gz,speed_mps\n"
+        for i in 0..<4000 {
+            let t = Double(i) / 100
+            let bump = t >= 2 && t < 16 && i % 50 < 3
+            let noise = i % 2 == 0 ? 0.02 : -0.02
+            let speed = speedDrops && t < 8 ? 15.0 : 0
+            trace += "\(t),\(0.12 + noise),\(-0.03 - noise),\(bump ? 49.0 : 9.79 + noise),0.00100,-0.00200,0.00000,\(speed)\n"
+        }
+        let file = try Rideguard.temporaryFile("pinned-\(UUID().uuidString).csv", contents: Data(trace.utf8))
+        let folder = try Self.folder("gps-collision-\(speedDrops)")
+        let agent = try InProcessAgent(InProcessAgent.configuration(in: folder, trace: file, playback: 1))
+        let detections = { Self.journal(folder, kind: "detections") }
+        if speedDrops {
+            try await agent.advance(until: { detections().contains("crash detected") }, limit: 40)
+            #expect(detections().split(separator: "\n").contains { $0.hasPrefix("crash detected") && $0.contains("collision") }, "\(detections())")
+        } else {
+            try await agent.advance(until: { agent.log.contains("simulated IMU: end of the trace") }, limit: 60, step: 0.5)
+            await agent.advance(by: 5)
+            #expect(!detections().contains("crash detected"), "\(detections())")
+        }
+        await agent.stop()
+    }
+
+    /// Issue 27, point 4: Sam's OK arrives while the last alert is being sent (a network that takes
+    /// 2 s to accept each): it is read before any call is dialled, so nobody is ever rung.
+    @Test func anOKReadBeforeTheCallsStartWinsTheRace() async throws {
+        var script = FakeModem.Script()
+        script.sendSeconds = 2
+        let modem = try FakeModem(script: script)
+        let folder = try Self.folder("ok-race")
+        let agent = try InProcessAgent(InProcessAgent.configuration(in: folder, modem: modem))
+        let sends = { modem.commands.filter { $0.hasPrefix("AT+CMGS=") }.count }
+        try await agent.advance(until: { sends() == 1 }, limit: 60)
+        // The network's 2 s are real ones: the clock stands still while the modem sends.
+        await agent.settle(until: { sends() == 2 }, seconds: 10)
+        #expect(sends() == 2)
+        modem.deliver(from: "+33612345678", "OK")
+        await agent.settle(until: { (try? AgentTests.status(folder))??.acknowledgement != nil }, seconds: 10)
+        try await agent.advance(until: { (try? AgentTests.status(folder))??.acknowledgement != nil && modem.stored == 0 }, limit: 10)
+        await agent.advance(by: 60, step: 1)
+        await agent.stop()
+        #expect(modem.messages.count == 2)
+        #expect(!modem.commands.contains { $0.hasPrefix("ATD") }, "a call was dialled after the OK: \(modem.commands.suffix(12))")
+    }
+
+    /// After the alert, Sam picks up the first call: that acknowledges the alert, and Jo is not
+    /// rung. Then the rider holds the button 3 s: the all-clear goes to both.
+    @Test func anAnsweredCallStopsTheRoundAndTheLongHoldSendsTheAllClear() async throws {
+        var script = FakeModem.Script()
+        script.phones = ["+33612345678": .answers(after: 2)]
+        let modem = try FakeModem(script: script)
+        let folder = try Self.folder("clear")
+        let configuration = InProcessAgent.configuration(in: folder, modem: modem)
+        let agent = try InProcessAgent(configuration)
+        try await agent.advance(until: { modem.calls.count == 1 }, limit: 60)
+        await agent.settle(until: { modem.calls[0].answered })          // Sam picks up 2 s (real time) after it rings
+        try await agent.advance(until: { (try? AgentTests.status(folder))??.acknowledgement != nil }, limit: 20)
+        let calls = modem.calls
+        #expect(calls.count == 1 && calls[0].number == "+33612345678" && calls[0].answered && calls[0].ended != nil, "\(calls)")
+        #expect(try AgentTests.status(folder)?.calls == "answered by Sam (+33•••••5678)")
+        let alerts = Self.journal(folder, kind: "alerts")
+        #expect(alerts.contains("call to Sam (+33•••••5678): answered (AT port held "), "\(alerts)")
+        #expect(alerts.contains("Sam (+33•••••5678) acknowledged the alert (answered the call): calls stopped"), "\(alerts)")
+        #expect(!alerts.contains("nobody answered round 1"), "the round went on after the answer: \(alerts)")
+        #expect(try Rideguard.run(["ctl", "press", "--hold", "3.5", "--socket", configuration.controlSocket]).status == 0)
+        try await agent.advance(until: { modem.messages.count >= 4 }, limit: 30)
+        let clears = modem.received.filter { $0.decoded.text.contains("the rider cancelled the alert") }
+        #expect(Set(clears.map(\.decoded.number)) == ["+33612345678", "+4915112345678"])
+        try await agent.advance(untilState: .emergencyEnded, limit: 10)
+        await agent.advance(by: 600, step: 5)
+        await agent.stop()
+        #expect(modem.calls.count == 1, "Jo was rung after Sam answered")
+    }
+
+    /// No contact: the agent says why it does not protect, and arms by itself once one is added.
+    @Test func withoutAContactItSaysWhyAndArmsOnceOneIsAdded() async throws {
+        let folder = try Self.folder("arm", contacts: false)
+        let configuration = InProcessAgent.configuration(in: folder, playback: 0.25)
+        let agent = try InProcessAgent(configuration)
+        try await agent.advance(untilState: .disarmed, limit: 20)
+        try await agent.advance(until: { agent.log.contains("not protecting: no emergency contact") }, limit: 20)
+        #expect(Self.journal(folder, kind: "system").contains("not protecting: no emergency contact"))
+        await agent.advance(by: 30)
+        #expect(await agent.agent.state == .disarmed)
+        let database = try RideGuardDatabase(path: configuration.database)
+        _ = try database.addContact(name: "Sam", number: "+33612345678", now: agent.clock.now())
+        try await agent.advance(untilState: .armed, limit: 30)
+        await agent.stop()
     }
 }
