@@ -38,7 +38,7 @@ public final class Agent: Sendable {
         let database = try database ?? RideGuardDatabase(path: configuration.database)
         let folder = (configuration.database as NSString).deletingLastPathComponent
         let gpioProblems = PartProblems()
-        let buzzer = BuzzerPlayer(output: Self.buzzer(configuration.gpio, problems: gpioProblems, logger: part("buzzer")), clock: clock) {
+        let buzzer = BuzzerPlayer(output: Self.buzzer(configuration.gpio, clock: clock, problems: gpioProblems, logger: part("buzzer")), clock: clock) {
             [simulated = configuration.gpio.simulated, logger] pattern in
             if simulated { logger.info("buzzer: \(pattern.meaning)") }
         }
@@ -166,7 +166,7 @@ public final class Agent: Sendable {
                 if reason != said { logger.error("\(reason)") }
                 said = reason
                 if buzzer == nil {
-                    let player = BuzzerPlayer(output: Self.buzzer(configuration.gpio, problems: PartProblems(), logger: logger), clock: clock) {
+                    let player = BuzzerPlayer(output: Self.buzzer(configuration.gpio, clock: clock, problems: PartProblems(), logger: logger), clock: clock) {
                         [simulated = configuration.gpio.simulated] pattern in
                         if simulated { logger.info("buzzer: \(pattern.meaning)") }
                     }
@@ -206,7 +206,7 @@ public final class Agent: Sendable {
 
     /// The buzzer's GPIO line, or its twin. A line that cannot be requested yet is requested again
     /// when the buzzer is next switched: alarms are silent until then, and `status` says why.
-    private static func buzzer(_ gpio: AgentConfiguration.GPIO, problems: PartProblems, logger: Logger) -> any BuzzerOutput {
+    private static func buzzer(_ gpio: AgentConfiguration.GPIO, clock: any ServiceClock, problems: PartProblems, logger: Logger) -> any BuzzerOutput {
         guard !gpio.simulated else { return SimulatedBuzzer() }
         let address = GPIOLineAddress(gpio.buzzer)
         let open: @Sendable () throws(GPIOError) -> GPIOLine = { () throws(GPIOError) -> GPIOLine in try GPIOLine.output(address) }
@@ -215,7 +215,7 @@ public final class Agent: Sendable {
             logger.warning("buzzer unavailable (\(error)): alarms are silent until it can be requested")
             problems.set("buzzer", "\(error)")
         }
-        return GPIOBuzzer(line: line, open: open) { event in
+        return GPIOBuzzer(line: line, open: open, clock: clock) { event in
             switch event {
             case .lost(let error):
                 logger.warning("buzzer: \(error); requesting it again")

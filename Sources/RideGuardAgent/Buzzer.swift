@@ -13,20 +13,22 @@ public final class GPIOBuzzer: BuzzerOutput {
     }
 
     private let open: @Sendable () throws(GPIOError) -> GPIOLine
+    private let clock: any ServiceClock
     private let onEvent: @Sendable (Event) -> Void
     private let line: Mutex<(current: GPIOLine?, nextTry: Double)>
 
     /// `line` is the one already requested, or nil when that failed (the first `set` tries again).
-    public init(line: GPIOLine?, open: @escaping @Sendable () throws(GPIOError) -> GPIOLine,
+    public init(line: GPIOLine?, open: @escaping @Sendable () throws(GPIOError) -> GPIOLine, clock: any ServiceClock,
                 onEvent: @escaping @Sendable (Event) -> Void) {
         self.open = open
+        self.clock = clock
         self.onEvent = onEvent
         self.line = Mutex((line, 0))
     }
 
     public func set(_ on: Bool) {
         line.withLock { state in
-            let now = Date().timeIntervalSinceReferenceDate
+            let now = clock.now()
             if state.current == nil {
                 guard now >= state.nextTry else { return }
                 state.nextTry = now + 1

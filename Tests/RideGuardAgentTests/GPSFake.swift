@@ -69,14 +69,16 @@ final class GPSFake {
     let port: Int
     private let process: Spawned
 
-    init(log: String, port: Int = Int.random(in: 20_000...25_999)) throws {
+    /// `cycle`: seconds between two sentences (a fix is two: GGA and RMC).
+    init(log: String, port: Int = Int.random(in: 20_000...25_999), cycle: Double = 0.1) throws {
         self.port = port
         let file = try Rideguard.temporaryFile("gpsfake-\(UUID().uuidString).nmea", contents: Data(log.utf8))
         // -q quiet, -P our port (2947 may be a system gpsd), -c delay between sentences, looping.
-        process = try Spawned(["/usr/bin/gpsfake", "-q", "-P", String(port), "-c", "0.1", file.path])
+        process = try Spawned(["/usr/bin/gpsfake", "-q", "-P", String(port), "-c", String(cycle), file.path])
     }
 
+    /// gpsfake and its gpsd (one process group) killed at once: gpsfake takes 5 s over a SIGTERM.
     func stop() {
-        process.kill()
+        process.kill(SIGKILL)
     }
 }
