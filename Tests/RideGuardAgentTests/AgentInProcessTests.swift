@@ -308,4 +308,75 @@ import Testing
         try await agent.advance(untilState: .armed, limit: 30)
         await agent.stop()
     }
+
+    /// Two-way SMS: the fake modem stores SMS-DELIVER PDUs and announces them (+CMTI); the agent
+    /// reads (+CMGL), answers a contact's WHERE through the outbox, ignores strangers, and deletes.
+    @Test func aContactsWhereIsAnsweredAndAStrangersIsNot() async throws {
+        let modem = try FakeModem()
+        let folder = try Self.folder("sms-in")
+        let configuration = InProcessAgent.configuration(in: folder, playback: 0.25, modem: modem)   // the crash is minutes away
+        let agent = try InProcessAgent(configuration)
+        try await agent.advance(until: { await agent.agent.state == .armed && modem.commands.contains("AT+CNMI=2,1,0,0,0") }, limit: 20)
+        let replies = { (number: String) in modem.received.filter { $0.decoded.number == number }.map(\.decoded.text) }
+
+        modem.deliver(from: "+33612345678", "Where?")
+        try await agent.advance(until: { replies("+33612345678").count == 1 }, limit: 20)
+        let answer = replies("+33612345678")[0]
+        #expect(answer.hasPrefix("RideGuard - ") && answer.contains("protecting the rider"), "\(answer)")
+        #expect(answer.contains("https://maps.google.com/?q=45.10000,5.70000"), "\(answer)")
+
+        // A stranger gets nothing; Jo's "Où ?" in UCS2, in two parts, is put back together and answered.
+        modem.deliver(from: "+447700900123", "WHERE")
+        modem.deliver(from: "+4915112345678", "Où ?" + String(repeating: " ", count: 80), parts: 2)
+        try await agent.advance(until: { replies("+4915112345678").count == 1 }, limit: 20)
+        // Sam again within the minute: not answered twice. Sam's OK with no emergency: journaled only.
+        modem.deliver(from: "0612345678", "where")       // Sam, as some networks give a sender of their own country
+        modem.deliver(from: "+33612345678", "OK")
+        try await agent.advance(until: { modem.stored == 0 && Self.journal(folder, kind: "messages").contains("Sam (+33•••••5678) replied OK") },
+                                limit: 20)
+        await agent.advance(by: 10)
+        #expect(replies("+447700900123").isEmpty, "a stranger got an answer")
+        #expect(replies("+33612345678").count == 1, "answered twice within a minute")
+        let events = Self.journal(folder, kind: "messages")
+        #expect(events.contains("SMS from +44••••••0123 (not a contact), 5 characters: not answered"), "\(events)")
+        #expect(events.contains("WHERE from Sam (+33•••••5678): answered less than a minute ago"), "\(events)")
+        #expect(!events.contains("7700900") && !events.contains("612345678"), "numbers are masked in the journal")
+
+        // STATUS: answered to the rider's own phone only, not to a contact.
+        try RideGuardDatabase(path: configuration.database).setRiderPhone("+33 7 00 00 00 01")
+        modem.deliver(from: "+4915112345678", "status")
+        modem.deliver(from: "+33700000001", "État")
+        try await agent.advance(until: { replies("+33700000001").count == 1 && modem.stored == 0 }, limit: 20)
+        let report = replies("+33700000001")[0]
+        #expect(report.contains("protecting the rider\nIMU OK, ") && report.contains("SMS waiting: 0"), "\(report)")
+        #expect(report.contains("https://maps.google.com/?q=45.10000,5.70000"), "\(report)")
+        await agent.advance(by: 5)
+        await agent.stop()
+        #expect(replies("+4915112345678").count == 1, "a contact's STATUS was answered")
+        let later = Self.journal(folder, kind: "messages")
+        #expect(later.contains("STATUS from Jo (+49•••••••5678): only the rider's own phone may ask"), "\(later)")
+    }
+
+    /// Issue 27, point 3: part 2 of Jo's WHERE in two parts arrives, the agent restarts, then part
+    /// 1 arrives: the part kept in the database meets it, and Jo gets the answer.
+    @Test func aLongSMSSplitByARestartIsStillPutTogether() async throws {
+        let modem = try FakeModem()
+        let folder = try Self.folder("sms-parts")
+        let configuration = InProcessAgent.configuration(in: folder, playback: 0.25, modem: modem)   // the crash is minutes away
+        let replies = { modem.received.filter { $0.decoded.number == "+4915112345678" }.map(\.decoded.text) }
+        let text = "Où ?" + String(repeating: " ", count: 80)
+        let first = try InProcessAgent(configuration)
+        try await first.advance(until: { await first.agent.state == .armed && modem.commands.contains("AT+CNMI=2,1,0,0,0") }, limit: 20)
+        modem.deliver(from: "+4915112345678", text, parts: 2, only: [2], reference: 0x4242)
+        try await first.advance(until: { modem.stored == 0 }, limit: 20)            // read, kept in the database, deleted from the SIM
+        await first.stop()
+
+        let second = try InProcessAgent(configuration, clock: first.clock)
+        try await second.advance(until: { await second.agent.state == .armed && modem.commands.filter { $0 == "AT+CNMI=2,1,0,0,0" }.count == 2 },
+                                 limit: 20)
+        modem.deliver(from: "+4915112345678", text, parts: 2, only: [1], reference: 0x4242)
+        try await second.advance(until: { replies().count == 1 }, limit: 20)
+        await second.stop()
+        #expect(replies()[0].hasPrefix("RideGuard - "), "\(replies())")
+    }
 }

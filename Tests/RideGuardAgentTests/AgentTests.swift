@@ -81,29 +81,6 @@ import Testing
         #expect(try Rideguard.run(["message", "set", "Crash! Call me.", "--database", database]).status == 0)
     }
 
-    /// Issue 27, point 3: part 2 of Jo's WHERE in two parts arrives, the agent restarts, then part
-    /// 1 arrives: the part kept in the database meets it, and Jo gets the answer.
-    @Test func aLongSMSSplitByARestartIsStillPutTogether() throws {
-        let rig = try Rig("sms-parts", playback: 0.25)       // the trace's crash is minutes away
-        let replies = { rig.modem.received.filter { $0.decoded.number == "+4915112345678" }.map(\.decoded.text) }
-        let text = "Où ?" + String(repeating: " ", count: 80)
-        var process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
-        try waitForState(rig.folder, "armed", seconds: 20)
-        try waitFor(20) { rig.modem.commands.contains("AT+CNMI=2,1,0,0,0") }
-        rig.modem.deliver(from: "+4915112345678", text, parts: 2, only: [2], reference: 0x4242)
-        try waitFor(20) { rig.modem.stored == 0 }            // read, kept in the database, deleted from the SIM
-        process.kill(SIGTERM)
-        #expect(process.wait(15) != nil)
-
-        process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
-        defer { process.kill(SIGTERM) }
-        try waitForState(rig.folder, "armed", seconds: 20)
-        try waitFor(20) { rig.modem.commands.filter { $0 == "AT+CNMI=2,1,0,0,0" }.count == 2 }
-        rig.modem.deliver(from: "+4915112345678", text, parts: 2, only: [1], reference: 0x4242)
-        try waitFor(20) { replies().count == 1 }
-        #expect(replies()[0].hasPrefix("RideGuard - "), "\(replies())")
-    }
-
     /// systemd's notification socket, as Type=notify gives it: what the agent tells systemd.
     final class NotifySocket {
         let path: String
@@ -162,55 +139,6 @@ import Testing
         #expect(notify.heard.contains { $0.contains("READY=1\nSTATUS=protecting the rider") })
         #expect(notify.heard.contains { $0.contains("WATCHDOG=1") })
         try waitForState(rig.folder, "armed", seconds: 5)
-    }
-
-    /// Two-way SMS: the fake modem stores SMS-DELIVER PDUs and announces them (+CMTI); the agent
-    /// reads (+CMGL), answers a contact's WHERE through the outbox, ignores strangers, and deletes.
-    @Test func aContactsWhereIsAnsweredAndAStrangersIsNot() throws {
-        let rig = try Rig("sms-in", playback: 0.25)          // the trace's crash is minutes away
-        let log = rig.folder.appendingPathComponent("agent.log").path
-        let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], stdout: log, stderr: log)
-        defer { process.kill(SIGTERM) }
-        try waitForState(rig.folder, "armed", seconds: 20)
-        try waitFor(20) { rig.modem.commands.contains("AT+CNMI=2,1,0,0,0") }
-        try waitFor(20) { (try? status(rig.folder))??.fix != nil }
-        let replies = { (number: String) in rig.modem.received.filter { $0.decoded.number == number }.map(\.decoded.text) }
-
-        rig.modem.deliver(from: "+33612345678", "Where?")
-        try waitFor(20) { replies("+33612345678").count == 1 }
-        let answer = replies("+33612345678")[0]
-        #expect(answer.hasPrefix("RideGuard - ") && answer.contains("protecting the rider"), "\(answer)")
-        #expect(answer.contains("https://maps.google.com/?q=45.10000,5.70000"), "\(answer)")
-
-        // A stranger gets nothing; Jo's "Où ?" in UCS2, in two parts, is put back together and answered.
-        rig.modem.deliver(from: "+447700900123", "WHERE")
-        rig.modem.deliver(from: "+4915112345678", "Où ?" + String(repeating: " ", count: 80), parts: 2)
-        try waitFor(20) { replies("+4915112345678").count == 1 }
-        // Sam again within the minute: not answered twice. Sam's OK with no emergency: journaled only.
-        rig.modem.deliver(from: "0612345678", "where")       // Sam, as some networks give a sender of their own country
-        rig.modem.deliver(from: "+33612345678", "OK")
-        try waitFor(20) { rig.modem.stored == 0 }           // every message read, then deleted from the SIM
-        try waitFor(10) { (try? Rideguard.run(["events", "--kind", "messages", "--database", rig.database]).stdout.contains("Sam (+33•••••5678) replied OK")) == true }
-        sleep(2)
-        #expect(replies("+447700900123").isEmpty, "a stranger got an answer")
-        #expect(replies("+33612345678").count == 1, "answered twice within a minute")
-        let events = try Rideguard.run(["events", "--kind", "messages", "--database", rig.database]).stdout
-        #expect(events.contains("SMS from +44••••••0123 (not a contact), 5 characters: not answered"), "\(events)")
-        #expect(events.contains("WHERE from Sam (+33•••••5678): answered less than a minute ago"), "\(events)")
-        #expect(!events.contains("7700900") && !events.contains("612345678"), "numbers are masked in the journal")
-
-        // STATUS: answered to the rider's own phone only, not to a contact.
-        #expect(try Rideguard.run(["profile", "set", "--phone", "+33 7 00 00 00 01", "--database", rig.database]).status == 0)
-        rig.modem.deliver(from: "+4915112345678", "status")
-        rig.modem.deliver(from: "+33700000001", "État")
-        try waitFor(20) { replies("+33700000001").count == 1 }
-        let report = replies("+33700000001")[0]
-        #expect(report.contains("protecting the rider\nIMU OK, ") && report.contains("SMS waiting: 0"), "\(report)")
-        #expect(report.contains("https://maps.google.com/?q=45.10000,5.70000"), "\(report)")
-        try waitFor(20) { rig.modem.stored == 0 }
-        #expect(replies("+4915112345678").count == 1, "a contact's STATUS was answered")
-        let later = try Rideguard.run(["events", "--kind", "messages", "--database", rig.database]).stdout
-        #expect(later.contains("STATUS from Jo (+49•••••••5678): only the rider's own phone may ask"), "\(later)")
     }
 
     @Test func crashAlertsEveryContactWithTheMapLink() throws {

@@ -26,6 +26,9 @@ final class ManualClock: ServiceClock {
 
     func now() -> Double { state.withLock { $0.now } }
 
+    /// Tasks sleeping on this clock now.
+    var sleepers: Int { state.withLock { $0.waiters.count } }
+
     /// Changes whenever a sleep starts or ends: a part at work (an AT command arms a timer, a
     /// woken task sleeps again).
     var activity: Int { state.withLock { $0.nextID * 1000 + $0.waiters.count } }

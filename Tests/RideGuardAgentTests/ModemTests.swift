@@ -9,6 +9,32 @@ import Testing
 
 /// The real serial, AT, PDU and outbox code against a fake modem on a pseudo-terminal.
 @Suite(.serialized) struct ModemTests {
+    /// Issue 28, point 1: a command's timeout runs on the agent's clock and ends with the command.
+    /// Answered commands leave no timer behind; a message the network never confirms fails after
+    /// exactly its timeout of the clock's time, however long that takes in real time.
+    @Test func timeoutsAreTheClocksAndEndWithTheirCommand() async throws {
+        var script = FakeModem.Script()
+        script.outcomes = [.silence]
+        let fake = try FakeModem(script: script)
+        let clock = ManualClock()
+        let session = ATSession(port: try SerialPort(device: fake.link), clock: clock) { _ in }
+        await session.start()
+        for _ in 0..<20 { try await session.run("AT", timeout: 5) }
+        #expect(clock.sleepers == 0, "a timer outlived its command")
+
+        let part = try #require(SMSPDU.encode("Test", to: "+33612345678", reference: 1).first)
+        let sending = Task { try await session.submit(part, timeout: 120) }
+        while !fake.commands.contains(where: { $0.hasPrefix("AT+CMGS=") }) || clock.sleepers == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(300))         // real time passes: no timeout
+        await clock.advance(by: 119)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(clock.sleepers == 1, "the send ended before its timeout")
+        await clock.advance(by: 2)
+        await #expect(throws: ATError.timeout(command: "AT+CMGS=\(part.tpduLength)", seconds: 120)) { try await sending.value }
+        #expect(clock.sleepers == 0)
+        await session.close()
+    }
+
     /// Every line logged, at every level, as written.
     final class Log: Sendable {
         struct Handler: LogHandler {

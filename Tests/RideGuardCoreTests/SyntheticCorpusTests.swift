@@ -1,25 +1,34 @@
+import Dispatch
+import Synchronization
 import Testing
 @testable import RideGuardCore
 import ScenarioSynth
 
 /// A seeded corpus generated in the test run: every scenario twice, short rides, every rate.
 @Suite struct SyntheticCorpusTests {
-    struct Outcome {
+    struct Outcome: Sendable {
         var label: TraceLabel
         var detections: [Double]
     }
 
-    static let outcomes: [Outcome] = (0..<(Scenario.allCases.count * 2)).map { index in
-        let (scenario, seed) = TraceSynthesizer.plan(seed: 4242, index: index)
-        var detector = CrashDetector()
-        var detections: [Double] = []
-        let label = TraceSynthesizer.generate(scenario, seed: seed, ridingScale: 0.1) { sample in
-            detector.process(sample) { event in
-                if case .crashDetected(let t, _) = event { detections.append(t) }
+    /// Each trace generated and replayed on its own: the machine's cores share the corpus.
+    static let outcomes: [Outcome] = {
+        let count = Scenario.allCases.count * 2
+        let results = Mutex([Outcome?](repeating: nil, count: count))
+        DispatchQueue.concurrentPerform(iterations: count) { index in
+            let (scenario, seed) = TraceSynthesizer.plan(seed: 4242, index: index)
+            var detector = CrashDetector()
+            var detections: [Double] = []
+            let label = TraceSynthesizer.generate(scenario, seed: seed, ridingScale: 0.1) { sample in
+                detector.process(sample) { event in
+                    if case .crashDetected(let t, _) = event { detections.append(t) }
+                }
             }
+            let outcome = Outcome(label: label, detections: detections)
+            results.withLock { $0[index] = outcome }
         }
-        return Outcome(label: label, detections: detections)
-    }
+        return results.withLock { $0.map { $0! } }
+    }()
 
     @Test func ridesRaiseNoAlarm() {
         for outcome in Self.outcomes where !outcome.label.crash {
