@@ -21,6 +21,7 @@ public final class Agent: Sendable {
     private let emergency: EmergencyService
     private let services: [any Service]
     private let button: SimulatedButton?
+    private let modem: Modem?
     private let stopping = Atomic<Bool>(false)
     private let group = Mutex<ServiceGroup?>(nil)
 
@@ -67,7 +68,7 @@ public final class Agent: Sendable {
                                 database: database, clock: clock, logger: part("recorder"))
 
         let incoming = IncomingSMS(database: database, emergency: emergency, messages: queue, sensor: sensor, clock: clock, logger: part("messages"))
-        let modem: Modem? = configuration.modem.simulated ? nil
+        modem = configuration.modem.simulated ? nil
             : Modem(configuration: ModemConfiguration(configuration.modem), clock: clock, logger: part("modem")) { await incoming.received($0) }
         let simulatedModem = SimulatedTransport(clock: clock, logger: part("modem"))
         let transport: any SMSTransport = modem ?? simulatedModem
@@ -129,13 +130,11 @@ public final class Agent: Sendable {
         defer { settled.cancel() }
         self.group.withLock { $0 = group }
         if stopping.load(ordering: .acquiring) { await group.triggerGracefulShutdown() }
-        do {
-            try await group.run()
-        } catch {
-            logger.error("stopped on an error: \(error)")
-            return
-        }
-        logger.info("stopped")
+        var failure: (any Error)?
+        do { try await group.run() } catch { failure = error }
+        // Every part has stopped: the serial port is let go (a next agent, or `rideguard sms`, may open it).
+        await modem?.close()
+        if let failure { logger.error("stopped on an error: \(failure)") } else { logger.info("stopped") }
     }
 
     /// Graceful shutdown, as on SIGTERM: the saved state stays for the next start.

@@ -372,6 +372,7 @@ import Testing
         await first.stop()
 
         let second = try InProcessAgent(configuration, clock: first.clock)
+        await second.settle(until: { modem.commands.filter { $0 == "AT+CNMI=2,1,0,0,0" }.count == 2 })   // the modem's bring-up: real I/O
         try await second.advance(until: { await second.agent.state == .armed && modem.commands.filter { $0 == "AT+CNMI=2,1,0,0,0" }.count == 2 },
                                  limit: 20)
         modem.deliver(from: "+4915112345678", text, parts: 2, only: [1], reference: 0x4242)

@@ -32,9 +32,13 @@ final class InProcessAgent: Sendable {
     func advance(until done: () async throws -> Bool, limit: Double, step: Double = 0.1,
                  sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let end = clock.now() + limit
+        // Real peers (a pty, a socket) answer in real time, which the clock outruns: never give up
+        // before a few real seconds have passed too.
+        let realEnd = Date().addingTimeInterval(5)
         while try await !done() {
-            guard clock.now() < end else {
-                Issue.record("not done within \(limit) s of the agent's time", sourceLocation: sourceLocation)
+            guard clock.now() < end || Date() < realEnd else {
+                Issue.record("not done within \(limit) s of the agent's time; the agent said:\n\(log.all.suffix(30).joined(separator: "\n"))",
+                             sourceLocation: sourceLocation)
                 throw AgentTimeUp(seconds: limit)
             }
             await clock.advance(by: step)
@@ -82,6 +86,10 @@ final class InProcessAgent: Sendable {
             stopped.store(true, ordering: .releasing)
         }
         for _ in 0..<600 where !stopped.load(ordering: .acquiring) { await clock.advance(by: 0.1) }
+        guard stopped.load(ordering: .acquiring) else {
+            Issue.record("the agent did not stop within 60 s of its time; it said:\n\(log.all.suffix(20).joined(separator: "\n"))")
+            return
+        }
         await stopping.value
     }
 
