@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import RideGuardAgent
 import RideGuardCore
 
@@ -9,8 +10,8 @@ struct Config: ParsableCommand {
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Validate the configuration: every problem with its line and key.")
 
-        @Option(help: "The configuration file.")
-        var config = ConfigurationFile.defaultPath
+        @OptionGroup var file: ConfigurationOption
+        var config: String { file.config }
 
         func run() throws {
             do {
@@ -37,6 +38,28 @@ struct Config: ParsableCommand {
 
         func run() {
             print(ConfigurationFile.example, terminator: "")
+        }
+    }
+}
+
+/// `--config`, the one declaration of it. The agent (`run`), `doctor` and `config check` need the
+/// file (`loadRequired`); the commands whose defaults (database, control socket) come from it take
+/// a missing file as every default (`load`); a broken file is an error for all.
+struct ConfigurationOption: ParsableArguments {
+    @Option(help: "The configuration file.")
+    var config = ConfigurationFile.defaultPath
+
+    func load() throws -> AgentConfiguration {
+        guard FileManager.default.fileExists(atPath: config) else { return AgentConfiguration() }
+        return try loadRequired()
+    }
+
+    func loadRequired() throws -> AgentConfiguration {
+        do {
+            return try ConfigurationFile.load(path: config)
+        } catch {
+            Output.error(error.description)
+            throw ExitCode(1)
         }
     }
 }

@@ -13,8 +13,7 @@ struct DoctorCommand: AsyncParsableCommand {
             Exit code 0 when the agent can protect the rider, 1 when something must be fixed.
             """)
 
-    @Option(help: "The configuration file.")
-    var config = ConfigurationFile.defaultPath
+    @OptionGroup var file: ConfigurationOption
 
     @Option(help: "Seconds to wait for a GPS fix.")
     var gpsWait: Double = 5
@@ -31,7 +30,7 @@ struct DoctorCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var doctor = Doctor(configurationPath: config)
+        var doctor = Doctor(configurationPath: file.config)
         doctor.fixWait = gpsWait
         doctor.modemWait = modemWait
         let json = self.json

@@ -27,23 +27,6 @@ struct DatabaseOption: ParsableArguments {
     }
 }
 
-/// `--config`, for the commands whose defaults (database, control socket) come from the agent's
-/// configuration. A missing file means every default; a broken one is an error.
-struct ConfigurationOption: ParsableArguments {
-    @Option(help: "The configuration file the defaults come from.")
-    var config = ConfigurationFile.defaultPath
-
-    func load() throws -> AgentConfiguration {
-        guard FileManager.default.fileExists(atPath: config) else { return AgentConfiguration() }
-        do {
-            return try ConfigurationFile.load(path: config)
-        } catch {
-            Output.error(error.description)
-            throw ExitCode(1)
-        }
-    }
-}
-
 /// Runs a change and turns a refusal into one clear line and exit code 1.
 func refusing<T>(_ body: () throws -> T) throws -> T {
     do {

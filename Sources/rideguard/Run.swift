@@ -10,15 +10,10 @@ struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Protect the rider: the agent, from boot to shutdown (SIGTERM or Ctrl-C stops it gracefully).")
 
-    @Option(help: "The configuration file.")
-    var config = ConfigurationFile.defaultPath
+    @OptionGroup var file: ConfigurationOption
 
     func run() async throws {
-        let configuration: AgentConfiguration
-        do { configuration = try ConfigurationFile.load(path: config) } catch {
-            Output.error(error.description)
-            throw ExitCode(1)
-        }
+        let configuration = try file.loadRequired()
         StartupMemory.release()   // the command line and the configuration's parser are done with
         let logger = Logger(label: "rideguard")
         // Stopped (SIGTERM, Ctrl-C) while the database cannot be opened: exits at once.

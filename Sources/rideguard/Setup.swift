@@ -19,8 +19,8 @@ struct Setup: AsyncParsableCommand {
             --no-input nothing is asked, for scripted installs.
             """)
 
-    @Option(help: "The configuration file.")
-    var config = ConfigurationFile.defaultPath
+    @OptionGroup var file: ConfigurationOption
+    var config: String { file.config }
 
     @Option(help: "Language of the alerts: \(MessageLanguage.allCases.map(\.rawValue).joined(separator: ", ")).")
     var language: MessageLanguage?
@@ -73,11 +73,7 @@ struct Setup: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var configuration: AgentConfiguration
-        do { configuration = try ConfigurationFile.load(path: config) } catch {
-            Output.error(error.description)
-            throw ExitCode(1)
-        }
+        var configuration = try file.loadRequired()
         let database: RideGuardDatabase
         do { database = try RideGuardDatabase(path: configuration.database) } catch {
             Output.error("cannot open the database \(configuration.database): \(error) (run setup with sudo)")

@@ -243,16 +243,16 @@ import Testing
     }
 
     /// Issue 27, point 4: Sam's OK arrives while the last alert is being sent (a network that takes
-    /// 2 s to accept each): it is read before any call is dialled, so nobody is ever rung.
+    /// a second to accept each): it is read before any call is dialled, so nobody is ever rung.
     @Test func anOKReadBeforeTheCallsStartWinsTheRace() async throws {
         var script = FakeModem.Script()
-        script.sendSeconds = 2
+        script.sendSeconds = 1
         let modem = try FakeModem(script: script)
         let folder = try Self.folder("ok-race")
         let agent = try InProcessAgent(InProcessAgent.configuration(in: folder, modem: modem))
         let sends = { modem.commands.filter { $0.hasPrefix("AT+CMGS=") }.count }
         try await agent.advance(until: { sends() == 1 }, limit: 60)
-        // The network's 2 s are real ones: the clock stands still while the modem sends.
+        // The network's second is a real one: the clock stands still while the modem sends.
         await agent.settle(until: { sends() == 2 }, seconds: 10)
         #expect(sends() == 2)
         modem.deliver(from: "+33612345678", "OK")
@@ -268,13 +268,13 @@ import Testing
     /// rung. Then the rider holds the button 3 s: the all-clear goes to both.
     @Test func anAnsweredCallStopsTheRoundAndTheLongHoldSendsTheAllClear() async throws {
         var script = FakeModem.Script()
-        script.phones = ["+33612345678": .answers(after: 2)]
+        script.phones = ["+33612345678": .answers(after: 1)]
         let modem = try FakeModem(script: script)
         let folder = try Self.folder("clear")
         let configuration = InProcessAgent.configuration(in: folder, modem: modem)
         let agent = try InProcessAgent(configuration)
         try await agent.advance(until: { modem.calls.count == 1 }, limit: 60)
-        await agent.settle(until: { modem.calls[0].answered })          // Sam picks up 2 s (real time) after it rings
+        await agent.settle(until: { modem.calls[0].answered })          // Sam picks up a second (real time) after it rings
         try await agent.advance(until: { (try? AgentTests.status(folder))??.acknowledgement != nil }, limit: 20)
         let calls = modem.calls
         #expect(calls.count == 1 && calls[0].number == "+33612345678" && calls[0].answered && calls[0].ended != nil, "\(calls)")

@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func demoWithImFineSendsNothing() throws {
-        let result = try Rideguard.run(["demo", "--cancel", "--speed", "12", "--trace", Rideguard.fixtures.appendingPathComponent("example-lowside.csv").path])
+        let result = try Rideguard.run(["demo", "--cancel", "--speed", "20", "--trace", Rideguard.fixtures.appendingPathComponent("example-lowside.csv").path])
         #expect(result.status == 0)
         #expect(result.stdout.contains("rider is fine: countdown cancelled, nothing sent"))
         #expect(result.stdout.contains("demo over: 0 SMS sent"))
@@ -142,7 +142,7 @@ import Testing
     }
 
     @Test func crashAlertsEveryContactWithTheMapLink() throws {
-        let rig = try Rig("agent", playback: 8)
+        let rig = try Rig("agent", playback: 30)
         let log = rig.folder.appendingPathComponent("agent.log").path
         let process = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], stdout: log, stderr: log)
         try waitFor(60) { rig.modem.messages.count >= 2 }
@@ -172,7 +172,7 @@ import Testing
     @Test func killedMidCountdownAndMidSendEveryContactStillGetsTheCrashAlert() throws {
         var script = FakeModem.Script()
         script.outcomes = [.silence]                                          // the first alert hangs
-        let rig = try Rig("kill", modem: try FakeModem(script: script), playback: 8)
+        let rig = try Rig("kill", modem: try FakeModem(script: script), playback: 30)
         let log = { (name: String) in rig.folder.appendingPathComponent(name).path }
         let first = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], stdout: log("first.log"), stderr: log("first.log"))
         try waitForState(rig.folder, "alertCountdown")
