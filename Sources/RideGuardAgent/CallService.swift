@@ -142,7 +142,7 @@ struct CallService: Service, CustomStringConvertible {
     }
 
     private func journal(_ text: String) {
-        database.journal(JournalEntry("alerts", text), at: clock.now())
+        database.journal(JournalEntry(.alerts, text), at: clock.now())
         logger.info("\(text)")
     }
 }

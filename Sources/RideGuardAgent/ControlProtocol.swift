@@ -191,7 +191,7 @@ public struct AgentStatus: Codable, Equatable, Sendable {
         }
 
         public init(_ health: ModemHealth) {
-            self.init(real: true, connected: health.connected, registration: health.registration ?? "unknown",
+            self.init(real: true, connected: health.connected, registration: (health.registration ?? .unknown).rawValue,
                       signalDBm: health.signalDBm, sim: health.sim, problem: health.problem)
             voice = health.voice
         }
@@ -199,7 +199,7 @@ public struct AgentStatus: Codable, Equatable, Sendable {
         public var health: ModemHealth {
             var health = ModemHealth.unknown
             health.connected = connected
-            health.registration = registration
+            health.registration = registration.flatMap(Registration.init(rawValue:))
             health.signalDBm = signalDBm
             health.sim = sim
             health.problem = problem

@@ -34,7 +34,7 @@ struct ControlService: Service, CustomStringConvertible {
         } catch {
             let text = "\(error) (status and ctl press unavailable; detection goes on)"
             logger.error("\(text)")
-            database.journal(JournalEntry("system", text), at: clock.now())
+            database.journal(JournalEntry(.system, text), at: clock.now())
             try? await gracefulShutdown()
             return
         }

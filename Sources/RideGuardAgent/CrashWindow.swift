@@ -60,12 +60,12 @@ final class CrashWindow: Sendable {
             created = true
             for sample in samples { try writer.append(sample) }
             try writer.flush()
-            database.journal(JournalEntry("detections", "saved the trace around the crash: \(path)"), at: clock.now())
+            database.journal(JournalEntry(.detections, "saved the trace around the crash: \(path)"), at: clock.now())
         } catch {
             // A full card leaves no empty or cut trace behind to be taken for a recording.
             if created { unlink(path) }
             logger.error("could not save the trace around the crash: \(error)")
-            database.journal(JournalEntry("detections", "the trace around the crash could not be saved: \(error)"), at: clock.now())
+            database.journal(JournalEntry(.detections, "the trace around the crash could not be saved: \(error)"), at: clock.now())
         }
     }
 }

@@ -350,7 +350,7 @@ public struct Doctor: Sendable {
         let deadline = Date().addingTimeInterval(modemWait)
         var health = await modem.checkHealth()
         // A modem just powered needs a few seconds to find its network.
-        while health.problem == nil, !health.registered, health.registration != "denied", Date() < deadline {
+        while health.problem == nil, !health.registered, health.registration != .denied, Date() < deadline {
             try? await Task.sleep(for: .seconds(2))
             health = await modem.checkHealth()
         }
@@ -368,12 +368,12 @@ public struct Doctor: Sendable {
         }
         let signal = health.signalDBm.map { "\($0) dBm" } ?? "signal unknown"
         guard health.registered else {
-            return DoctorCheck("modem", .failed, "\(name)SIM \(health.sim ?? "?"), network \(health.registration ?? "unknown"), \(signal)",
-                               fix: health.registration == "denied"
+            return DoctorCheck("modem", .failed, "\(name)SIM \(health.sim ?? "?"), network \(health.registration ?? .unknown), \(signal)",
+                               fix: health.registration == .denied
                                    ? "the network refuses the SIM: check its plan with the operator"
                                    : "check the antenna and the SIM's plan; the modem keeps searching")
         }
-        let text = "\(name)SIM ready, network \(health.registration ?? "?"), \(signal)"
+        let text = "\(name)SIM ready, network \(health.registration?.rawValue ?? "?"), \(signal)"
         if let dBm = health.signalDBm, dBm < -105 {
             return DoctorCheck("modem", .warning, text + " (weak)", fix: "move the antenna away from the engine and the frame")
         }

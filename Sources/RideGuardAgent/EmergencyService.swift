@@ -71,7 +71,7 @@ public actor EmergencyService {
         do {
             loaded = try store.load()
         } catch {
-            outputs.journal(JournalEntry("system", "could not read the saved emergency state, starting afresh: \(error)"))
+            outputs.journal(JournalEntry(.system, "could not read the saved emergency state, starting afresh: \(error)"))
         }
         if let loaded, WorkflowState.emergencyUnderWay.contains(loaded.state) {
             workflow = loaded
@@ -135,7 +135,7 @@ public actor EmergencyService {
 
     private func lost() {
         lostInputs += 1
-        outputs.journal(JournalEntry("system", "an input to the emergency workflow was lost: \(Self.bufferedInputs) were waiting (\(lostInputs) lost so far)"))
+        outputs.journal(JournalEntry(.system, "an input to the emergency workflow was lost: \(Self.bufferedInputs) were waiting (\(lostInputs) lost so far)"))
     }
 
     private func scheduleGestureTick() {
@@ -153,7 +153,7 @@ public actor EmergencyService {
             switch action {
             case .persist:
                 do { try store.save(workflow) } catch {
-                    outputs.journal(JournalEntry("system", "could not save the emergency state: \(error)"))
+                    outputs.journal(JournalEntry(.system, "could not save the emergency state: \(error)"))
                 }
             case .buzzer(let pattern):
                 await buzzer.play(pattern)

@@ -29,7 +29,7 @@ struct IgnitionService: Service, CustomStringConvertible {
         let set = { @Sendable (on: Bool) in
             guard bike.setIgnition(on, at: clock.now()) else { return }
             let text = on ? "ignition on: a ride may begin" : "ignition off: the bike is parked (a fall now is the parked bike's, not a crash)"
-            database.journal(JournalEntry("system", text), at: clock.now())
+            database.journal(JournalEntry(.system, text), at: clock.now())
             logger.info("\(text)")
         }
         let watcher = ButtonWatcher(open: { () throws(GPIOError) -> GPIOLine in
@@ -40,7 +40,7 @@ struct IgnitionService: Service, CustomStringConvertible {
             case .opened(let active):
                 problems.set("ignition", nil)
                 if lost.exchange(false, ordering: .acquiringAndReleasing) {
-                    database.journal(JournalEntry("system", "ignition line back: \(address) works again"), at: clock.now())
+                    database.journal(JournalEntry(.system, "ignition line back: \(address) works again"), at: clock.now())
                 }
                 if let active { set(active) }
             case .failed(let error, let retry):
@@ -48,7 +48,7 @@ struct IgnitionService: Service, CustomStringConvertible {
                 bike.setIgnition(nil, at: clock.now())
                 logger.warning("ignition: \(error); retrying in \(DecimalFormat.string(retry, decimals: 1)) s")
                 if !lost.exchange(true, ordering: .acquiringAndReleasing) {
-                    database.journal(JournalEntry("system", "ignition line lost: \(error); the detector decides from the physics alone until it is back"),
+                    database.journal(JournalEntry(.system, "ignition line lost: \(error); the detector decides from the physics alone until it is back"),
                                           at: clock.now())
                 }
             }
@@ -99,7 +99,7 @@ struct IgnitionService: Service, CustomStringConvertible {
     }
 
     private func journal(_ text: String) {
-        database.journal(JournalEntry("system", text), at: clock.now())
+        database.journal(JournalEntry(.system, text), at: clock.now())
         logger.info("\(text)")
     }
 }
@@ -149,7 +149,7 @@ struct SupplyService: Service, CustomStringConvertible {
             bike.underVoltage = now
             if let now, now != last, now || last != nil {
                 let text = now ? SupplyMonitor.underVoltageText : "supply: voltage normal again"
-                database.journal(JournalEntry("system", text), at: clock.now())
+                database.journal(JournalEntry(.system, text), at: clock.now())
                 if now { logger.warning("\(text)") } else { logger.info("\(text)") }
             }
             if now != nil { last = now }

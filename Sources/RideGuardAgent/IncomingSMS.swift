@@ -84,11 +84,11 @@ final class IncomingSMS: Sendable {
             let rate = now - s.lastSampleWall <= 1 ? s.rateHz : nil      // NaN (never sampled) is not within
             await answer(.status, from: who, to: number, at: now) { try await messages.queueStatusReply(to: number, sensorRateHz: rate) }
         case .status? where contact != nil:
-            journal("messages", "STATUS from \(who): only the rider's own phone may ask (rideguard profile set --phone); not answered")
+            journal(.messages, "STATUS from \(who): only the rider's own phone may ask (rideguard profile set --phone); not answered")
         default:
             let known = contact != nil || fromRider
             let what = !known ? "" : command == nil ? ", not a command" : ", a command it may not give"
-            journal("messages", "SMS from \(who), \(text.count) characters\(what): not answered")
+            journal(.messages, "SMS from \(who), \(text.count) characters\(what): not answered")
         }
     }
 
@@ -102,18 +102,18 @@ final class IncomingSMS: Sendable {
         }
         let name = command == .status ? "STATUS" : "WHERE"
         guard due else {
-            journal("messages", "\(name) from \(who): answered less than a minute ago; not again")
+            journal(.messages, "\(name) from \(who): answered less than a minute ago; not again")
             return
         }
         do {
             try await queue()
-            journal("messages", "\(name) from \(who): \(command == .status ? "status" : "position") sent back")
+            journal(.messages, "\(name) from \(who): \(command == .status ? "status" : "position") sent back")
         } catch {
-            journal("messages", "\(name) from \(who): could not queue the answer: \(error)")
+            journal(.messages, "\(name) from \(who): could not queue the answer: \(error)")
         }
     }
 
-    private func journal(_ kind: String, _ text: String) {
+    private func journal(_ kind: JournalKind, _ text: String) {
         database.journal(JournalEntry(kind, text), at: clock.now())
         logger.info("\(kind): \(text)")
     }

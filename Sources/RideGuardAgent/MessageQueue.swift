@@ -57,7 +57,7 @@ final class MessageQueue: Sendable {
             try? await clock.sleep(until: clock.now() + delay)
             let state = await emergency.state
             guard kind == .allClear || kind == .parkedFall || WorkflowState.alertsOut.contains(state) else {
-                database.journal(JournalEntry("messages", "\(kind.rawValue) no longer needed (\(state.rawValue)): not queued"), at: clock.now())
+                database.journal(JournalEntry(.messages, "\(kind.rawValue) no longer needed (\(state.rawValue)): not queued"), at: clock.now())
                 return
             }
             attempts += 1
@@ -83,7 +83,7 @@ final class MessageQueue: Sendable {
         case .only(let list): numbers = list
         case .rider:
             guard let phone = profile().phone else {
-                database.journal(JournalEntry("messages", "\(kind.rawValue): no phone of the rider's own is set (rideguard profile set --phone), nothing sent"), at: clock.now())
+                database.journal(JournalEntry(.messages, "\(kind.rawValue): no phone of the rider's own is set (rideguard profile set --phone), nothing sent"), at: clock.now())
                 return
             }
             numbers = [phone]
@@ -96,7 +96,7 @@ final class MessageQueue: Sendable {
         }
         let who = numbers.map(PhoneNumber.mask).joined(separator: ", ")
         let whom = recipients == .rider ? "the rider's phone" : "\(numbers.count) contact\(numbers.count == 1 ? "" : "s")"
-        database.journal(JournalEntry("messages", "\(kind.rawValue) queued for \(whom): \(who)"), at: clock.now())
+        database.journal(JournalEntry(.messages, "\(kind.rawValue) queued for \(whom): \(who)"), at: clock.now())
     }
 
     /// The outbox kind of an answer to an SMS command.

@@ -24,11 +24,11 @@ struct ModemHealthService: Service, CustomStringConvertible {
                 if (try? outbox.countPending()) == 0 {
                     let health = await modem.checkHealth()
                     let summary = health.problem ?? (health.registered
-                        ? "ready, network \(health.registration ?? "?")"
-                        : "not registered (\(health.registration ?? "unknown"))")
+                        ? "ready, network \(health.registration?.rawValue ?? "?")"
+                        : "not registered (\(health.registration ?? .unknown))")
                     if summary != last {
                         last = summary
-                        database.journal(JournalEntry("system", "modem: \(summary)"), at: clock.now())
+                        database.journal(JournalEntry(.system, "modem: \(summary)"), at: clock.now())
                         logger.info("modem: \(summary)\(health.signalDBm.map { ", \($0) dBm" } ?? "")")
                     }
                 } else {

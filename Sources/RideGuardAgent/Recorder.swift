@@ -169,7 +169,7 @@ final class Recorder: Sendable {
     private func finished(_ file: RecordingFile) {
         let text = file.close()
         logger.info("\(text)")
-        database.journal(JournalEntry("system", text), at: clock.now())
+        database.journal(JournalEntry(.system, text), at: clock.now())
     }
 }
 

@@ -30,7 +30,7 @@ struct RetentionService: Service, CustomStringConvertible {
             guard pruned.messages + pruned.journal > 0 else { return }
             let text = "retention: deleted \(pruned.messages) delivered messages and \(pruned.journal) journal lines older than \(keepDays) days"
             logger.info("\(text)")
-            database.journal(JournalEntry("system", text), at: clock.now())
+            database.journal(JournalEntry(.system, text), at: clock.now())
         } catch {
             logger.warning("retention: old records could not be deleted (\(error)); trying again tomorrow")
         }

@@ -121,7 +121,7 @@ struct SamplerService: Service, CustomStringConvertible {
                 ? "the bike is parked (\(service.bike.ignition == false ? "ignition off" : "still, no engine, no GPS speed")): a fall now is the parked bike's, not a crash"
                 : "the bike is no longer parked (\(context.rawValue))"
             let database = service.database
-            journal.async { database.journal(JournalEntry("detections", text), at: now) }
+            journal.async { database.journal(JournalEntry(.detections, text), at: now) }
             service.logger.info("\(text)")
         }
 
@@ -146,7 +146,7 @@ struct SamplerService: Service, CustomStringConvertible {
                 // the rider is still protected (no fault pattern for a corrupt value).
                 service.health.rejected(count)
                 let at = clock.now(), database = service.database, summary = SensorFault.nonPhysical(count: count).summary
-                journal.async { database.journal(JournalEntry("system", "sensor: \(summary)"), at: at) }
+                journal.async { database.journal(JournalEntry(.system, "sensor: \(summary)"), at: at) }
                 service.logger.warning("IMU: \(summary)")
             case .sensorFault(_, let fault):
                 if fault.isDroppedSample { return }
@@ -154,7 +154,7 @@ struct SamplerService: Service, CustomStringConvertible {
                 service.emergency.post(.event(.sensorFault(at: clock.now(), summary: fault.summary)))
             case .impact(_, let peak, _, _):
                 let at = clock.now(), database = service.database
-                journal.async { database.journal(JournalEntry("detections", "impact \(DecimalFormat.string(peak, decimals: 1)) g"), at: at) }
+                journal.async { database.journal(JournalEntry(.detections, "impact \(DecimalFormat.string(peak, decimals: 1)) g"), at: at) }
                 service.logger.info("impact \(DecimalFormat.string(peak, decimals: 1)) g")
             case .uprightLearned, .rearmed:
                 break

@@ -86,11 +86,25 @@ public struct Acknowledgement: Codable, Equatable, Sendable {
 }
 
 /// A line for the journal: `kind` is alerts, detections, system or messages.
+/// What a journal line is about: `rideguard events --kind` takes these names.
+public enum JournalKind: String, Codable, CaseIterable, Sendable, CustomStringConvertible {
+    /// The emergency: countdowns, alerts, calls, acknowledgements.
+    case alerts
+    /// What the detector saw: impacts, crashes, parked falls, the bike's context.
+    case detections
+    /// SMS in and out: queued, sent, failed, answered.
+    case messages
+    /// The agent itself: arming, storage, the modem's and the supply's health, sensor faults.
+    case system
+
+    public var description: String { rawValue }
+}
+
 public struct JournalEntry: Codable, Equatable, Sendable {
-    public var kind: String
+    public var kind: JournalKind
     public var text: String
 
-    public init(_ kind: String, _ text: String) {
+    public init(_ kind: JournalKind, _ text: String) {
         self.kind = kind
         self.text = text
     }
@@ -187,20 +201,20 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
             if state == .armed || state == .emergencyEnded || state == .disarmed {
                 state = .disarmed
                 play(.off, &actions)
-                actions.append(.journal(JournalEntry("system", "protection stopped")))
+                actions.append(.journal(JournalEntry(.system, "protection stopped")))
             }
         case .crashDetected(let t, let summary, let evidence):
-            actions.append(.journal(JournalEntry("detections", "crash detected: \(summary)")))
+            actions.append(.journal(JournalEntry(.detections, "crash detected: \(summary)")))
             if state == .armed {
                 startCountdown(.crash, at: t, seconds: configuration.countdownSeconds, into: &actions)
                 crash = CrashFacts(time: t, evidence: evidence)
             } else if state == .disarmed || state == .emergencyEnded {
-                actions.append(.journal(JournalEntry("detections", "not protecting: no countdown (press the button to resume)")))
+                actions.append(.journal(JournalEntry(.detections, "not protecting: no countdown (press the button to resume)")))
             }
         case .parkedFall(_, let summary):
             // Nobody was riding: no countdown, no contact. The rider's phone is told, and the buzzer
             // says it to whoever is near (unless an emergency's own pattern sounds).
-            actions.append(.journal(JournalEntry("detections", "parked bike fell over: \(summary) (nobody riding: no countdown, the rider's phone is told)")))
+            actions.append(.journal(JournalEntry(.detections, "parked bike fell over: \(summary) (nobody riding: no countdown, the rider's phone is told)")))
             if state == .armed || state == .disarmed || state == .emergencyEnded { play(.parkedFall, &actions) }
             actions.append(.queueMessages(.parkedFall, to: .rider))
         case .gesture(let gesture):
@@ -212,20 +226,20 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
         case .allAlertsDelivered(let t):
             if state == .emergencySending || state == .emergencySendingFailed { enterSent(at: t, into: &actions) }
         case .sensorFault(_, let summary):
-            actions.append(.journal(JournalEntry("system", "sensor fault: \(summary)")))
+            actions.append(.journal(JournalEntry(.system, "sensor fault: \(summary)")))
             if state == .armed { play(.fault, &actions) }
         case .storageFault(_, let summary):
-            actions.append(.journal(JournalEntry("system", "storage fault: \(summary) (protecting, degraded)")))
+            actions.append(.journal(JournalEntry(.system, "storage fault: \(summary) (protecting, degraded)")))
             if state == .armed && buzzer != .fault { play(.storageFault, &actions) }
         case .partRecovered(_, let summary):
-            actions.append(.journal(JournalEntry("system", summary)))
+            actions.append(.journal(JournalEntry(.system, summary)))
             if buzzer == .fault || buzzer == .storageFault {
                 if state == .armed { play(.resumed, &actions) }
                 if state == .emergencySending || state == .emergencySendingFailed { play(.alarm, &actions) }
             }
         case .messagesBlocked(_, let summary):
             // The rider must know that nobody is being alerted: the fault pattern replaces the alarm.
-            actions.append(.journal(JournalEntry("alerts", summary)))
+            actions.append(.journal(JournalEntry(.alerts, summary)))
             play(.fault, &actions)
         case .acknowledged(let acknowledgement):
             acknowledge(acknowledgement, into: &actions)
@@ -264,7 +278,7 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
         // carried is what counts (a restart must not send another position at once).
         if [.disarmed, .armed, .emergencyEnded].contains(state) { fixSeenSinceEmergency = false }
         if state != .disarmed && state != .armed {
-            actions.append(.journal(JournalEntry("system", "resumed in state \(state.rawValue) after a restart")))
+            actions.append(.journal(JournalEntry(.system, "resumed in state \(state.rawValue) after a restart")))
         }
         return actions
     }
@@ -278,12 +292,12 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
                 if state != .armed || buzzer == .fault {
                     state = .armed
                     play(.armed, &actions)
-                    actions.append(.journal(JournalEntry("system", "armed: protecting the rider")))
+                    actions.append(.journal(JournalEntry(.system, "armed: protecting the rider")))
                 }
             } else {
                 state = .disarmed
                 play(.fault, &actions)
-                actions.append(.journal(JournalEntry("system", "not protecting: " + problems.joined(separator: "; "))))
+                actions.append(.journal(JournalEntry(.system, "not protecting: " + problems.joined(separator: "; "))))
             }
         default:
             break  // an emergency is not interrupted by a health check
@@ -302,7 +316,7 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
         play(.countdownSlow, &actions)
         scheduleStep(after: .countdownSlow, deadline: t + seconds, &actions)
         let what = trigger == .crash ? "crash" : "manual SOS"
-        actions.append(.journal(JournalEntry("alerts", "\(what): countdown of \(Int(seconds)) s started")))
+        actions.append(.journal(JournalEntry(.alerts, "\(what): countdown of \(Int(seconds)) s started")))
     }
 
     /// The buzzer speeds up at half time and again for the last seconds.
@@ -334,7 +348,7 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
             clearTimer(.countdown, &actions)
             clearTimer(.countdownStep, &actions)
             play(.acknowledge, &actions)
-            actions.append(.journal(JournalEntry("alerts", "rider is fine: countdown cancelled, nothing sent")))
+            actions.append(.journal(JournalEntry(.alerts, "rider is fine: countdown cancelled, nothing sent")))
         case (.armed, .held(let seconds, let t)) where seconds >= configuration.longHoldSeconds:
             startCountdown(.manual, at: t, seconds: configuration.manualCountdownSeconds, into: &actions)
         case (.emergencySending, .held(let seconds, _)), (.emergencySent, .held(let seconds, _)),
@@ -347,13 +361,13 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
              (.emergencySendingFailed, .released(let duration, _)):
             if duration < configuration.cancelHoldSeconds && buzzer != .off {
                 play(.off, &actions)
-                actions.append(.journal(JournalEntry("alerts", "buzzer silenced by the rider (hold \(Int(configuration.longHoldSeconds)) s to cancel)")))
+                actions.append(.journal(JournalEntry(.alerts, "buzzer silenced by the rider (hold \(Int(configuration.longHoldSeconds)) s to cancel)")))
             }
         case (.emergencyEnded, .released):
             state = .armed
             trigger = nil
             play(.resumed, &actions)
-            actions.append(.journal(JournalEntry("system", "protection resumed by the rider")))
+            actions.append(.journal(JournalEntry(.system, "protection resumed by the rider")))
         default:
             break  // a short press in a countdown, bounce, or a gesture with no meaning here does nothing
         }
@@ -374,20 +388,20 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
             actions.append(.queueMessages(.alert, to: .everyContact))
             play(.alarm, &actions)
             setTimer(.networkFailure, t + configuration.networkFailureSeconds, &actions)
-            actions.append(.journal(JournalEntry("alerts", "countdown over: alerting every contact")))
+            actions.append(.journal(JournalEntry(.alerts, "countdown over: alerting every contact")))
         case (.emergencySending, .networkFailure):
             if alerted.isEmpty {
                 state = .emergencySendingFailed
-                actions.append(.journal(JournalEntry("alerts", "no alert could be sent for \(Int(configuration.networkFailureSeconds / 60)) min: still trying")))
+                actions.append(.journal(JournalEntry(.alerts, "no alert could be sent for \(Int(configuration.networkFailureSeconds / 60)) min: still trying")))
             } else {
-                actions.append(.journal(JournalEntry("alerts", "not every contact reached yet: still trying")))
+                actions.append(.journal(JournalEntry(.alerts, "not every contact reached yet: still trying")))
                 enterSent(at: t, into: &actions)
             }
         case (.emergencySent, .locationUpdate):
             actions.append(.queueMessages(.locationUpdate, to: .only(alerted)))
             setTimer(.locationUpdate, t + configuration.locationUpdateIntervalSeconds, &actions)
         case (.emergencySent, .trackingEnd):
-            actions.append(.journal(JournalEntry("alerts", "tracking over")))
+            actions.append(.journal(JournalEntry(.alerts, "tracking over")))
             endEmergency(pattern: .fault, reason: "emergency over: press the button to resume protection", &actions)
         default:
             break
@@ -414,7 +428,7 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
         actions.append(.startTracking)
         setTimer(.locationUpdate, t + configuration.locationUpdateIntervalSeconds, &actions)
         setTimer(.trackingEnd, t + configuration.trackingDurationSeconds, &actions)
-        actions.append(.journal(JournalEntry("alerts", "alert delivered: tracking the rider's position")))
+        actions.append(.journal(JournalEntry(.alerts, "alert delivered: tracking the rider's position")))
         if acknowledgement == nil { actions.append(.startCalls) }
     }
 
@@ -423,16 +437,16 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
     private mutating func acknowledge(_ acknowledgement: Acknowledgement, into actions: inout [WorkflowAction]) {
         let how = acknowledgement.channel == .call ? "answered the call" : "replied OK"
         guard WorkflowState.alertsOut.contains(state) else {
-            actions.append(.journal(JournalEntry("messages", "\(acknowledgement.who) \(how) with no emergency under way: nothing to acknowledge")))
+            actions.append(.journal(JournalEntry(.messages, "\(acknowledgement.who) \(how) with no emergency under way: nothing to acknowledge")))
             return
         }
         guard self.acknowledgement == nil else {
-            actions.append(.journal(JournalEntry("alerts", "\(acknowledgement.who) \(how) too")))
+            actions.append(.journal(JournalEntry(.alerts, "\(acknowledgement.who) \(how) too")))
             return
         }
         self.acknowledgement = acknowledgement
         actions.append(.stopCalls)
-        actions.append(.journal(JournalEntry("alerts", "\(acknowledgement.who) acknowledged the alert (\(how)): calls stopped")))
+        actions.append(.journal(JournalEntry(.alerts, "\(acknowledgement.who) acknowledged the alert (\(how)): calls stopped")))
     }
 
     private mutating func endEmergency(pattern: BuzzerPattern, reason: String, _ actions: inout [WorkflowAction]) {
@@ -442,7 +456,7 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
         actions.append(.stopTracking)
         actions.append(.stopCalls)
         play(pattern, &actions)
-        actions.append(.journal(JournalEntry("alerts", reason)))
+        actions.append(.journal(JournalEntry(.alerts, reason)))
     }
 
     // MARK: - Helpers

@@ -25,13 +25,33 @@ public struct ModemConfiguration: Codable, Equatable, Sendable {
     }
 }
 
+/// Where the modem stands on the network (27.007 +CREG/+CEREG <stat>), by the name `status` shows.
+public enum Registration: String, Codable, Sendable, CustomStringConvertible {
+    case home, roaming, searching, denied
+    case notRegistered = "not registered"
+    case unknown
+
+    public init(status: Int) {
+        self = switch status {
+        case 1, 6: .home
+        case 5, 7: .roaming
+        case 2: .searching
+        case 3: .denied
+        case 0: .notRegistered
+        default: .unknown
+        }
+    }
+
+    public var registered: Bool { self == .home || self == .roaming }
+    public var description: String { rawValue }
+}
+
 /// What the rest of the agent can know about the modem.
 public struct ModemHealth: Codable, Equatable, Sendable {
     public var connected = false
     public var sim: String?
     public var signalDBm: Int?
-    /// home, roaming, searching, denied, not registered, unknown.
-    public var registration: String?
+    public var registration: Registration?
     public var serviceCentre: String?
     /// Whether it can make voice calls (`AT+CLCC=?` answered OK); nil until brought up.
     public var voice: Bool?
@@ -40,21 +60,11 @@ public struct ModemHealth: Codable, Equatable, Sendable {
     public var messageStorage: String?
     public var problem: String?
 
-    public var registered: Bool { registration == "home" || registration == "roaming" }
+    public var registered: Bool { registration?.registered ?? false }
 
     /// Nothing known yet.
     public static let unknown = ModemHealth()
 
-    public static func registrationName(_ status: Int) -> String {
-        switch status {
-        case 1, 6: "home"
-        case 5, 7: "roaming"
-        case 2: "searching"
-        case 3: "denied"
-        case 0: "not registered"
-        default: "unknown"
-        }
-    }
 }
 
 /// A cellular modem over AT commands: opened on demand, brought up, reopened after it disappears.
@@ -136,8 +146,8 @@ public actor Modem: SMSTransport, VoiceCaller {
         while true {
             await refreshRegistration(session)
             if health.registered { break }
-            if clock.now() > deadline || health.registration == "denied" {
-                throw SendError(permanent: false, reason: "not registered on a network (\(health.registration ?? "unknown"))", acceptedParts: 0)
+            if clock.now() > deadline || health.registration == .denied {
+                throw SendError(permanent: false, reason: "not registered on a network (\(health.registration ?? .unknown))", acceptedParts: 0)
             }
             try? await clock.sleep(until: clock.now() + 2)
         }
@@ -320,7 +330,7 @@ public actor Modem: SMSTransport, VoiceCaller {
         port.add(since: start, until: clock.now(), commands: 2)
         guard health.registered else {
             endTurn()
-            return ended(.failed("not registered on a network (\(health.registration ?? "unknown"))"))
+            return ended(.failed("not registered on a network (\(health.registration ?? .unknown))"))
         }
         callEnding = nil
         callHeard = []
@@ -506,7 +516,7 @@ public actor Modem: SMSTransport, VoiceCaller {
                 if best == nil || [1, 5, 6, 7].contains(status) { best = status }
             }
         }
-        health.registration = best.map(ModemHealth.registrationName) ?? "unknown"
+        health.registration = best.map(Registration.init(status:)) ?? .unknown
     }
 }
 

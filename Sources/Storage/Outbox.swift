@@ -74,9 +74,9 @@ public final class RideGuardDatabase: Sendable {
         opened = (info.st_dev, info.st_ino)
         let now = Date().timeIntervalSince1970
         for change in tightened {
-            journal(JournalEntry("system", "database: tightened \(change): other users could read the contacts and the medical note"), at: now)
+            journal(JournalEntry(.system, "database: tightened \(change): other users could read the contacts and the medical note"), at: now)
         }
-        if let startupProblem { journal(JournalEntry("system", startupProblem), at: now) }
+        if let startupProblem { journal(JournalEntry(.system, startupProblem), at: now) }
     }
 
     static func open(_ path: String) throws -> DatabaseQueue {

@@ -193,7 +193,7 @@ extension RideGuardDatabase {
     /// whether it is on disk.
     @discardableResult
     public func journal(_ entry: JournalEntry, at time: Double) -> Bool {
-        let record = JournalRecord(id: nil, time: time, kind: entry.kind, text: entry.text)
+        let record = JournalRecord(id: nil, time: time, kind: entry.kind.rawValue, text: entry.text)
         do {
             try write { db in
                 var record = record

@@ -81,7 +81,7 @@ func alertPath(history: Bool) -> Double {
             let now = 2_000_000_000.0 + Double(round)
             _ = try! database.contactsToAlert()
             let message = outbox.queue(recipient: "+33612345678", kind: MessageKind.alert.rawValue, body: "Crash!", now: now)
-            database.journal(JournalEntry("messages", "alert queued"), at: now)
+            database.journal(JournalEntry(.messages, "alert queued"), at: now)
             let claimed = try! outbox.claimNext(now: now)!
             precondition(claimed.id == message.id)
             try! outbox.markSent(claimed.id!, references: [round], now: now)

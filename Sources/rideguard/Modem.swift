@@ -134,7 +134,7 @@ struct ModemCommand: AsyncParsableCommand {
                 print("connected: \(health.connected ? "yes" : "no")")
                 print("SIM: \(health.sim ?? "unknown")")
                 print("signal: \(health.signalDBm.map { "\($0) dBm" } ?? "unknown")")
-                print("network: \(health.registration ?? "unknown")")
+                print("network: \(health.registration ?? .unknown)")
                 print("SMS centre: \(health.serviceCentre.map(PhoneNumber.mask) ?? "unknown")")
                 print("voice calls: \(health.voice.map { $0 ? "yes" : "no (the contacts get SMS only)" } ?? "unknown")")
                 print("SMS storage read: \(health.messageStorage ?? "unknown")")

@@ -154,15 +154,12 @@ struct Profile: ParsableCommand {
 struct Events: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "The journal, newest first.")
 
-    @Option(help: "Only alerts, detections, system or messages.") var kind: String?
+    @Option(help: "Only the lines of one kind.") var kind: JournalKind?
     @Option(help: "Only the last 30m, 12h, 7d…, or since an ISO date (2026-11-22T08:00:00Z).") var since: String?
     @Flag(help: "Print JSON Lines.") var json = false
     @OptionGroup var db: DatabaseOption
 
     func validate() throws {
-        if let kind, !["alerts", "detections", "system", "messages"].contains(kind) {
-            throw ValidationError("--kind must be alerts, detections, system or messages")
-        }
         if let since, Self.time(since, now: Date()) == nil {
             throw ValidationError("--since must be like 30m, 12h, 7d, or an ISO date such as 2026-11-22T08:00:00Z")
         }
@@ -183,7 +180,7 @@ struct Events: ParsableCommand {
     }
 
     func run() throws {
-        let records = try db.open().journal(kind: kind, since: since.flatMap { Self.time($0, now: Date()) })
+        let records = try db.open().journal(kind: kind?.rawValue, since: since.flatMap { Self.time($0, now: Date()) })
         let formatter = ISO8601DateFormatter()
         for record in records {
             let when = formatter.string(from: Date(timeIntervalSince1970: record.time))
@@ -200,3 +197,5 @@ struct Events: ParsableCommand {
         if records.isEmpty && !json { print("no events") }
     }
 }
+
+extension JournalKind: ExpressibleByArgument {}

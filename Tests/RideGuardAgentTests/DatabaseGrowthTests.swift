@@ -31,7 +31,7 @@ import Testing
         let claimed = try #require(try outbox.claimNext(now: now))
         try outbox.markSent(claimed.id!, references: [7], now: now)
         #expect(try outbox.alertsWaiting() == 0 && outbox.countPending() == 0 && outbox.nextAttempt() == nil)
-        database.journal(JournalEntry("alerts", "crash: countdown of 60 s started"), at: now)
+        database.journal(JournalEntry(.alerts, "crash: countdown of 60 s started"), at: now)
         _ = try database.contactsToAlert()
         _ = try database.profile()
         try database.saveEmergencySnapshot("{}")
@@ -61,7 +61,7 @@ import Testing
         let waiting = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "still to send", now: old)
         let fresh = try outbox.enqueue(recipient: "+33612345678", kind: "reply", body: "new", now: recent)
         try outbox.markSent(fresh.id!, references: [9], now: recent)
-        for t in [old, old, old, recent] { database.journal(JournalEntry("system", "at \(t)"), at: t) }
+        for t in [old, old, old, recent] { database.journal(JournalEntry(.system, "at \(t)"), at: t) }
 
         let pruned = try database.prune(before: 5_000, batch: 3, keepNewest: 0)
         #expect(pruned.messages == 8)

@@ -101,7 +101,7 @@ import Testing
         #expect(fake.commands.prefix(2).allSatisfy { $0 == "AT" })          // unanswered while booting
         print("bring-up with a 1.5 s boot and 3 searching answers, then one send: \(DecimalFormat.string(Date().timeIntervalSince(started), decimals: 2)) s")
         let health = await modem.checkHealth()
-        #expect(health.connected && health.registration == "home" && health.signalDBm == -73 && health.sim == "READY")
+        #expect(health.connected && health.registration == .home && health.signalDBm == -73 && health.sim == "READY")
         #expect(health.serviceCentre == "+33609001390")
         await modem.close()
     }
@@ -260,7 +260,7 @@ import Testing
         #expect(try await sender.flush(until: Date().timeIntervalSince1970 + 30) == 0)
         #expect(fake.messages == ["Late OK"])
         let health = await modem.checkHealth()
-        #expect(health.sim == "READY" && health.signalDBm == -73 && health.registration == "home", "\(health)")
+        #expect(health.sim == "READY" && health.signalDBm == -73 && health.registration == .home, "\(health)")
         #expect(health.serviceCentre == "+33609001390", "the answer to AT+CSCA? after AT+CMGF=0: \(health)")
         await modem.close()
     }

@@ -136,7 +136,7 @@ extension AgentTests {
         let clock = ManualClock(now: Date().timeIntervalSince1970)
         let log = LogLines()
         let opening = Task { await Agent.openDatabase(configuration, clock: clock, logger: log.logger) }
-        while !log.contains("NOT protecting") { await clock.advance(by: 0.1) }
+        for _ in 0..<200 where !(log.contains("NOT protecting") && log.contains("buzzer: ")) { await clock.advance(by: 0.1) }
         #expect(log.contains("cannot open the database \(configuration.database)"), "\(log.text)")
         #expect(log.contains("buzzer: "), "the fault pattern: \(log.text)")
         await clock.advance(by: 30)

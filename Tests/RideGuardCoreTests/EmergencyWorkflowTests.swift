@@ -55,7 +55,7 @@ struct WorkflowDriver {
         d.send(.arm(at: 0, problems: ["no emergency contact"]))
         #expect(d.workflow.state == .disarmed)
         #expect(d.buzzer == [.fault])
-        #expect(d.actions.contains(.journal(JournalEntry("system", "not protecting: no emergency contact"))))
+        #expect(d.actions.contains(.journal(JournalEntry(.system, "not protecting: no emergency contact"))))
         d.send(.arm(at: 1, problems: []))
         #expect(d.workflow.state == .armed)
         #expect(d.buzzer.last == .armed)
@@ -299,7 +299,7 @@ struct WorkflowDriver {
         d.send(.partRecovered(at: 9, summary: "button back"))
         #expect(d.buzzer == [.fault, .resumed])
         #expect(d.workflow.buzzer == .off)
-        #expect(d.actions.contains(.journal(JournalEntry("system", "button back"))))
+        #expect(d.actions.contains(.journal(JournalEntry(.system, "button back"))))
         // During a countdown the countdown's pattern goes on: a part coming back does not touch it.
         var counting = WorkflowDriver(to: .alertCountdown)
         counting.send(.partRecovered(at: 9, summary: "button back"))
@@ -313,7 +313,7 @@ struct WorkflowDriver {
         d.send(.storageFault(at: 5, summary: "the database x is on a read-only filesystem"))
         #expect(d.workflow.state == .armed)
         #expect(d.buzzer == [.storageFault])
-        #expect(d.actions.contains(.journal(JournalEntry("system", "storage fault: the database x is on a read-only filesystem (protecting, degraded)"))))
+        #expect(d.actions.contains(.journal(JournalEntry(.system, "storage fault: the database x is on a read-only filesystem (protecting, degraded)"))))
         d.send(.partRecovered(at: 9, summary: "storage: the database x can be written again"))
         #expect(d.buzzer == [.storageFault, .resumed])
         d.send(.storageFault(at: 10, summary: "full"))
@@ -332,7 +332,7 @@ struct WorkflowDriver {
         d.send(.messagesBlocked(at: 61, summary: "could not queue the alert: disk I/O error; retrying"))
         #expect(d.workflow.state == .emergencySending)
         #expect(d.buzzer.last == .fault)
-        #expect(d.actions.contains(.journal(JournalEntry("alerts", "could not queue the alert: disk I/O error; retrying"))))
+        #expect(d.actions.contains(.journal(JournalEntry(.alerts, "could not queue the alert: disk I/O error; retrying"))))
         d.send(.partRecovered(at: 63, summary: "alert queued after 2 attempts"))
         #expect(d.buzzer.last == .alarm)
     }
@@ -375,10 +375,10 @@ struct WorkflowDriver {
         let sam = Acknowledgement(who: "Sam (+33•••••1111)", channel: .sms, time: 80)
         let first = d.send(.acknowledged(sam))
         #expect(first.contains(.stopCalls) && first.first == .persist)
-        #expect(first.contains(.journal(JournalEntry("alerts", "Sam (+33•••••1111) acknowledged the alert (replied OK): calls stopped"))))
+        #expect(first.contains(.journal(JournalEntry(.alerts, "Sam (+33•••••1111) acknowledged the alert (replied OK): calls stopped"))))
         #expect(d.workflow.acknowledgement == sam)
         let jo = d.send(.acknowledged(Acknowledgement(who: "Jo", channel: .call, time: 85)))
-        #expect(jo == [.journal(JournalEntry("alerts", "Jo answered the call too"))])
+        #expect(jo == [.journal(JournalEntry(.alerts, "Jo answered the call too"))])
         #expect(d.workflow.state == .emergencySent, "an acknowledgement ends no emergency: tracking goes on")
 
         // After a restart: still acknowledged, so no calls again.
@@ -406,7 +406,7 @@ struct WorkflowDriver {
     @Test func anOKWithNoEmergencyAcknowledgesNothing() {
         var d = WorkflowDriver(to: .armed)
         let actions = d.send(.acknowledged(Acknowledgement(who: "Sam", channel: .sms, time: 5)))
-        #expect(actions == [.journal(JournalEntry("messages", "Sam replied OK with no emergency under way: nothing to acknowledge"))])
+        #expect(actions == [.journal(JournalEntry(.messages, "Sam replied OK with no emergency under way: nothing to acknowledge"))])
         #expect(d.workflow.acknowledgement == nil)
         // A new emergency forgets the last one's acknowledgement.
         var again = WorkflowDriver(to: .emergencySent)
