@@ -12,7 +12,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
-        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
@@ -26,12 +25,13 @@ let package = Package(
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
 
         // Thin adapters over the C libraries, and the system calls they share (EINTR, in one place).
         .target(name: "SystemCalls", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
-        .target(name: "IIOSensor", dependencies: ["RideGuardCore", "CIIO"]),
+        .target(name: "IIOSensor", dependencies: ["RideGuardCore", "CIIO", "SystemCalls"]),
         .target(name: "GPIOLines", dependencies: ["RideGuardCore", "CGPIOD", "SystemCalls"]),
-        .target(name: "GPSDClient", dependencies: ["RideGuardCore", "CGPS"]),
+        .target(name: "GPSDClient", dependencies: ["RideGuardCore", "CGPS", "SystemCalls"]),
         .target(name: "QRCode", dependencies: ["RideGuardCore", "CQRencode"]),
         .target(name: "SerialModem", dependencies: ["RideGuardCore", "SystemCalls", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Storage", dependencies: ["RideGuardCore", .product(name: "GRDB", package: "GRDB.swift"),
@@ -42,17 +42,17 @@ let package = Package(
 
         // Wiring, file I/O and services.
         // Offline tools: replay, the HTML report, the detector's evaluation on labelled traces.
-        .target(name: "DetectorLab", dependencies: ["RideGuardCore", "ScenarioSynth", "Storage"]),
+        .target(name: "DetectorLab", dependencies: ["RideGuardCore", "ScenarioSynth", "Storage", "SystemCalls", .product(name: "SystemPackage", package: "swift-system")]),
 
-        .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem", "Storage", "SystemCalls",
-                                                    .product(name: "Yams", package: "Yams"),
+        .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem", "Storage", "SystemCalls", .product(name: "SystemPackage", package: "swift-system"),
+                                                    "CYAML",
                                                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                                     .product(name: "Logging", package: "swift-log")]),
 
         .executableTarget(
             name: "rideguard",
             dependencies: [
-                "RideGuardAgent", "DetectorLab", "ScenarioSynth", "GPSDClient", "SerialModem", "Storage", "IIOSensor", "QRCode",
+                "RideGuardAgent", "SystemCalls", "DetectorLab", "ScenarioSynth", "GPSDClient", "SerialModem", "Storage", "IIOSensor", "QRCode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -11,8 +11,8 @@ shift || true
 targets=("${@:-at trace config pdu}")
 read -r -a targets <<< "${targets[*]}"
 scripts/install-deps.sh
-# Swift's -sanitize=fuzzer instruments every Swift module and links libFuzzer; the C parts
-# (libyaml inside Yams) get the same coverage through clang. SwiftPM names the entry point after the
+# Swift's -sanitize=fuzzer instruments every Swift module and links libFuzzer (libyaml, Debian's,
+# is not instrumented: the composer's Swift around it is). SwiftPM names the entry point after the
 # module, which the harness defines when LIBFUZZER is set. GNU gold fails on libFuzzer's objects:
 # the toolchain's own lld links.
 swift build -c release --product rideguard-fuzz --build-path .build/fuzz \

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import SystemCalls
 import RideGuardCore
 import ScenarioSynth
 
@@ -221,7 +223,7 @@ extension Manifest {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw TraceError(source: path, line: nil, reason: "cannot read manifest: \(error.localizedDescription)")
+            throw TraceError(source: path, line: nil, reason: "cannot read manifest: \(explain(error))")
         }
         do {
             return try JSONDecoder().decode(Manifest.self, from: data)

@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import CGPIOD
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 import SystemCalls
 import SystemPackage
@@ -76,7 +77,7 @@ public final class ButtonWatcher: Sendable {
     public init(open: @escaping @Sendable () throws(GPIOError) -> GPIOLine,
                 onEdge: @escaping @Sendable (Edge) -> Void, onEvent: @escaping @Sendable (Event) -> Void) {
         let flags = self.flags
-        let thread = Thread {
+        startThread("rg-button") {
             defer { flags.finished.store(true, ordering: .releasing) }
             var backoff = 0.5
             while flags.running.load(ordering: .acquiring) {
@@ -96,8 +97,6 @@ public final class ButtonWatcher: Sendable {
                 backoff = min(30, backoff * 2)
             }
         }
-        thread.name = "rideguard-button"
-        thread.start()
     }
 
     /// Reports the line's edges until `stop()` (nil) or an error (returned; the line is released).

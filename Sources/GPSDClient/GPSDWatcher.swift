@@ -1,8 +1,10 @@
 #if canImport(Glibc)
 import Glibc
+import SystemCalls
 #endif
 import CGPS
-import Foundation
+import FoundationEssentials
+import Glibc
 import RideGuardCore
 import Synchronization
 
@@ -27,7 +29,7 @@ public final class GPSDWatcher: Sendable {
     /// Starts watching `host:port`; `onEvent` runs on the watcher's thread.
     public init(host: String, port: String, maximumBackoff: Double = 30, onEvent: @escaping @Sendable (Event) -> Void) {
         let flags = self.flags
-        let thread = Thread {
+        startThread("rg-gpsd") {
             var backoff = 0.5
             while flags.running.load(ordering: .acquiring) {
                 let connection: GPSDConnection
@@ -48,8 +50,6 @@ public final class GPSDWatcher: Sendable {
                 }
             }
         }
-        thread.name = "rideguard-gpsd"
-        thread.start()
     }
 
     public func stop() {

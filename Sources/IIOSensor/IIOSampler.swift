@@ -1,8 +1,10 @@
 #if canImport(Glibc)
 import Glibc
+import SystemCalls
 #endif
 import CIIO
-import Foundation
+import FoundationEssentials
+import Glibc
 import RideGuardCore
 import Synchronization
 
@@ -81,7 +83,7 @@ public final class IIOSampler: Sendable {
         // The watchdog: silence since the last sample longer than the stall time is a fault, reported
         // at once, whatever libiio's timeouts and reopening do; four times longer cancels a refill
         // still waiting so that the sampler reopens.
-        let watchdog = Thread {
+        startThread("rg-iio-watchdog") {
             while shared.running.load(ordering: .acquiring) {
                 usleep(50_000)
                 let quiet = shared.quiet
@@ -93,9 +95,7 @@ public final class IIOSampler: Sendable {
                 }
             }
         }
-        watchdog.name = "rideguard-sampler-watchdog"
-        watchdog.start()
-        let thread = Thread {
+        startThread("rg-sampler") {
             var backoff = 0.5
             while shared.running.load(ordering: .acquiring) {
                 do {
@@ -112,8 +112,6 @@ public final class IIOSampler: Sendable {
                 }
             }
         }
-        thread.name = "rideguard-sampler"
-        thread.start()
     }
 
     /// Stops sampling: the thread ends after the refill in progress (a refill takes 1/25 s). Only a

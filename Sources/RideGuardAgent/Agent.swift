@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import SystemPackage
 import GPIOLines
 import IIOSensor
 import Logging
@@ -37,7 +39,7 @@ public final class Agent: Sendable {
             return logger
         }
         let database = try database ?? RideGuardDatabase(path: configuration.database)
-        let folder = (configuration.database as NSString).deletingLastPathComponent
+        let folder = FilePath(configuration.database).removingLastComponent().string
         let gpioProblems = PartProblems()
         let buzzer = BuzzerPlayer(output: Self.buzzer(configuration.gpio, clock: clock, problems: gpioProblems, logger: part("buzzer")), clock: clock) {
             [simulated = configuration.gpio.simulated, logger] pattern in
@@ -64,7 +66,7 @@ public final class Agent: Sendable {
         messages.withLock { $0 = queue }
         let sensor = SensorHealth(emergency: emergency, logger: part("sampler"))
         let bike = BikeContext()
-        let recorder = Recorder(folder: (folder as NSString).appendingPathComponent("recordings"), rateHz: configuration.imu.rateHz,
+        let recorder = Recorder(folder: FilePath(folder).appending("recordings").string, rateHz: configuration.imu.rateHz,
                                 database: database, clock: clock, logger: part("recorder"))
 
         let incoming = IncomingSMS(database: database, emergency: emergency, messages: queue, sensor: sensor, clock: clock, logger: part("messages"))
@@ -97,7 +99,7 @@ public final class Agent: Sendable {
         services.append(SupplyService(monitor: SupplyMonitor(), bike: bike, database: database, clock: clock, logger: part("supply")))
         services += [
             SamplerService(source: Self.samples(configuration.imu), detector: configuration.detector, speeds: location.speeds,
-                           crashWindow: CrashWindow(folder: (folder as NSString).appendingPathComponent("traces"), rateHz: configuration.imu.rateHz,
+                           crashWindow: CrashWindow(folder: FilePath(folder).appending("traces").string, rateHz: configuration.imu.rateHz,
                                                     database: database, clock: clock, logger: part("sampler")),
                            recorder: recorder, health: sensor, bike: bike, emergency: emergency, database: database, clock: clock,
                            logger: part("sampler")),

@@ -1,6 +1,8 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import RideGuardCore
+import SystemPackage
 
 /// How the agent's lines are written, bootstrapped once by the executable: under systemd (which
 /// gives the service `JOURNAL_STREAM`), each line starts with its syslog priority (`<4>` for a
@@ -53,8 +55,8 @@ public struct AgentLogHandler: LogHandler {
     public func log(event: LogEvent) {
         var text = "\(event.message)"
         if logLevel <= .debug, let part = metadata["part"] { text = "\(part): " + text }
-        let handle: FileHandle = stream == .standardOutput ? .standardOutput : .standardError
-        handle.write(Data(line(text, level: event.level).utf8))
+        let file: FileDescriptor = stream == .standardOutput ? .standardOutput : .standardError
+        _ = try? file.writeAll(line(text, level: event.level).utf8)
     }
 
     /// The text as written, with its newline; continuation lines carry the prefix (journald) or

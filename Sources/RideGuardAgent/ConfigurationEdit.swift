@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension ConfigurationFile {
     /// `text` with `section.key` set to `value`, every comment and the layout kept: the key's line

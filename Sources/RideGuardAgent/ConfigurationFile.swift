@@ -1,6 +1,8 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import RideGuardCore
-import Yams
+import SystemCalls
+import SystemPackage
 
 /// Problems found in a configuration file: each names the file, the line and the key.
 public struct ConfigurationFileError: Error, CustomStringConvertible, Sendable {
@@ -36,18 +38,19 @@ public enum ConfigurationFile {
             let reason = errno == ENOENT ? "no such file" : String(cString: strerror(errno))
             throw ConfigurationFileError(source: path, problems: [.init(line: nil, key: "file", reason: "cannot read: \(reason)")])
         }
-        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        let file = FileDescriptor(rawValue: fd)
+        defer { try? file.close() }
         var info = stat()
         if fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {
             throw ConfigurationFileError(source: path, problems: [.init(line: nil, key: "file", reason: "is a folder, not a file")])
         }
-        let data: Data?
+        let data: [UInt8]
         do {
-            data = try handle.readToEnd()
+            data = try readToEnd(file)
         } catch {
             throw ConfigurationFileError(source: path, problems: [.init(line: nil, key: "file", reason: "cannot read: input/output error")])
         }
-        guard let text = String(data: data ?? Data(), encoding: .utf8) else {
+        guard let text = String(validating: data, as: UTF8.self) else {
             throw ConfigurationFileError(source: path, problems: [.init(line: nil, key: "file", reason: "not UTF-8 text")])
         }
         return try parse(text, source: path)
@@ -69,12 +72,9 @@ public enum ConfigurationFile {
     static func read(_ text: String, source: String) throws(ConfigurationFileError) -> AgentConfiguration {
         var configuration = AgentConfiguration()
         var problems: [ConfigurationFileError.Problem] = []
-        let root: Node?
+        let root: YAMLNode?
         do {
-            // The basic resolver leaves every scalar a string, read below by the key's own type.
-            // (Yams' default resolver matches each one against regular expressions, which pulls
-            // ICU's regex engine into the agent's memory for nothing.)
-            root = try Yams.compose(yaml: text, .basic)
+            root = try YAMLNode.parse(text)
         } catch {
             let (line, reason) = yamlProblem(error, lastLine: lastLine(text))   // (its context's line too)
             throw ConfigurationFileError(source: source, problems: [.init(line: line, key: "file", reason: reason)])
@@ -134,10 +134,10 @@ public enum ConfigurationFile {
     /// What is worth changing though it works: detector settings written in camelCase, the
     /// spelling every other key left (file:line: key: note).
     public static func notes(_ text: String, source: String) -> [String] {
-        guard let root = try? Yams.compose(yaml: text, .basic), let sections = root.mapping else { return [] }
+        guard let root = try? YAMLNode.parse(text), let sections = root.mapping else { return [] }
         var notes: [String] = []
         for (section, value) in sections where section.string == "detector" {
-            for (key, _) in value.mapping ?? [:] {
+            for (key, _) in value.mapping ?? [] {
                 guard let name = key.string, name.contains(where: \.isUppercase) else { continue }
                 notes.append("\(source):\(line(key).map(String.init) ?? "?"): detector.\(name): written detector.\(DetectorConfiguration.snakeCase(name)) from now on, as every other key is (this spelling still works)")
             }
@@ -151,7 +151,7 @@ public enum ConfigurationFile {
         var reason: String
     }
 
-    typealias Apply = @Sendable (inout AgentConfiguration, Node) throws(ValueError) -> Void
+    typealias Apply = @Sendable (inout AgentConfiguration, YAMLNode) throws(ValueError) -> Void
 
     static let topLevel: [String: Apply] = [
         // The file's path, or its path and how long its records are kept.
@@ -243,52 +243,47 @@ public enum ConfigurationFile {
         "detector": [:],
     ]
 
-    static func string(_ n: Node) throws(ValueError) -> String {
-        guard let text = n.scalar?.string, !text.isEmpty else { throw ValueError(reason: "expected text") }
+    static func string(_ n: YAMLNode) throws(ValueError) -> String {
+        guard let text = n.string, !text.isEmpty else { throw ValueError(reason: "expected text") }
         return text
     }
 
-    static func double(_ n: Node) throws(ValueError) -> Double {
-        guard let text = n.scalar?.string, let value = Double(text), value.isFinite else {
-            throw ValueError(reason: "'\(n.scalar?.string ?? "…")' is not a number")
+    static func double(_ n: YAMLNode) throws(ValueError) -> Double {
+        guard let text = n.string, let value = Double(text), value.isFinite else {
+            throw ValueError(reason: "'\(n.string ?? "…")' is not a number")
         }
         return value
     }
 
-    static func integer(_ n: Node) throws(ValueError) -> Int {
-        guard let text = n.scalar?.string, let value = Int(text) else {
-            throw ValueError(reason: "'\(n.scalar?.string ?? "…")' is not a whole number")
+    static func integer(_ n: YAMLNode) throws(ValueError) -> Int {
+        guard let text = n.string, let value = Int(text) else {
+            throw ValueError(reason: "'\(n.string ?? "…")' is not a whole number")
         }
         return value
     }
 
     /// YAML 1.1's words, as before: true/yes/on and false/no/off, any case.
-    static func bool(_ n: Node) throws(ValueError) -> Bool {
-        switch n.scalar?.string.lowercased() {
+    static func bool(_ n: YAMLNode) throws(ValueError) -> Bool {
+        switch n.string?.lowercased() {
         case "true", "yes", "on": return true
         case "false", "no", "off": return false
-        default: throw ValueError(reason: "'\(n.scalar?.string ?? "…")' is not true or false")
+        default: throw ValueError(reason: "'\(n.string ?? "…")' is not true or false")
         }
     }
 
     /// An empty value, `~` or `null`, unquoted.
-    static func isNull(_ n: Node) -> Bool {
-        guard let scalar = n.scalar, scalar.style == .plain else { return false }
-        return ["", "~", "null", "Null", "NULL"].contains(scalar.string)
+    static func isNull(_ n: YAMLNode) -> Bool {
+        guard n.isPlainScalar, let text = n.string else { return false }
+        return ["", "~", "null", "Null", "NULL"].contains(text)
     }
 
-    static func line(_ n: Node) -> Int? { n.mark.map { $0.line } }
+    static func line(_ n: YAMLNode) -> Int? { n.line }
 
-    /// The line and the words of a YAML syntax error, without Yams' own "line:column:" prefix.
+    /// The line and the words of a YAML syntax error.
     /// (YAML marks what is missing at the very end on the line after the last: `lastLine` instead.)
-    static func yamlProblem(_ error: Error, lastLine: Int) -> (line: Int?, reason: String) {
-        switch error as? YamlError {
-        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _):
-            let during = context.map { " (\($0.text) on line \(min($0.mark.line, lastLine)))" } ?? ""
-            return (min(mark.line, lastLine), "not valid YAML: \(problem)\(during)")
-        default:
-            return (nil, "not valid YAML: \(error)")
-        }
+    static func yamlProblem(_ error: YAMLNode.SyntaxError, lastLine: Int) -> (line: Int?, reason: String) {
+        let during = error.context.map { " (\($0.text) on line \(min($0.line, lastLine)))" } ?? ""
+        return (error.line.map { min($0, lastLine) }, "not valid YAML: \(error.problem)\(during)")
     }
 
     /// The number of the file's last line, counted as YAML counts: a line ends at LF, CR LF or a
@@ -302,7 +297,7 @@ public enum ConfigurationFile {
         return max(1, previous == 0x0A || previous == 0x0D ? breaks : breaks + 1)
     }
 
-    static func lineOf(_ path: [String], in root: Node) -> Int? {
+    static func lineOf(_ path: [String], in root: YAMLNode) -> Int? {
         var node = root
         var found: Int?
         for part in path {

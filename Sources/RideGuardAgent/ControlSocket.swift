@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import RideGuardCore
 import Storage
 import Synchronization
@@ -33,12 +34,12 @@ public final class ControlSocket: Sendable {
         guard path.utf8.count <= PathLimits.unixSocket else {
             throw ControlSocketError(path: path, reason: "path too long for a Unix socket (\(path.utf8.count) bytes, at most \(PathLimits.unixSocket))")
         }
-        let folder = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+        let folder = FilePath(path).removingLastComponent().string.isEmpty ? "." : FilePath(path).removingLastComponent().string
         try Self.prepare(folder: folder, for: path)
         let fd = try Self.bindPrivately(path, in: folder)
         flags.listening.store(fd, ordering: .releasing)
         let flags = self.flags
-        let thread = Thread {
+        startThread("rg-control") {
             while flags.running.load(ordering: .acquiring) {
                 let client: Int32
                 do throws(Errno) { client = try retryingInterrupts { accept(fd, nil, nil) } } catch {
@@ -50,16 +51,12 @@ public final class ControlSocket: Sendable {
                     Glibc.close(client)
                     continue
                 }
-                let worker = Thread {
+                startThread("rg-control-peer") {
                     Self.serve(client, handle)
                     flags.slots.withLock { $0.release(user) }
                 }
-                worker.name = "rideguard-control-client"
-                worker.start()
             }
         }
-        thread.name = "rideguard-control"
-        thread.start()
     }
 
     /// The connected client's user (SO_PEERCRED); nil when the kernel does not say.
@@ -190,7 +187,7 @@ public final class ControlSocket: Sendable {
             if n == 0 { break }
             out += chunk[0..<n]
         }
-        return String(decoding: out, as: UTF8.self).trimmingCharacters(in: .newlines)
+        return String(decoding: out, as: UTF8.self).trimmed()
     }
 }
 

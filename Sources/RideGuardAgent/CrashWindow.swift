@@ -1,4 +1,8 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
+import SystemCalls
+import SystemPackage
 import Logging
 import RideGuardCore
 import Storage
@@ -50,8 +54,8 @@ final class CrashWindow: Sendable {
 
     private func write(_ samples: [IMUSample], crashAt: Double) {
         try? PrivateFiles.createFolder(folder)
-        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "-")
-        let path = (folder as NSString).appendingPathComponent("crash-\(stamp).csv")
+        let stamp = String(Times.iso8601(Date().timeIntervalSince1970).map { $0 == ":" ? "-" : $0 })
+        let path = FilePath(folder).appending("crash-\(stamp).csv").string
         var created = false
         do {
             let writer = try TraceFileWriter(path: path, hasGyro: samples.first?.gyro != nil, hasSpeed: false,

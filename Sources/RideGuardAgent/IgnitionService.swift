@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import SystemCalls
+import SystemPackage
 import GPIOLines
 import Logging
 import RideGuardCore
@@ -82,17 +85,8 @@ struct IgnitionService: Service, CustomStringConvertible {
             }
             handled = since
             journal("ignition off for \(Int(delay)) s: powering the Pi off (\(power.shutdownCommand.joined(separator: " ")))")
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: power.shutdownCommand[0])
-            process.arguments = Array(power.shutdownCommand.dropFirst())
-            // Waited for through its termination handler: never a blocking wait on the concurrency pool.
-            let status: Int32? = await withCheckedContinuation { done in
-                process.terminationHandler = { done.resume(returning: $0.terminationStatus) }
-                do { try process.run() } catch {
-                    process.terminationHandler = nil
-                    done.resume(returning: nil)
-                }
-            }
+            // Waited for on a thread of its own: never a blocking wait on the concurrency pool.
+            let status = await runProgram(power.shutdownCommand)
             if status == nil { journal("power off failed: \(power.shutdownCommand[0]) could not be started") }
             else if status != 0 { journal("power off failed: \(power.shutdownCommand[0]) exited with \(status!)") }
         }
@@ -113,16 +107,16 @@ struct SupplyMonitor: Sendable {
 
     init(hwmon root: String = ProcessInfo.processInfo.environment["RIDEGUARD_HWMON"] ?? "/sys/class/hwmon") {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
-        alarm = entries.sorted().lazy.map { (root as NSString).appendingPathComponent($0) }.first { folder in
-            let name = try? String(contentsOfFile: (folder as NSString).appendingPathComponent("name"), encoding: .utf8)
-            return name?.trimmingCharacters(in: .whitespacesAndNewlines) == "rpi_volt"
-        }.map { ($0 as NSString).appendingPathComponent("in0_lcrit_alarm") }
+        alarm = entries.sorted().lazy.map { FilePath(root).appending($0).string }.first { folder in
+            let name = try? String(contentsOfFile: FilePath(folder).appending("name").string, encoding: .utf8)
+            return name?.trimmed() == "rpi_volt"
+        }.map { FilePath($0).appending("in0_lcrit_alarm").string }
     }
 
     /// True while under-voltage; nil without a monitor or when the flag cannot be read.
     func underVoltage() -> Bool? {
         guard let alarm, let text = try? String(contentsOfFile: alarm, encoding: .utf8) else { return nil }
-        return text.trimmingCharacters(in: .whitespacesAndNewlines) != "0"
+        return text.trimmed() != "0"
     }
 
     static let underVoltageText = "supply: under-voltage: the Pi's 5 V input sagged below 4.63 V (a weak 12 V → 5 V converter resets a Pi; see boards/wiring.md)"

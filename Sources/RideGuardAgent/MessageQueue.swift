@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import SystemCalls
 import Logging
 import RideGuardCore
 import Storage
@@ -141,12 +143,10 @@ final class MessageQueue: Sendable {
         let profile = profile()
         let fix = location.lastFix
         let motion = crash.flatMap { location.motion(before: $0.time) }
-        let formatter = DateFormatter()
-        formatter.dateFormat = "HH:mm"
         let context = MessageContext(
             riderName: profile.name ?? "the rider", riderMessage: profile.message ?? MessageComposer.suggestedMessage(settings.language),
             medicalNote: profile.medicalNote, language: settings.language, mapLink: settings.mapLink,
-            trigger: emergency.trigger ?? .manual, crashTime: startedAt.map { formatter.string(from: Date(timeIntervalSince1970: $0)) },
+            trigger: emergency.trigger ?? .manual, crashTime: startedAt.map(Times.localHourMinute),
             evidence: crash?.evidence, fix: fix, fixAge: fix.map { clock.now() - $0.time },
             speedBefore: motion?.speed ?? crash?.evidence?.speedBefore, headingBefore: motion?.heading)
         return switch kind {

@@ -1,4 +1,8 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
+import SystemCalls
+import SystemPackage
 import Logging
 import RideGuardCore
 import Storage
@@ -59,7 +63,7 @@ final class Recorder: Sendable {
             return .failure(Refused(reason: "a recording's name is letters, digits, '-', '_' and '.', e.g. ride-2026-11-22"))
         }
         guard seconds > 0 && seconds <= Self.maximumSeconds else { return .failure(Refused(reason: "a recording lasts 1 s to 2 h")) }
-        let path = (folder as NSString).appendingPathComponent(name.hasSuffix(".csv") ? name : name + ".csv")
+        let path = FilePath(folder).appending(name.hasSuffix(".csv") ? name : name + ".csv").string
         guard !FileManager.default.fileExists(atPath: path) else { return .failure(Refused(reason: "\(path) exists already")) }
         do { try PrivateFiles.createFolder(folder) } catch {
             return .failure(Refused(reason: "cannot create \(folder): \(error)"))
@@ -67,7 +71,7 @@ final class Recorder: Sendable {
         if let refusal = roomProblem(forSeconds: seconds) { return .failure(Refused(reason: refusal)) }
         let file = RecordingFile(path: path, metadata: [
             ("rate_hz", String(Int(rateHz))), ("source", "rideguard run (ctl record)"),
-            ("recorded", ISO8601DateFormatter().string(from: Date())),
+            ("recorded", Times.iso8601(Date().timeIntervalSince1970)),
         ])
         let started = recording.withLock { r -> Bool in
             guard r == nil else { return false }
@@ -88,7 +92,7 @@ final class Recorder: Sendable {
         }
         let used = files.reduce(UInt64(0)) { sum, name in
             var info = stat()
-            return sum + (lstat((folder as NSString).appendingPathComponent(name), &info) == 0 ? UInt64(info.st_size) : 0)
+            return sum + (lstat(FilePath(folder).appending(name).string, &info) == 0 ? UInt64(info.st_size) : 0)
         }
         let needed = UInt64(seconds * max(rateHz, 1)) * Self.bytesPerSample
         let mib = { (bytes: UInt64) in "\(bytes >> 20) MiB" }

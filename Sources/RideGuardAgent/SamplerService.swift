@@ -1,4 +1,7 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
+import SystemCalls
 import IIOSensor
 import Logging
 import RideGuardCore
@@ -63,7 +66,7 @@ struct SamplerService: Service, CustomStringConvertible {
         // Stopping waits for the sampler's thread to let go of the device and for the trace files
         // to be written: done on a thread of its own, never on the concurrency pool.
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            Thread.detachNewThread {
+            startThread("rg-stop") {
                 stop()
                 pipeline.streamEnded()
                 done.resume()

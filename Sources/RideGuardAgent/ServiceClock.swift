@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import RideGuardCore
 
 /// The system clock. Sleeps are measured on the monotonic clock, so a wall-clock step (NTP after

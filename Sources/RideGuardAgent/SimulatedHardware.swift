@@ -1,4 +1,7 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
+import SystemCalls
 import Logging
 import RideGuardCore
 import SerialModem
@@ -41,7 +44,7 @@ final class TracePlayer: Sendable {
 
     init(path: String, speed: Double, clock: any ServiceClock, onSample: @escaping @Sendable (IMUSample) -> Void,
          onEnd: @escaping @Sendable (String?) -> Void) {
-        let thread = Thread { [self] in
+        startThread("rg-trace-player") { [self] in
             let start = clock.now()
             var first: Double?
             do {
@@ -59,8 +62,6 @@ final class TracePlayer: Sendable {
                 onEnd("\(error)")
             }
         }
-        thread.name = "rideguard-trace-player"
-        thread.start()
     }
 
     /// Blocks the player's thread until `deadline` on `clock`, or until `stop()`.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Hands back to the system the agent's code pages that only starting needed.
 ///

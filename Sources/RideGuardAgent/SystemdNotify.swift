@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import RideGuardCore
 
 /// Tells systemd (when it started us with Type=notify) that the agent is ready and alive.

@@ -415,6 +415,13 @@ extension String {
 }
 
 extension StringProtocol {
+    /// Without the whitespace (spaces, tabs, line ends, any Unicode space) at either end.
+    public func trimmed() -> String {
+        let s = Substring(self)
+        guard let first = s.firstIndex(where: { !$0.isWhitespace }), let last = s.lastIndex(where: { !$0.isWhitespace }) else { return "" }
+        return String(s[first...last])
+    }
+
     func trimmingSpaces() -> Substring {
         let s = Substring(self)
         guard let first = s.firstIndex(where: { $0 != " " && $0 != "\t" }),

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import RideGuardCore
 
 /// Moves a bike through time at the sensor's nominal rate and reports what its IMU would read.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import RideGuardCore
 
 /// The ways a bike goes down. Each returns when the bike has come to rest.

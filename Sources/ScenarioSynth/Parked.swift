@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import RideGuardCore
 
 /// The hours around a ride: nobody rides the bike, and whatever happens to it is no rider's crash.

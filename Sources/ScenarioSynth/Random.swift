@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A small, fast, seedable generator (SplitMix64): the same seed gives the same corpus anywhere.
 public struct SeededRandom: RandomNumberGenerator, Sendable {

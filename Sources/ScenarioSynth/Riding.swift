@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import RideGuardCore
 
 /// How a rider rides: speeds, lean, road and the odd stunt.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import RideGuardCore
 
 /// A 3×3 rotation matrix (rows), enough for attitudes and sensor mountings.

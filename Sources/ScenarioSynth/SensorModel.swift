@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import RideGuardCore
 
 /// The IMU as installed: mounting, range, bias, scale, noise, quantisation, and sometimes a dead axis.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import RideGuardCore
 
 /// Writes labelled, physically consistent IMU traces of crashes and of rides that are not crashes.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import RideGuardCore
 import Synchronization
@@ -278,7 +279,7 @@ public actor Modem: SMSTransport, VoiceCaller {
         var index: Int?
         for line in lines {
             if line.hasPrefix("+CMGL:") {
-                index = Int(line.dropFirst(6).prefix { $0 != "," }.trimmingCharacters(in: .whitespaces))
+                index = Int(line.dropFirst(6).prefix { $0 != "," }.trimmed())
                 continue
             }
             guard let stored = index else { continue }

@@ -1,7 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import FoundationEssentials
+import Glibc
 import RideGuardCore
 import Synchronization
 import SystemCalls
@@ -87,7 +88,7 @@ public final class SerialPort: Sendable {
     public func startReading(onBytes: @escaping @Sendable ([UInt8]) -> Void, onGone: @escaping @Sendable (String) -> Void) {
         let fd = self.fd, flags = self.flags, device = self.device
         flags.ownership.withLock { $0.readerAlive = true }
-        let thread = Thread {
+        startThread("rg-serial") {
             defer {
                 flags.ownership.withLock { o in
                     o.readerAlive = false
@@ -126,8 +127,6 @@ public final class SerialPort: Sendable {
                 }
             }
         }
-        thread.name = "rideguard-serial"
-        thread.start()
     }
 
     /// Writes everything: short writes are continued, and a full output buffer (EAGAIN) is waited

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import SystemPackage
 import GRDB
 import RideGuardCore
 import Synchronization
@@ -57,7 +59,7 @@ public final class RideGuardDatabase: Sendable {
     /// (with SQLite's side files) is 0600; a looser existing file is tightened, and the journal says so.
     public init(path: String) throws {
         self.path = path
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = FilePath(path).removingLastComponent().string
         if !folder.isEmpty { try PrivateFiles.createFolder(folder) }
         var info = stat()
         // SQLite takes an empty file for a new database: one that held the rider's contacts is

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import SystemPackage
 
 /// Files and folders that hold the rider's data (contact numbers, the medical note, positions) or
 /// the agent's control socket: their modes are set explicitly, never left to the umask.
@@ -10,7 +12,7 @@ public enum PrivateFiles {
         var info = stat()
         if stat(folder, &info) == 0 { return }
         guard errno == ENOENT else { throw PrivateFileError(path: folder, reason: String(cString: strerror(errno))) }
-        let parent = (folder as NSString).deletingLastPathComponent
+        let parent = FilePath(folder).removingLastComponent().string
         if !parent.isEmpty && parent != folder { try createFolder(parent, mode: 0o755) }
         guard mkdir(folder, mode) == 0 || errno == EEXIST else {
             throw PrivateFileError(path: folder, reason: "cannot create the folder: \(String(cString: strerror(errno)))")
@@ -27,7 +29,7 @@ public enum PrivateFiles {
     /// agent's socket trusts the service user who owns /run/rideguard), its parents may not.
     public static func replaceableFolder(on path: String, anyOwnerOfLast: Bool = false) -> String? {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        var folder = (absolute as NSString).deletingLastPathComponent
+        var folder = FilePath(absolute).removingLastComponent().string
         var info = stat()
         if stat(absolute, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR { folder = absolute }
         guard let resolved = realpath(folder, nil) else { return nil }     // missing: created safely later

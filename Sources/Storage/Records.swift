@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import GRDB
 import RideGuardCore
 
@@ -83,7 +84,7 @@ extension RideGuardDatabase {
     /// refused with the reason).
     @discardableResult
     public func addContact(name: String, number: String, now: Double) throws -> Contact {
-        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        let trimmed = name.trimmed()
         guard !trimmed.isEmpty else { throw RecordError(reason: "a contact needs a name") }
         let e164: String
         do { e164 = try PhoneNumber(number).e164 } catch { throw RecordError(reason: error.reason) }
@@ -146,14 +147,14 @@ extension RideGuardDatabase {
     }
 
     public func setRiderName(_ name: String) throws {
-        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        let trimmed = name.trimmed()
         guard !trimmed.isEmpty else { throw RecordError(reason: "the rider's name is empty") }
         try setSetting("rider_name", trimmed)
     }
 
     /// An empty note removes it.
     public func setMedicalNote(_ note: String) throws {
-        let trimmed = note.trimmingCharacters(in: .whitespaces)
+        let trimmed = note.trimmed()
         if trimmed.isEmpty {
             try removeSetting("medical_note")
         } else {
@@ -163,7 +164,7 @@ extension RideGuardDatabase {
 
     /// The rider's own phone, written as for a contact (+33 6 12 34 56 78); empty removes it.
     public func setRiderPhone(_ number: String) throws {
-        guard !number.trimmingCharacters(in: .whitespaces).isEmpty else { return try removeSetting("rider_phone") }
+        guard !number.trimmed().isEmpty else { return try removeSetting("rider_phone") }
         let e164: String
         do { e164 = try PhoneNumber(number).e164 } catch { throw RecordError(reason: error.reason) }
         try setSetting("rider_phone", e164)
@@ -176,7 +177,7 @@ extension RideGuardDatabase {
     /// The alert message: at least 5 characters after trimming.
     public func setMessage(_ message: String) throws {
         do { try MessageComposer.validateRiderMessage(message) } catch { throw RecordError(reason: error.reason) }
-        try setSetting("message", message.trimmingCharacters(in: .whitespacesAndNewlines))
+        try setSetting("message", message.trimmed())
     }
 
     func setSetting(_ key: String, _ value: String) throws {

@@ -21,3 +21,15 @@ public func retryingInterrupts<Result: BinaryInteger>(_ call: () -> Result) thro
 public func poll(_ descriptors: inout [pollfd], milliseconds: Int) throws(Errno) -> Int {
     Int(try retryingInterrupts { Glibc.poll(&descriptors, nfds_t(descriptors.count), Int32(clamping: milliseconds)) })
 }
+
+/// Everything left to read from `file`, up to its end.
+public func readToEnd(_ file: FileDescriptor) throws(Errno) -> [UInt8] {
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n: Int
+        do { n = try chunk.withUnsafeMutableBytes { try file.read(into: $0) } } catch { throw error as! Errno }
+        if n == 0 { return bytes }
+        bytes += chunk[0..<n]
+    }
+}

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
+import SystemCalls
 import RideGuardAgent
 import RideGuardCore
 
@@ -51,7 +53,7 @@ struct Status: ParsableCommand {
             print("bike: \(bike.context)" + (bike.ignition.map { ", ignition \($0)" } ?? "")
                   + (bike.underVoltage == true ? ", supply UNDER-VOLTAGE (the Pi's 5 V input sagged)" : ""))
             if let fall = bike.lastParkedFall {
-                let time = Date(timeIntervalSince1970: fall).formatted(date: .omitted, time: .shortened)
+                let time = Times.localHourMinute(fall)
                 print("parked bike fell over at \(time) (nobody riding: no countdown; the rider's phone was texted)")
             }
         }
@@ -70,7 +72,7 @@ struct Status: ParsableCommand {
         if modem.voice == false { print("voice calls: the modem cannot make them (the contacts get SMS only)") }
         if let calls = status.calls { print("calls: \(calls)") }
         if let acknowledgement = status.acknowledgement {
-            let time = Date(timeIntervalSince1970: acknowledgement.time).formatted(date: .omitted, time: .shortened)
+            let time = Times.localHourMinute(acknowledgement.time)
             print("acknowledged: by \(acknowledgement.who), \(acknowledgement.channel == .call ? "answering a call" : "replying OK") at \(time)")
         }
         print("outbox: \(status.pendingMessages) pending; contacts: \(status.contacts)")

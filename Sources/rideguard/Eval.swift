@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
+import SystemPackage
 import DetectorLab
 import RideGuardAgent
 import RideGuardCore
@@ -73,16 +75,16 @@ struct Eval: ParsableCommand {
             }
         } else {
             var path = manifest!
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-                path = (path as NSString).appendingPathComponent("manifest.json")
+            var info = stat()
+            if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+                path = FilePath(path).appending("manifest.json").string
             }
-            let folder = (path as NSString).deletingLastPathComponent
+            let folder = FilePath(path).removingLastComponent().string
             do {
                 let loaded = try Manifest.load(path: path)
                 for label in loaded.traces {
                     let replay = TraceReplay(configuration: configuration)
-                    let summary = try replay.run(path: (folder as NSString).appendingPathComponent(label.file)) { _ in }
+                    let summary = try replay.run(path: FilePath(folder).appending(label.file).string) { _ in }
                     evaluation.record(.init(label: label, detections: summary.crashes, parkedFalls: summary.parkedFalls))
                 }
             } catch let error as TraceError {

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
+import SystemCalls
 import GPSDClient
 import RideGuardCore
 import Synchronization
@@ -46,7 +48,7 @@ struct Location: ParsableCommand {
             var line = JSONLine()
             line.add("lat", fix.latitude, decimals: 7)
             line.add("lon", fix.longitude, decimals: 7)
-            line.add("time", ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: fix.time)))
+            line.add("time", Times.iso8601(fix.time))
             line.add("speed_mps", fix.speed ?? .nan, decimals: 2)
             line.add("track_deg", fix.track ?? .nan, decimals: 1)
             line.add("accuracy_m", fix.accuracy ?? .nan, decimals: 1)

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
+import SystemCalls
 import GPSDClient
 import IIOSensor
 import RideGuardAgent
@@ -85,7 +87,7 @@ struct Record: ParsableCommand {
                         do {
                             p.writer = try TraceFileWriter(path: out, hasGyro: gyro, hasSpeed: withSpeed, metadata: [
                                 ("rate_hz", String(Int(actual))), ("device", name),
-                                ("source", "rideguard record"), ("recorded", ISO8601DateFormatter().string(from: Date())),
+                                ("source", "rideguard record"), ("recorded", Times.iso8601(Date().timeIntervalSince1970)),
                             ])
                             p.gyro = gyro
                         } catch { p.problem = "\(error)" }

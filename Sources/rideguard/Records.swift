@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
+import SystemCalls
 import RideGuardCore
 import RideGuardAgent
 import Storage
@@ -176,14 +178,13 @@ struct Events: ParsableCommand {
             }
             if let seconds { return now.timeIntervalSince1970 - seconds }
         }
-        return ISO8601DateFormatter().date(from: text)?.timeIntervalSince1970
+        return Times.parseISO8601(text)
     }
 
     func run() throws {
         let records = try db.open().journal(kind: kind?.rawValue, since: since.flatMap { Self.time($0, now: Date()) })
-        let formatter = ISO8601DateFormatter()
         for record in records {
-            let when = formatter.string(from: Date(timeIntervalSince1970: record.time))
+            let when = Times.iso8601(record.time)
             if json {
                 var line = JSONLine()
                 line.add("time", when)

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
+import SystemCalls
 import GPIOLines
 import Logging
 import RideGuardAgent
@@ -67,8 +69,8 @@ struct Setup: AsyncParsableCommand {
 
     static func split(_ contact: String) -> (name: String, number: String)? {
         guard let equals = contact.firstIndex(of: "=") else { return nil }
-        let name = contact[..<equals].trimmingCharacters(in: .whitespaces)
-        let number = contact[contact.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        let name = contact[..<equals].trimmed()
+        let number = contact[contact.index(after: equals)...].trimmed()
         return name.isEmpty || number.isEmpty ? nil : (name, number)
     }
 
@@ -206,7 +208,7 @@ struct Setup: AsyncParsableCommand {
                                                    ofItemAtPath: temporary)
             guard rename(temporary, config) == 0 else { throw CocoaError(.fileWriteNoPermission) }
         } catch {
-            Output.error("cannot write the language into \(config): \((error as NSError).localizedDescription) (run setup with sudo)")
+            Output.error("cannot write the language into \(config): \(explain(error)) (run setup with sudo)")
             throw ExitCode(1)
         }
     }
@@ -324,7 +326,7 @@ struct Prompter {
             Output.error("no answer (standard input closed): use --no-input and flags for a scripted install")
             throw ExitCode(1)
         }
-        return line.trimmingCharacters(in: .whitespaces)
+        return line.trimmed()
     }
 
     /// The answer, the default on an empty answer, or nil when neither. Not interactive: the default.

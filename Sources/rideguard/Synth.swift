@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
+import SystemPackage
 import RideGuardAgent
 import RideGuardCore
 import Storage
@@ -51,7 +53,7 @@ struct Synth: ParsableCommand {
             var (kind, traceSeed) = TraceSynthesizer.plan(seed: seed, index: index)
             if !scenario.isEmpty { kind = scenario[index % scenario.count] }
             let name = String(format: "%04d-%@.csv", index + 1, kind.rawValue)
-            let path = (out as NSString).appendingPathComponent(name)
+            let path = FilePath(out).appending(name).string
             let facts = SensorFacts(seed: traceSeed, rate: rate)
             let writer = try TraceFileWriter(
                 path: path, hasGyro: facts.gyro, hasSpeed: facts.speedColumn,
@@ -68,7 +70,7 @@ struct Synth: ParsableCommand {
             print("\(name): \(kind.rawValue), \(Int(label.duration)) s at \(Int(label.rateHz)) Hz\(label.gyro ? "" : ", no gyro")")
         }
         let manifest = Manifest(seed: seed, traces: labels)
-        try manifest.write(path: (out as NSString).appendingPathComponent("manifest.json"))
+        try manifest.write(path: FilePath(out).appending("manifest.json").string)
         let hours = labels.map(\.ridingSeconds).reduce(0, +) / 3600
         print("wrote \(labels.count) traces with \(String(format: "%.2f", hours)) hours of riding to \(out)")
     }

@@ -151,6 +151,22 @@ import Testing
         #expect(found.first?.reason.hasPrefix("not valid YAML") == true)
     }
 
+    @Test func yamlAsWrittenByHand() throws {
+        // Anchors and aliases, quoted scalars, flow style, comments, CR LF line ends: all read.
+        let text = "# bike\r\ngps: &gps\r\n  fixed_position: [45.1, 5.7]\r\nmodem: {baud: \"9600\"}\r\nimu:\r\n  rate_hz: 200\r\n"
+        let configuration = try ConfigurationFile.parse(text, source: "t.yaml")
+        #expect(configuration.modem.baud == 9600 && configuration.imu.rateHz == 200)
+        #expect(configuration.gps.fixedPosition == [45.1, 5.7])
+        // A key given twice is refused with both lines: which one the rider meant cannot be guessed.
+        #expect(problems("modem:\n  baud: 9600\n  baud: 19200\n")
+                == [.init(line: 3, key: "file", reason: "not valid YAML: 'baud' appears twice (first on line 2): which one is meant?")])
+        // A second document, an alias to nothing, a tab for indentation: each one error with its line.
+        #expect(problems("modem:\n  baud: 9600\n---\nimu: {}\n") == [.init(line: 3, key: "file", reason: "not valid YAML: a second document (---): the configuration is one document")])
+        #expect(problems("modem: *nothing\n").first?.reason == "not valid YAML: no anchor named &nothing before *nothing")
+        let tab = problems("modem:\n\tbaud: 9600\n")
+        #expect(tab.count == 1 && tab.first?.line == 2 && tab.first?.reason.hasPrefix("not valid YAML: found character that cannot start any token") == true, "\(tab)")
+    }
+
     @Test func configCheckCommand() throws {
         let good = try Rideguard.temporaryFile("good.yaml", contents: Data("modem:\n  baud: 9600\n".utf8))
         let ok = try Rideguard.run(["config", "check", "--config", good.path])
