@@ -10,7 +10,7 @@ cache=${RIDEGUARD_CACHE:-/var/cache/rideguard}
 sysroot="$cache/sysroot-trixie-arm64"
 mirror=${RIDEGUARD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # What RideGuard links: the C libraries of its system-library targets, and the C/C++ runtime.
-libraries=(libc6-dev libgcc-14-dev libstdc++-14-dev libgpiod-dev libiio-dev libgps-dev libsqlite3-dev libqrencode-dev)
+libraries=(libc6-dev libgcc-14-dev libstdc++-14-dev libgpiod-dev libiio-dev libgps-dev libsqlite3-dev libqrencode-dev libyaml-dev)
 
 # A root made for another list of libraries is made again.
 if [ "$(cat "$sysroot/ready" 2>/dev/null)" = "${libraries[*]}" ]; then
