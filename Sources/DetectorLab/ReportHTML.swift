@@ -194,7 +194,7 @@ public enum ReportHTML {
 
     static func describe(_ event: DetectorEvent) -> String {
         let line = event.humanLine
-        guard let range = line.range(of: " s  ") else { return line }
+        guard let range = line.firstRange(of: " s  ") else { return line }
         return String(line[range.upperBound...])
     }
 

@@ -70,7 +70,7 @@ public struct AgentLogHandler: LogHandler {
             let since = (ContinuousClock.now - start).components
             let elapsed = DecimalFormat.string(Double(since.seconds) + Double(since.attoseconds) / 1e18, decimals: 1)
             let prefix = "[" + String(repeating: " ", count: max(0, 6 - elapsed.count)) + elapsed + " s] "
-            return prefix + text.replacingOccurrences(of: "\n", with: "\n" + String(repeating: " ", count: prefix.count)) + "\n"
+            return prefix + text.replacing("\n", with: "\n" + String(repeating: " ", count: prefix.count)) + "\n"
         }
     }
 

@@ -6,7 +6,7 @@ extension ConfigurationFile {
     /// is rewritten in place (its trailing comment stays), or added under its section, or added
     /// with its section at the end. Used by `rideguard setup`; the caller parses the result.
     public static func setting(_ section: String, _ key: String, to value: String, in text: String) -> String {
-        var lines = text.components(separatedBy: "\n")
+        var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { String($0) }
         let isIndented: (String) -> Bool = { $0.first == " " || $0.first == "\t" }
         guard let header = lines.firstIndex(where: { $0.hasPrefix(section + ":") && !isIndented($0) }) else {
             let ending = text.isEmpty || text.hasSuffix("\n") ? "" : "\n"
@@ -22,7 +22,7 @@ extension ConfigurationFile {
             let afterKey = trimmed.dropFirst(key.count + 1)
             // Keep a trailing comment, aligned where it was.
             var comment = ""
-            if let hash = afterKey.range(of: " #") {
+            if let hash = afterKey.firstRange(of: " #") {
                 let valueWidth = afterKey.distance(from: afterKey.startIndex, to: hash.lowerBound)
                 let padding = max(1, valueWidth - value.count)
                 comment = String(repeating: " ", count: padding) + afterKey[hash.lowerBound...].dropFirst()

@@ -1,16 +1,13 @@
 import FoundationEssentials
 import Glibc
 import SystemPackage
-import GRDB
 import RideGuardCore
 import Synchronization
 
 /// One SMS in the outbox. It is written before any attempt to send it, and its status follows
 /// every attempt, so a power cut loses nothing: what was `sending` is sent again (at least once).
-public struct OutboxMessage: Codable, Equatable, Sendable, FetchableRecord, MutablePersistableRecord {
+public struct OutboxMessage: Codable, Equatable, Sendable {
     public enum Status: String, Codable, Sendable { case pending, sending, sent, failed }
-
-    public static let databaseTableName = "outbox"
 
     public var id: Int64?
     /// E.164 number.
@@ -35,8 +32,49 @@ public struct OutboxMessage: Codable, Equatable, Sendable, FetchableRecord, Muta
         case nextAttemptAt = "next_attempt_at"
     }
 
-    public mutating func didInsert(_ inserted: InsertionSuccess) {
-        id = inserted.rowID
+    static let columns = #"id, recipient, kind, body, status, attempts, last_error, "references", created_at, updated_at, next_attempt_at"#
+
+    /// A row of `SELECT \(columns)`; nil for one that is not a message (a row edited by hand).
+    init?(row: [SQLValue]) {
+        guard row.count == 11, let id = row[0].integer, let recipient = row[1].text, let kind = row[2].text, let body = row[3].text,
+              let status = row[4].text.flatMap(Status.init), let attempts = row[5].integer, let createdAt = row[8].real,
+              let updatedAt = row[9].real, let nextAttemptAt = row[10].real else { return nil }
+        self.init(id: id, recipient: recipient, kind: kind, body: body, status: status, attempts: Int(attempts), lastError: row[6].text,
+                  references: row[7].text, createdAt: createdAt, updatedAt: updatedAt, nextAttemptAt: nextAttemptAt)
+    }
+
+    init(id: Int64?, recipient: String, kind: String, body: String, status: Status, attempts: Int, lastError: String?,
+         references: String?, createdAt: Double, updatedAt: Double, nextAttemptAt: Double) {
+        self.id = id
+        self.recipient = recipient
+        self.kind = kind
+        self.body = body
+        self.status = status
+        self.attempts = attempts
+        self.lastError = lastError
+        self.references = references
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.nextAttemptAt = nextAttemptAt
+    }
+
+    /// Written as a new row (its id is SQLite's) or over its own.
+    mutating func insert(_ db: SQLiteConnection) throws {
+        try db.execute(#"INSERT INTO outbox (recipient, kind, body, status, attempts, last_error, "references", created_at, updated_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"#,
+                       [SQLValue(recipient), SQLValue(kind), SQLValue(body), SQLValue(status.rawValue), SQLValue(attempts), SQLValue(lastError),
+                        SQLValue(references), SQLValue(createdAt), SQLValue(updatedAt), SQLValue(nextAttemptAt)])
+        id = db.lastInsertedRowID
+    }
+
+    func update(_ db: SQLiteConnection) throws {
+        try db.execute(#"UPDATE outbox SET recipient = ?, kind = ?, body = ?, status = ?, attempts = ?, last_error = ?, "references" = ?, created_at = ?, updated_at = ?, next_attempt_at = ? WHERE id = ?"#,
+                       [SQLValue(recipient), SQLValue(kind), SQLValue(body), SQLValue(status.rawValue), SQLValue(attempts), SQLValue(lastError),
+                        SQLValue(references), SQLValue(createdAt), SQLValue(updatedAt), SQLValue(nextAttemptAt), SQLValue(id)])
+    }
+
+    /// The messages a query of `SELECT \(columns) FROM outbox …` finds.
+    static func fetch(_ db: SQLiteConnection, _ whereAndOrder: String, _ arguments: [SQLValue] = []) throws -> [OutboxMessage] {
+        try db.query("SELECT \(columns) FROM outbox " + whereAndOrder, arguments).compactMap(OutboxMessage.init(row:))
     }
 }
 
@@ -45,8 +83,7 @@ public final class RideGuardDatabase: Sendable {
     public let path: String
     /// Opened again when SQLite opened it read-only (a read-only card at start) and the card is
     /// writable since.
-    private let current: Mutex<DatabaseQueue>
-    var queue: DatabaseQueue { current.withLock { $0 } }
+    private let connection: Mutex<SQLiteConnection>
     let unsaved = Unsaved()
     /// The file opened, to notice one removed or replaced while the agent runs.
     let opened: (device: dev_t, inode: ino_t)
@@ -68,9 +105,9 @@ public final class RideGuardDatabase: Sendable {
             ? "the database \(path) was an empty file (a damaged SD card, or a copy that went wrong): the contacts and the profile are gone; restore a backup or add them again (rideguard contacts add)"
             : nil
         let tightened = try PrivateFiles.protectDatabase(path)
-        let queue = try Self.open(path)
-        current = Mutex(queue)
-        try Self.migrator.migrate(queue)
+        let connection = try SQLiteConnection(path: path)
+        try Self.migrate(connection)
+        self.connection = Mutex(connection)
         Self.giveToFolderOwner(path, folder: folder.isEmpty ? "." : folder)
         guard stat(path, &info) == 0 else { throw PrivateFileError(path: path, reason: String(cString: strerror(errno))) }
         opened = (info.st_dev, info.st_ino)
@@ -81,16 +118,17 @@ public final class RideGuardDatabase: Sendable {
         if let startupProblem { journal(JournalEntry(.system, startupProblem), at: now) }
     }
 
-    static func open(_ path: String) throws -> DatabaseQueue {
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(5)
-        return try DatabaseQueue(path: path, configuration: configuration)
+    /// `body` with the connection, alone: one call into SQLite at a time. (Writes go through
+    /// `write`, which keeps what the disk refuses.)
+    func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try connection.withLock { connection in try body(connection) }
     }
 
     /// After SQLITE_READONLY on a filesystem that is writable now: opens the file again.
     func reopen() throws {
-        let queue = try Self.open(path)
-        current.withLock { $0 = queue }
+        let path = self.path
+        let fresh = try SQLiteConnection(path: path)
+        connection.withLock { connection in connection = fresh }
     }
 
     /// Run as root (`sudo rideguard setup`), a new database file would belong to root and the
@@ -105,25 +143,37 @@ public final class RideGuardDatabase: Sendable {
         _ = lchown(path, folderInfo.st_uid, folderInfo.st_gid)
     }
 
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1 outbox") { db in
-            try db.create(table: "outbox") { t in
-                t.autoIncrementedPrimaryKey("id")
-                t.column("recipient", .text).notNull()
-                t.column("kind", .text).notNull()
-                t.column("body", .text).notNull()
-                t.column("status", .text).notNull().indexed()
-                t.column("attempts", .integer).notNull().defaults(to: 0)
-                t.column("last_error", .text)
-                t.column("references", .text)
-                t.column("created_at", .double).notNull()
-                t.column("updated_at", .double).notNull()
-                t.column("next_attempt_at", .double).notNull()
+    /// The schema, one step a version. Applied steps are listed in `grdb_migrations` (the name
+    /// the databases made by versions built on GRDB use: their files open as they are).
+    static let migrations: [(identifier: String, statements: [String])] = [
+        ("v1 outbox", [
+            #"CREATE TABLE "outbox" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "recipient" TEXT NOT NULL, "kind" TEXT NOT NULL, "body" TEXT NOT NULL, "status" TEXT NOT NULL, "attempts" INTEGER NOT NULL DEFAULT 0, "last_error" TEXT, "references" TEXT, "created_at" DOUBLE NOT NULL, "updated_at" DOUBLE NOT NULL, "next_attempt_at" DOUBLE NOT NULL)"#,
+            #"CREATE INDEX "outbox_on_status" ON "outbox"("status")"#,
+        ]),
+        ("v2 contacts, profile, journal", [
+            #"CREATE TABLE "contacts" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "name" TEXT NOT NULL, "number" TEXT NOT NULL UNIQUE, "created_at" DOUBLE NOT NULL)"#,
+            #"CREATE TABLE "settings" ("key" TEXT PRIMARY KEY NOT NULL, "value" TEXT NOT NULL)"#,
+            #"CREATE TABLE "journal" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "time" DOUBLE NOT NULL, "kind" TEXT NOT NULL, "text" TEXT NOT NULL)"#,
+            #"CREATE INDEX "journal_on_time" ON "journal"("time")"#,
+        ]),
+    ]
+
+    /// Applies the steps the file lacks. An up-to-date file is only read (a card mounted read-only
+    /// still opens).
+    static func migrate(_ db: SQLiteConnection) throws {
+        func applied() throws -> Set<String> {
+            guard try db.value("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'grdb_migrations'") != nil else { return [] }
+            return Set(try db.query("SELECT identifier FROM grdb_migrations").compactMap { $0.first?.text })
+        }
+        if let done = try? applied(), migrations.allSatisfy({ done.contains($0.identifier) }) { return }
+        try db.transaction { db in
+            try db.execute("CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+            let done = try applied()
+            for migration in migrations where !done.contains(migration.identifier) {
+                for statement in migration.statements { try db.execute(statement) }
+                try db.execute("INSERT INTO grdb_migrations (identifier) VALUES (?)", [SQLValue(migration.identifier)])
             }
         }
-        registerRecords(&migrator)
-        return migrator
     }
 
     public var outbox: Outbox { Outbox(database: self) }
@@ -133,7 +183,6 @@ public final class RideGuardDatabase: Sendable {
 /// does) never wait on the disk: what it refuses is kept in memory, sent, and written later.
 public struct Outbox: Sendable {
     let database: RideGuardDatabase
-    private var queue: DatabaseQueue { database.queue }
     private var unsaved: Unsaved { database.unsaved }
 
     /// Writes a message to send, or throws (the command line's way: it says so and exits).
@@ -164,8 +213,8 @@ public struct Outbox: Sendable {
     @discardableResult
     public func resumeInterrupted(now: Double) throws -> Int {
         try database.write { db in
-            try OutboxMessage.filter(Column("status") == OutboxMessage.Status.sending.rawValue)
-                .updateAll(db, Column("status").set(to: OutboxMessage.Status.pending.rawValue), Column("updated_at").set(to: now))
+            try db.execute("UPDATE outbox SET status = 'pending', updated_at = ? WHERE status = 'sending'", [SQLValue(now)])
+            return db.changes
         }
     }
 
@@ -175,8 +224,9 @@ public struct Outbox: Sendable {
         let sendingInMemory = unsaved.content.withLock { c in c.messages.values.filter { $0.status == .sending }.map { $0.id! } }
         do {
             return try database.write { db in
-                guard var message = try Self.due(now).filter(!sendingInMemory.contains(Column("id")))
-                    .order((Column("kind") == MessageKind.alert.rawValue).desc, Column("id")).fetchOne(db) else { return nil }
+                let notInMemory = sendingInMemory.isEmpty ? "" : " AND id NOT IN (\(sendingInMemory.map(String.init).joined(separator: ", ")))"
+                guard var message = try OutboxMessage.fetch(db, Self.due + notInMemory + " ORDER BY kind = ? DESC, id LIMIT 1",
+                                                            [SQLValue(now), SQLValue(MessageKind.alert.rawValue)]).first else { return nil }
                 message.status = .sending
                 message.attempts += 1
                 message.updatedAt = now
@@ -184,7 +234,7 @@ public struct Outbox: Sendable {
                 return message
             }
         } catch {
-            let stored = Result { try queue.read { db in try Self.due(now).fetchAll(db) } }
+            let stored = Result { try database.read { db in try OutboxMessage.fetch(db, Self.due, [SQLValue(now)]) } }
             return try unsaved.content.withLock { c in
                 let candidates = c.messages.values.filter { $0.status == .pending && $0.nextAttemptAt <= now }
                     + ((try? stored.get()) ?? []).filter { c.messages[$0.id!] == nil }
@@ -202,9 +252,8 @@ public struct Outbox: Sendable {
         }
     }
 
-    private static func due(_ now: Double) -> QueryInterfaceRequest<OutboxMessage> {
-        OutboxMessage.filter(Column("status") == OutboxMessage.Status.pending.rawValue && Column("next_attempt_at") <= now)
-    }
+    /// Pending and due at the time given as its argument.
+    private static let due = "WHERE status = 'pending' AND next_attempt_at <= ?"
 
     /// Each outcome is journaled (kind "messages", the number masked) in the same transaction as the
     /// message's new status, so the journal tells who got what, when, and what failed. Each returns
@@ -254,14 +303,14 @@ public struct Outbox: Sendable {
             }
             return count
         }
-        let pending = OutboxMessage.filter(Column("status") == OutboxMessage.Status.pending.rawValue && Column("kind") == kind)
         do {
             return try inMemory + database.write { db in
-                try pending.updateAll(db, Column("status").set(to: OutboxMessage.Status.failed.rawValue),
-                                      Column("last_error").set(to: "cancelled by the rider"), Column("updated_at").set(to: now))
+                try db.execute("UPDATE outbox SET status = 'failed', last_error = 'cancelled by the rider', updated_at = ? WHERE status = 'pending' AND kind = ?",
+                               [SQLValue(now), SQLValue(kind)])
+                return db.changes
             }
         } catch {
-            let stored = try queue.read { db in try pending.fetchAll(db) }
+            let stored = try database.read { db in try OutboxMessage.fetch(db, "WHERE status = 'pending' AND kind = ?", [SQLValue(kind)]) }
             return unsaved.content.withLock { c in
                 var count = inMemory
                 for var message in stored where c.messages[message.id!] == nil {
@@ -276,12 +325,12 @@ public struct Outbox: Sendable {
 
     public func message(_ id: Int64) throws -> OutboxMessage? {
         if let kept = unsaved.content.withLock({ $0.messages[id] }) { return kept }
-        return try queue.read { db in try OutboxMessage.fetchOne(db, key: id) }
+        return try database.read { db in try Self.stored(id, db) }
     }
 
     /// Every message, with what memory holds in place of what the database says.
     public func all() throws -> [OutboxMessage] {
-        merged(try queue.read { db in try OutboxMessage.order(Column("id")).fetchAll(db) })
+        merged(try database.read { db in try OutboxMessage.fetch(db, "ORDER BY id") })
     }
 
     /// Alerts not sent yet (pending or being sent): whether every alert went out. One indexed count,
@@ -301,10 +350,10 @@ public struct Outbox: Sendable {
 
     /// Pending and sending messages (of `kind`), through the status index.
     private func waiting(kind: String? = nil) throws -> [OutboxMessage] {
-        let statuses = [OutboxMessage.Status.pending.rawValue, OutboxMessage.Status.sending.rawValue]
-        var request = OutboxMessage.filter(statuses.contains(Column("status")))
-        if let kind { request = request.filter(Column("kind") == kind) }
-        return merged(try queue.read { db in try request.fetchAll(db) })
+        let stored = try database.read { db in
+            try OutboxMessage.fetch(db, "WHERE status IN ('pending', 'sending')" + (kind == nil ? "" : " AND kind = ?"), kind.map { [SQLValue($0)] } ?? [])
+        }
+        return merged(stored)
             .filter { ($0.status == .pending || $0.status == .sending) && (kind == nil || $0.kind == kind) }
     }
 
@@ -322,7 +371,7 @@ public struct Outbox: Sendable {
         if id > 0 {
             do {
                 let text = try database.write { db -> String in
-                    guard var message = try kept ?? OutboxMessage.fetchOne(db, key: id) else { return "message \(id) is gone" }
+                    guard var message = try kept ?? Self.stored(id, db) else { return "message \(id) is gone" }
                     let text = change(&message)
                     message.updatedAt = now
                     try message.update(db)
@@ -334,12 +383,16 @@ public struct Outbox: Sendable {
                 return text
             } catch {}   // the disk refused it: memory keeps the change
         }
-        var message = try kept ?? queue.read { db in try OutboxMessage.fetchOne(db, key: id) }
+        var message = try kept ?? database.read { db in try Self.stored(id, db) }
         guard message != nil else { return "message \(id) is gone" }
         let text = change(&message!)
         message!.updatedAt = now
         unsaved.content.withLock { $0.messages[id] = message }
         unsaved.keep(JournalRecord(id: nil, time: now, kind: "messages", text: text))
         return text
+    }
+
+    private static func stored(_ id: Int64, _ db: SQLiteConnection) throws -> OutboxMessage? {
+        try OutboxMessage.fetch(db, "WHERE id = ?", [SQLValue(id)]).first
     }
 }

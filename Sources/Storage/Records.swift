@@ -1,11 +1,9 @@
 import FoundationEssentials
 import Glibc
-import GRDB
 import RideGuardCore
 
 /// An emergency contact: a name and an E.164 number.
-public struct Contact: Codable, Equatable, Sendable, FetchableRecord, MutablePersistableRecord {
-    public static let databaseTableName = "contacts"
+public struct Contact: Codable, Equatable, Sendable {
     public var id: Int64?
     public var name: String
     public var number: String
@@ -19,19 +17,28 @@ public struct Contact: Codable, Equatable, Sendable, FetchableRecord, MutablePer
         case createdAt = "created_at"
     }
 
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    /// The contacts a query of `SELECT id, name, number, created_at FROM contacts …` finds; a row
+    /// that is not a contact (edited by hand) is passed over.
+    static func fetch(_ db: SQLiteConnection, _ whereAndOrder: String, _ arguments: [SQLValue] = []) throws -> [Contact] {
+        try db.query("SELECT id, name, number, created_at FROM contacts " + whereAndOrder, arguments).compactMap { row in
+            guard let id = row[0].integer, let name = row[1].text, let number = row[2].text, let createdAt = row[3].real else { return nil }
+            return Contact(id: id, name: name, number: number, createdAt: createdAt)
+        }
+    }
 }
 
 /// One line of the journal: what happened, when (seconds since the epoch), of which kind.
-public struct JournalRecord: Codable, Equatable, Sendable, FetchableRecord, MutablePersistableRecord {
-    public static let databaseTableName = "journal"
+public struct JournalRecord: Codable, Equatable, Sendable {
     public var id: Int64?
     public var time: Double
     /// alerts, detections, system, messages
     public var kind: String
     public var text: String
 
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    mutating func insert(_ db: SQLiteConnection) throws {
+        try db.execute("INSERT INTO journal (time, kind, text) VALUES (?, ?, ?)", [SQLValue(time), SQLValue(kind), SQLValue(text)])
+        id = db.lastInsertedRowID
+    }
 }
 
 /// What the rider set up: their name, a medical note, the alert message, and their own phone's
@@ -57,27 +64,6 @@ public struct RecordError: Error, Equatable, CustomStringConvertible, Sendable {
 }
 
 extension RideGuardDatabase {
-    static func registerRecords(_ migrator: inout DatabaseMigrator) {
-        migrator.registerMigration("v2 contacts, profile, journal") { db in
-            try db.create(table: "contacts") { t in
-                t.autoIncrementedPrimaryKey("id")
-                t.column("name", .text).notNull()
-                t.column("number", .text).notNull().unique()
-                t.column("created_at", .double).notNull()
-            }
-            try db.create(table: "settings") { t in
-                t.primaryKey("key", .text)
-                t.column("value", .text).notNull()
-            }
-            try db.create(table: "journal") { t in
-                t.autoIncrementedPrimaryKey("id")
-                t.column("time", .double).notNull().indexed()
-                t.column("kind", .text).notNull()
-                t.column("text", .text).notNull()
-            }
-        }
-    }
-
     // MARK: Contacts
 
     /// Adds a contact, and journals it (number masked); the number is cleaned to E.164 (a wrong one is
@@ -89,11 +75,11 @@ extension RideGuardDatabase {
         let e164: String
         do { e164 = try PhoneNumber(number).e164 } catch { throw RecordError(reason: error.reason) }
         return try write { db in
-            if try Contact.filter(Column("number") == e164).fetchCount(db) > 0 {
+            if try db.value("SELECT 1 FROM contacts WHERE number = ?", [SQLValue(e164)]) != nil {
                 throw RecordError(reason: "\(PhoneNumber.mask(e164)) is already a contact")
             }
-            var contact = Contact(id: nil, name: trimmed, number: e164, createdAt: now)
-            try contact.insert(db)
+            try db.execute("INSERT INTO contacts (name, number, created_at) VALUES (?, ?, ?)", [SQLValue(trimmed), SQLValue(e164), SQLValue(now)])
+            let contact = Contact(id: db.lastInsertedRowID, name: trimmed, number: e164, createdAt: now)
             var entry = JournalRecord(id: nil, time: now, kind: "system", text: "contact added: \(trimmed) \(PhoneNumber.mask(e164))")
             try entry.insert(db)
             return contact
@@ -105,10 +91,10 @@ extension RideGuardDatabase {
     public func removeContact(_ nameOrNumber: String, now: Double) throws -> Contact {
         let number = try? PhoneNumber(nameOrNumber).e164
         return try write { db in
-            let matches = try Contact.filter(Column("name") == nameOrNumber || Column("number") == (number ?? "")).fetchAll(db)
+            let matches = try Contact.fetch(db, "WHERE name = ? OR number = ?", [SQLValue(nameOrNumber), SQLValue(number ?? "")])
             guard let contact = matches.first else { throw RecordError(reason: "no contact named or numbered '\(nameOrNumber)'") }
             guard matches.count == 1 else { throw RecordError(reason: "\(matches.count) contacts match '\(nameOrNumber)': remove by number") }
-            _ = try contact.delete(db)
+            try db.execute("DELETE FROM contacts WHERE id = ?", [SQLValue(contact.id)])
             var entry = JournalRecord(id: nil, time: now, kind: "system", text: "contact removed: \(contact.name) \(PhoneNumber.mask(contact.number))")
             try entry.insert(db)
             return contact
@@ -116,7 +102,7 @@ extension RideGuardDatabase {
     }
 
     public func contacts() throws -> [Contact] {
-        let contacts = try queue.read { db in try Contact.order(Column("id")).fetchAll(db) }
+        let contacts = try read { db in try Contact.fetch(db, "ORDER BY id") }
         contactsRead.withLock { $0 = contacts }
         return contacts
     }
@@ -134,12 +120,12 @@ extension RideGuardDatabase {
     // MARK: Profile and message
 
     public func profile() throws -> RiderProfile {
-        try queue.read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT key, value FROM settings")
+        try read { db in
+            let rows = try db.query("SELECT key, value FROM settings")
             var values: [String: String] = [:]
             // A damaged row (a NULL key, a value that is not text) is passed over, never a crash.
             for row in rows {
-                if let key = String.fromDatabaseValue(row[0]), let value = String.fromDatabaseValue(row[1]) { values[key] = value }
+                if let key = row[0].text, let value = row[1].text { values[key] = value }
             }
             return RiderProfile(name: values["rider_name"], medicalNote: values["medical_note"], message: values["message"],
                                 phone: values["rider_phone"])
@@ -171,7 +157,7 @@ extension RideGuardDatabase {
     }
 
     private func removeSetting(_ key: String) throws {
-        try write { db in try db.execute(sql: "DELETE FROM settings WHERE key = ?", arguments: [key]) }
+        try write { db in try db.execute("DELETE FROM settings WHERE key = ?", [SQLValue(key)]) }
     }
 
     /// The alert message: at least 5 characters after trimming.
@@ -182,8 +168,8 @@ extension RideGuardDatabase {
 
     func setSetting(_ key: String, _ value: String) throws {
         try write { db in
-            try db.execute(sql: "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                           arguments: [key, value])
+            try db.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                           [SQLValue(key), SQLValue(value)])
         }
     }
 
@@ -209,11 +195,16 @@ extension RideGuardDatabase {
 
     /// Newest first, optionally of one kind and since a time.
     public func journal(kind: String? = nil, since: Double? = nil, limit: Int = 200) throws -> [JournalRecord] {
-        try queue.read { db in
-            var request = JournalRecord.order(Column("time").desc, Column("id").desc)
-            if let kind { request = request.filter(Column("kind") == kind) }
-            if let since { request = request.filter(Column("time") >= since) }
-            return try request.limit(limit).fetchAll(db)
+        var conditions: [String] = [], arguments: [SQLValue] = []
+        if let kind { conditions.append("kind = ?"); arguments.append(SQLValue(kind)) }
+        if let since { conditions.append("time >= ?"); arguments.append(SQLValue(since)) }
+        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ") + " "
+        return try read { db in
+            try db.query("SELECT id, time, kind, text FROM journal \(filter)ORDER BY time DESC, id DESC LIMIT ?", arguments + [SQLValue(limit)])
+                .compactMap { row in
+                    guard let id = row[0].integer, let time = row[1].real, let kind = row[2].text, let text = row[3].text else { return nil }
+                    return JournalRecord(id: id, time: time, kind: kind, text: text)
+                }
         }
     }
 }
@@ -231,22 +222,22 @@ extension RideGuardDatabase {
         var messages = 0, lines = 0
         while true {
             let n = try write { db in
-                try db.execute(sql: """
+                try db.execute("""
                     DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE status IN (?, ?) AND updated_at < ?
                         AND id <= (SELECT MAX(id) FROM outbox) - ? LIMIT ?)
-                    """, arguments: [done[0], done[1], cutoff, keepNewest, batch])
-                return db.changesCount
+                    """, [SQLValue(done[0]), SQLValue(done[1]), SQLValue(cutoff), SQLValue(keepNewest), SQLValue(batch)])
+                return db.changes
             }
             messages += n
             if n < batch { break }
         }
         while true {
             let n = try write { db in
-                try db.execute(sql: """
+                try db.execute("""
                     DELETE FROM journal WHERE id IN (SELECT id FROM journal WHERE time < ? AND id <= (SELECT MAX(id) FROM journal) - ?
                         ORDER BY time LIMIT ?)
-                    """, arguments: [cutoff, keepNewest, batch])
-                return db.changesCount
+                    """, [SQLValue(cutoff), SQLValue(keepNewest), SQLValue(batch)])
+                return db.changes
             }
             lines += n
             if n < batch { break }
@@ -258,15 +249,15 @@ extension RideGuardDatabase {
     /// location updates and `journalLines` journal lines, all old.
     public func addHistory(messages: Int, journalLines: Int) throws {
         try write { db in
-            try db.execute(sql: """
+            try db.execute("""
                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
                 INSERT INTO outbox (recipient, kind, body, status, attempts, created_at, updated_at, next_attempt_at)
                 SELECT '+33612345678', 'location_update', 'old', 'sent', 1, i, i, i FROM n
-                """, arguments: [messages])
-            try db.execute(sql: """
+                """, [SQLValue(messages)])
+            try db.execute("""
                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
                 INSERT INTO journal (time, kind, text) SELECT i, 'system', 'an old line' FROM n
-                """, arguments: [journalLines])
+                """, [SQLValue(journalLines)])
         }
     }
 
@@ -297,9 +288,9 @@ extension RideGuardDatabase {
 
     /// A setting that must be text: anything else (a row edited by hand) is an error naming the file.
     private func textSetting(_ key: String, what: String) throws -> String? {
-        try queue.read { db in
-            try DatabaseValue.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [key]).map { value in
-                guard let text = String.fromDatabaseValue(value) else { throw RecordError(reason: "\(what) in \(path) is not text") }
+        try read { db in
+            try db.query("SELECT value FROM settings WHERE key = ?", [SQLValue(key)]).first.map { row in
+                guard let text = row[0].text else { throw RecordError(reason: "\(what) in \(path) is not text") }
                 return text
             }
         }
@@ -312,8 +303,8 @@ extension RideGuardDatabase {
     /// Keeps an unreadable snapshot aside for inspection and clears it.
     public func setAsideEmergencySnapshot() throws {
         try write { db in
-            try db.execute(sql: "DELETE FROM settings WHERE key = 'emergency.bad'")
-            try db.execute(sql: "UPDATE settings SET key = 'emergency.bad' WHERE key = 'emergency'")
+            try db.execute("DELETE FROM settings WHERE key = 'emergency.bad'")
+            try db.execute("UPDATE settings SET key = 'emergency.bad' WHERE key = 'emergency'")
         }
     }
 }

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Glibc
-import GRDB
+import CSQLite
 import Synchronization
 
 /// What the agent could not write to its database (a read-only or full SD card): new messages and
@@ -51,13 +51,13 @@ final class Unsaved: Sendable {
 extension RideGuardDatabase {
     /// Every write: what memory holds first, then `body`, in one transaction. When it commits, what
     /// it wrote leaves memory; when it fails, memory keeps it and the failure is remembered.
-    func write<T>(_ body: (Database) throws -> T) throws -> T {
+    func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         let (messages, journal, lost, trimmed) = unsaved.content.withLock { c in
             // A message being sent stays in memory until its outcome is known.
             (c.messages.values.filter { $0.status != .sending }.sorted { $0.id! > $1.id! }, c.journal, c.journalLost, c.journalTrimmed)
         }
         do {
-            let result = try queue.write { db in
+            let result = try read { connection in try connection.transaction { db in
                 for message in messages {
                     var row = message
                     if row.id! < 0 {
@@ -74,7 +74,7 @@ extension RideGuardDatabase {
                     try record.insert(db)
                 }
                 return try body(db)
-            }
+            } }
             unsaved.content.withLock { c in
                 for message in messages where c.messages[message.id!] == message { c.messages[message.id!] = nil }
                 // Those written, less any the limit dropped from the front meanwhile.
@@ -109,7 +109,7 @@ extension RideGuardDatabase {
         }
         let waiting = unsaved.content.withLock { !$0.messages.isEmpty || !$0.journal.isEmpty || $0.fault != nil }
         if waiting {
-            do { try write { _ in } } catch let error as DatabaseError where error.resultCode == .SQLITE_READONLY {
+            do { try write { _ in } } catch let error as SQLiteError where error.primary == SQLITE_READONLY {
                 // Opened read-only while the card was; it is writable now.
                 do {
                     try reopen()

@@ -52,7 +52,8 @@ struct Synth: ParsableCommand {
         for index in 0..<total where self.index.isEmpty ? index < count : self.index.contains(index + 1) {
             var (kind, traceSeed) = TraceSynthesizer.plan(seed: seed, index: index)
             if !scenario.isEmpty { kind = scenario[index % scenario.count] }
-            let name = String(format: "%04d-%@.csv", index + 1, kind.rawValue)
+            let number = String(index + 1)
+            let name = String(repeating: "0", count: max(0, 4 - number.count)) + number + "-\(kind.rawValue).csv"
             let path = FilePath(out).appending(name).string
             let facts = SensorFacts(seed: traceSeed, rate: rate)
             let writer = try TraceFileWriter(
@@ -72,7 +73,7 @@ struct Synth: ParsableCommand {
         let manifest = Manifest(seed: seed, traces: labels)
         try manifest.write(path: FilePath(out).appending("manifest.json").string)
         let hours = labels.map(\.ridingSeconds).reduce(0, +) / 3600
-        print("wrote \(labels.count) traces with \(String(format: "%.2f", hours)) hours of riding to \(out)")
+        print("wrote \(labels.count) traces with \(DecimalFormat.string(hours, decimals: 2)) hours of riding to \(out)")
     }
 }
 

@@ -1,8 +1,7 @@
 import Foundation
-import GRDB
 import RideGuardAgent
 import RideGuardCore
-import Storage
+@testable import Storage
 import Testing
 
 /// The agent's end-to-end paths, in-process on a manual clock (`InProcessAgent`): the crash in the
@@ -26,9 +25,7 @@ import Testing
     /// The contacts' table renamed away, as a damaged or hand-edited database would have it; waits
     /// for the agent's writes (SQLite's busy timeout).
     static func hideContacts(_ path: String) async throws {
-        var settings = Configuration()
-        settings.busyMode = .timeout(5)
-        try await DatabaseQueue(path: path, configuration: settings).write { try $0.execute(sql: "ALTER TABLE contacts RENAME TO contacts_away") }
+        try SQLiteConnection(path: path, busySeconds: 5).transaction { try $0.execute("ALTER TABLE contacts RENAME TO contacts_away") }
     }
 
     static func journal(_ folder: URL, kind: String? = nil) -> String {

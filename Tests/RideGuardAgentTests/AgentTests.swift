@@ -1,7 +1,6 @@
 import Foundation
 import RideGuardAgent
 import RideGuardCore
-import GRDB
 import Storage
 import Testing
 

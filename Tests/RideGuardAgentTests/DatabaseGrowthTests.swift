@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import RideGuardAgent
 import RideGuardCore
 @testable import Storage
@@ -23,7 +22,7 @@ import Testing
         try database.addHistory(messages: 200_000, journalLines: 1_000_000)
         #expect(try database.outbox.countPending() == 0 && database.journal(limit: 2).count == 2)
         var statements: [String] = []
-        try database.queue.inDatabase { db in db.trace { statements.append($0.expandedDescription) } }
+        try database.read { db in db.trace = { statements.append($0) } }
         let now = 2_000_000_000.0
         let outbox = database.outbox
         let alert = outbox.queue(recipient: "+33612345678", kind: MessageKind.alert.rawValue, body: "Crash!", now: now)
@@ -36,12 +35,12 @@ import Testing
         _ = try database.profile()
         try database.saveEmergencySnapshot("{}")
         _ = try database.emergencySnapshot()
-        try database.queue.inDatabase { db in db.trace(nil) }
+        try database.read { db in db.trace = nil }
 
         let queries = statements.filter { sql in ["SELECT", "UPDATE", "DELETE", "INSERT"].contains { sql.uppercased().hasPrefix($0) } }
         #expect(queries.count >= 10, "\(statements)")
         for sql in queries {
-            let plan = try database.queue.read { db in try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String } }
+            let plan = try database.read { db in try db.query("EXPLAIN QUERY PLAN " + sql).compactMap { $0.last?.text } }
             #expect(!plan.contains { $0.hasPrefix("SCAN outbox") || $0.hasPrefix("SCAN journal") }, "\(sql): \(plan)")
         }
     }

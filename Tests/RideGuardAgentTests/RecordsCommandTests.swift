@@ -72,9 +72,9 @@ import Testing
         let db = database()
         let database = try RideGuardDatabase(path: db)
         let now = Date().timeIntervalSince1970
-        try database.journal(.init(.detections, "crash detected"), at: now - 7200)
-        try database.journal(.init(.alerts, "countdown started"), at: now - 60)
-        try database.journal(.init(.alerts, "rider is fine"), at: now - 30)
+        database.journal(.init(.detections, "crash detected"), at: now - 7200)
+        database.journal(.init(.alerts, "countdown started"), at: now - 60)
+        database.journal(.init(.alerts, "rider is fine"), at: now - 30)
         let all = try Rideguard.run(["events", "--database", db])
         let order = all.stdout.split(separator: "\n")
         #expect(order.count == 3)

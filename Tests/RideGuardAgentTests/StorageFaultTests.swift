@@ -1,7 +1,6 @@
 import Foundation
-import GRDB
 import RideGuardCore
-import Storage
+@testable import Storage
 import Testing
 @testable import RideGuardAgent
 
@@ -155,12 +154,46 @@ extension AgentTests {
         await agent.stop()
     }
 
+    /// A database written by the versions built on GRDB (its schema as `sqlite_master` holds it,
+    /// migrations listed in `grdb_migrations`) opens as it is, even on a read-only card: nothing
+    /// is migrated again, the contacts, profile, journal and pending message are read.
+    @Test(.enabled(if: geteuid() == 0, "mounts a tmpfs")) func aDatabaseFromTheGRDBVersionsOpensAsItIs() throws {
+        let card = try Card(megabytes: 4)
+        let path = card.path + "/rideguard.sqlite"
+        try SQLiteConnection(path: path).transaction { db in
+            for statement in [
+                "CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)",
+                #"CREATE TABLE "outbox" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "recipient" TEXT NOT NULL, "kind" TEXT NOT NULL, "body" TEXT NOT NULL, "status" TEXT NOT NULL, "attempts" INTEGER NOT NULL DEFAULT 0, "last_error" TEXT, "references" TEXT, "created_at" DOUBLE NOT NULL, "updated_at" DOUBLE NOT NULL, "next_attempt_at" DOUBLE NOT NULL)"#,
+                #"CREATE INDEX "outbox_on_status" ON "outbox"("status")"#,
+                #"CREATE TABLE "contacts" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "name" TEXT NOT NULL, "number" TEXT NOT NULL UNIQUE, "created_at" DOUBLE NOT NULL)"#,
+                #"CREATE TABLE "settings" ("key" TEXT PRIMARY KEY NOT NULL, "value" TEXT NOT NULL)"#,
+                #"CREATE TABLE "journal" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "time" DOUBLE NOT NULL, "kind" TEXT NOT NULL, "text" TEXT NOT NULL)"#,
+                #"CREATE INDEX "journal_on_time" ON "journal"("time")"#,
+                "INSERT INTO grdb_migrations VALUES ('v1 outbox'), ('v2 contacts, profile, journal')",
+                "INSERT INTO contacts VALUES (1, 'Sam', '+33612345678', 1795617916.861148)",
+                "INSERT INTO settings VALUES ('rider_name', 'Alex')",
+                "INSERT INTO journal VALUES (1, 1795617916.9, 'system', 'contact added: Sam +33•••••78')",
+                "INSERT INTO outbox VALUES (1, '+33612345678', 'test', 'RideGuard test', 'pending', 0, NULL, NULL, 1795617917, 1795617917, 1795617917)",
+            ] { try db.execute(statement) }
+        }
+        chmod(path, 0o600)
+        try card.remount(readOnly: true)
+        let database = try RideGuardDatabase(path: path)
+        #expect(try database.contacts() == [Contact(id: 1, name: "Sam", number: "+33612345678", createdAt: 1795617916.861148)])
+        #expect(try database.profile() == RiderProfile(name: "Alex"))
+        #expect(try database.journal().map(\.text) == ["contact added: Sam +33•••••78"])
+        #expect(try database.outbox.countPending() == 1)
+        try card.remount(readOnly: false)
+        try database.reopen()
+        #expect(try database.addContact(name: "Kim", number: "+44 7700 900123", now: 1795617920).id == 2)
+        #expect(try SQLiteConnection(path: path).value("SELECT count(*) FROM grdb_migrations")?.integer == 2)
+    }
+
     /// Overwrites the first page of `table` with garbage, as a failing card does.
     static func damage(table: String, in path: String) throws {
-        let (page, size) = try DatabaseQueue(path: path).read { db in
-            (try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = ?", arguments: [table])!,
-             try Int.fetchOne(db, sql: "PRAGMA page_size")!)
-        }
+        let db = try SQLiteConnection(path: path)
+        let page = try #require(try db.value("SELECT rootpage FROM sqlite_master WHERE name = ?", [SQLValue(table)])?.integer)
+        let size = try #require(try db.value("PRAGMA page_size")?.integer)
         let handle = try #require(FileHandle(forWritingAtPath: path))
         try handle.seek(toOffset: UInt64((page - 1) * size))
         try handle.write(contentsOf: Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }))
@@ -192,16 +225,16 @@ extension AgentTests {
         let path = try folder() + "/rideguard.sqlite"
         let database = try RideGuardDatabase(path: path)
         try database.setRiderName("Alex")
-        try DatabaseQueue(path: path).write { db in
+        try SQLiteConnection(path: path).transaction { db in
             // A table edited by hand, its constraints gone.
-            try db.execute(sql: "ALTER TABLE settings RENAME TO edited")
-            try db.execute(sql: "CREATE TABLE settings (key, value)")
-            try db.execute(sql: "INSERT INTO settings SELECT key, value FROM edited")
-            try db.execute(sql: "DROP TABLE edited")
-            try db.execute(sql: "INSERT INTO settings (key, value) VALUES (NULL, 'x')")
-            try db.execute(sql: "INSERT INTO settings (key, value) VALUES ('medical_note', NULL)")
-            try db.execute(sql: "INSERT INTO settings (key, value) VALUES ('message', x'ff00ff')")
-            try db.execute(sql: "INSERT INTO settings (key, value) VALUES ('emergency', x'00ff')")
+            try db.execute("ALTER TABLE settings RENAME TO edited")
+            try db.execute("CREATE TABLE settings (key, value)")
+            try db.execute("INSERT INTO settings SELECT key, value FROM edited")
+            try db.execute("DROP TABLE edited")
+            try db.execute("INSERT INTO settings (key, value) VALUES (NULL, 'x')")
+            try db.execute("INSERT INTO settings (key, value) VALUES ('medical_note', NULL)")
+            try db.execute("INSERT INTO settings (key, value) VALUES ('message', x'ff00ff')")
+            try db.execute("INSERT INTO settings (key, value) VALUES ('emergency', x'00ff')")
         }
         #expect(try database.profile() == RiderProfile(name: "Alex"))
         #expect(throws: (any Error).self) { try database.emergencySnapshot() }
