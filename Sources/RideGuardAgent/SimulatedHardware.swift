@@ -39,7 +39,9 @@ public final class SimulatedTransport: SMSTransport, VoiceCaller {
 /// batches like the real sampler's buffer refills (a wake-up every 20 ms, not one per sample).
 final class TracePlayer: Sendable {
     private let running = Atomic<Bool>(true)
-    /// The sleep the thread waits on, cancelled by `stop()`.
+    /// Signalled by `stop()`: ends a wait on the system clock.
+    private let stopped = DispatchSemaphore(value: 0)
+    /// The sleep a wait on another clock (the tests' manual one) is, cancelled by `stop()`.
     private let sleeping = Mutex<Task<Void, Never>?>(nil)
 
     init(path: String, speed: Double, clock: any ServiceClock, onSample: @escaping @Sendable (IMUSample) -> Void,
@@ -64,8 +66,14 @@ final class TracePlayer: Sendable {
         }
     }
 
-    /// Blocks the player's thread until `deadline` on `clock`, or until `stop()`.
+    /// Blocks the player's thread until `deadline` on `clock`, or until `stop()`. On the system
+    /// clock, a timed wait on the thread itself: a task per batch would wake two of the pool's
+    /// threads every 20 ms.
     private func wait(until deadline: Double, on clock: any ServiceClock) {
+        if clock is SystemServiceClock {
+            if stopped.wait(timeout: .now() + max(0, deadline - clock.now())) == .success { stopped.signal() }
+            return
+        }
         let woken = DispatchSemaphore(value: 0)
         sleeping.withLock { task in
             guard running.load(ordering: .acquiring) else {
@@ -82,6 +90,7 @@ final class TracePlayer: Sendable {
 
     func stop() {
         running.store(false, ordering: .releasing)
+        stopped.signal()
         sleeping.withLock { $0?.cancel() }
     }
 }
