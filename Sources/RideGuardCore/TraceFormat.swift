@@ -63,6 +63,8 @@ public struct TraceParser {
     public private(set) var header: TraceHeader?
     public private(set) var sampleCount = 0
     @usableFromInline var roles: [Role] = []
+    /// The header names the gyro's columns (read once, not per row).
+    @usableFromInline var hasGyro = false
     @usableFromInline var lineNumber = 0
     @usableFromInline var partialLine: [UInt8] = []
     @usableFromInline var sawAnyByte = false
@@ -80,20 +82,16 @@ public struct TraceParser {
         sawAnyByte = true
         let end = chunk.count
         var start = 0
-        var i = 0
-        while i < end {
-            if base[i] == UInt8(ascii: "\n") {
-                if partialLine.isEmpty {
-                    try parseLine(UnsafeBufferPointer(start: base + start, count: i - start), onHeader: onHeader, onSample: onSample)
-                } else {
-                    partialLine.append(contentsOf: UnsafeBufferPointer(start: base + start, count: i - start))
-                    let line = partialLine
-                    partialLine.removeAll(keepingCapacity: true)
-                    try line.withUnsafeBufferPointer { try parseLine($0, onHeader: onHeader, onSample: onSample) }
-                }
-                start = i + 1
+        while let i = Self.newline(base, from: start, to: end) {
+            if partialLine.isEmpty {
+                try parseLine(UnsafeBufferPointer(start: base + start, count: i - start), onHeader: onHeader, onSample: onSample)
+            } else {
+                partialLine.append(contentsOf: UnsafeBufferPointer(start: base + start, count: i - start))
+                let line = partialLine
+                partialLine.removeAll(keepingCapacity: true)
+                try line.withUnsafeBufferPointer { try parseLine($0, onHeader: onHeader, onSample: onSample) }
             }
-            i += 1
+            start = i + 1
         }
         if start < end {
             partialLine.append(contentsOf: UnsafeBufferPointer(start: base + start, count: end - start))
@@ -101,6 +99,24 @@ public struct TraceParser {
                 throw error(line: lineNumber + 1, "line is longer than \(TraceFormat.maximumLineLength) bytes: not a CSV trace (binary data?)")
             }
         }
+    }
+
+    /// The first newline in `base[from..<to]`, eight bytes at a time: xor with eight newlines
+    /// turns each newline into a zero byte, which the classic has-zero-byte test finds (its lowest
+    /// flag is always a true zero; the first in the text, bytes being little-endian).
+    @usableFromInline static func newline(_ base: UnsafePointer<UInt8>, from: Int, to end: Int) -> Int? {
+        var i = from
+        while end - i >= 8 {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)) ^ 0x0A0A_0A0A_0A0A_0A0A
+            let zeros = (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
+            if zeros != 0 { return i + zeros.trailingZeroBitCount / 8 }
+            i += 8
+        }
+        while i < end {
+            if base[i] == UInt8(ascii: "\n") { return i }
+            i += 1
+        }
+        return nil
     }
 
     /// Parses a last line without a newline and checks that the trace had a header and samples.
@@ -197,56 +213,64 @@ public struct TraceParser {
             throw error(line: lineNumber, "gyro columns come as gx,gy,gz together (found only \(gyro.joined(separator: ",")))")
         }
         self.roles = roles
+        hasGyro = gyro.count == 3
         header = TraceHeader(metadata: pendingMetadata, columns: names)
         pendingMetadata = []
     }
 
+    /// One pass over the row: each field's number is read where it starts, and must end at a comma
+    /// (spaces around it allowed). A column no role reads is skipped unread.
     @usableFromInline mutating func parseRow(_ line: UnsafeBufferPointer<UInt8>, onSample: (IMUSample) throws -> Void) throws {
         var t = 0.0, ax = 0.0, ay = 0.0, az = 0.0, gx = 0.0, gy = 0.0, gz = 0.0
         var speed: Double? = nil
-        var field = 0
-        var start = 0
         let count = line.count
         var i = 0
+        var field = 0
         while true {
-            if i == count || line[i] == UInt8(ascii: ",") {
-                guard field < roles.count else {
-                    throw error(line: lineNumber, "expected \(roles.count) fields as in the header, found more")
+            guard field < roles.count else {
+                throw error(line: lineNumber, "expected \(roles.count) fields as in the header, found more")
+            }
+            let role = roles[field]
+            let start = i
+            if role == .ignored {
+                while i < count && line[i] != UInt8(ascii: ",") { i += 1 }
+            } else {
+                while i < count && (line[i] == UInt8(ascii: " ") || line[i] == UInt8(ascii: "\t")) { i += 1 }
+                var value = NumberParser.scan(line, &i, count)
+                while i < count && (line[i] == UInt8(ascii: " ") || line[i] == UInt8(ascii: "\t")) { i += 1 }
+                if i < count && line[i] != UInt8(ascii: ",") {
+                    value = nil
+                    while i < count && line[i] != UInt8(ascii: ",") { i += 1 }
                 }
-                let role = roles[field]
-                if role != .ignored {
-                    let value = NumberParser.parse(line, from: start, to: i)
-                    if role == .speed {
-                        if let value {
-                            speed = value
-                        } else if !NumberParser.isBlank(line, from: start, to: i) {
-                            throw fieldError(line, from: start, to: i, field: field)
-                        }
-                    } else {
-                        guard let value else { throw fieldError(line, from: start, to: i, field: field) }
-                        switch role {
-                        case .time: t = value
-                        case .ax: ax = value
-                        case .ay: ay = value
-                        case .az: az = value
-                        case .gx: gx = value
-                        case .gy: gy = value
-                        case .gz: gz = value
-                        case .speed, .ignored: break
-                        }
+                switch role {
+                case .speed:
+                    if let value {
+                        speed = value
+                    } else if !NumberParser.isBlank(line, from: start, to: i) {
+                        throw fieldError(line, from: start, to: i, field: field)
+                    }
+                default:
+                    guard let value else { throw fieldError(line, from: start, to: i, field: field) }
+                    switch role {
+                    case .time: t = value
+                    case .ax: ax = value
+                    case .ay: ay = value
+                    case .az: az = value
+                    case .gx: gx = value
+                    case .gy: gy = value
+                    case .gz: gz = value
+                    case .speed, .ignored: break
                     }
                 }
-                field += 1
-                if i == count { break }
-                start = i + 1
             }
-            i += 1
+            field += 1
+            if i == count { break }
+            i += 1  // the comma
         }
         guard field == roles.count else {
             throw error(line: lineNumber, "expected \(roles.count) fields as in the header, found \(field)")
         }
         sampleCount += 1
-        let hasGyro = header?.hasGyro ?? false
         try onSample(IMUSample(t: t, accel: Vector3(ax, ay, az), gyro: hasGyro ? Vector3(gx, gy, gz) : nil, speed: speed))
     }
 
@@ -269,11 +293,12 @@ public struct TraceParser {
 
 /// Decimal numbers as written in traces: `-12.5`, `0.001`, `3e-4`. No `nan`, `inf` or hex.
 @usableFromInline enum NumberParser {
-    @usableFromInline static let exactPowers: [Double] = (0...22).map { n in
-        var p = 1.0
-        for _ in 0..<n { p *= 10 }
-        return p
-    }
+    /// 10^0 … 10^22, each exact in a Double (a literal: initialised at load, no lazy global).
+    /// 10^0 … 10^22, each exact in a Double (a literal: no lazy initialisation on each access).
+    @usableFromInline static let exactPowers: [Double] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ]
 
     @usableFromInline static func isBlank(_ s: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Bool {
         var i = from
@@ -287,12 +312,16 @@ public struct TraceParser {
     /// The finite number in `s[from..<to]` (spaces around it allowed), or nil.
     @inlinable static func parse(_ s: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Double? {
         var i = from
-        var end = to
-        while i < end && (s[i] == UInt8(ascii: " ") || s[i] == UInt8(ascii: "\t")) { i += 1 }
-        while end > i && (s[end - 1] == UInt8(ascii: " ") || s[end - 1] == UInt8(ascii: "\t")) { end -= 1 }
-        guard i < end else { return nil }
+        while i < to && (s[i] == UInt8(ascii: " ") || s[i] == UInt8(ascii: "\t")) { i += 1 }
+        guard let value = scan(s, &i, to) else { return nil }
+        return isBlank(s, from: i, to: to) ? value : nil
+    }
+
+    /// Reads the number starting at `s[i]`, leaving `i` on the first byte after it; nil when no
+    /// number starts there or it is not finite.
+    @inlinable static func scan(_ s: UnsafeBufferPointer<UInt8>, _ i: inout Int, _ end: Int) -> Double? {
         var negative = false
-        if s[i] == UInt8(ascii: "-") || s[i] == UInt8(ascii: "+") {
+        if i < end && (s[i] == UInt8(ascii: "-") || s[i] == UInt8(ascii: "+")) {
             negative = s[i] == UInt8(ascii: "-")
             i += 1
         }
@@ -340,7 +369,6 @@ public struct TraceParser {
             guard sawExpDigit else { return nil }
             exponent += expNegative ? -e : e
         }
-        guard i == end else { return nil }
         var value = Double(mantissa)
         if exponent < 0 {
             var e = -exponent

@@ -140,6 +140,27 @@ func parseError(_ text: String) -> TraceError? {
         #expect(parseError("time_s,ax,ay,az,ax\n")?.reason == "column 'ax' appears twice in the header")
     }
 
+    /// Each field is read in one pass, the number where it starts: what follows it before the
+    /// comma must be spaces, and a column no role reads may hold anything.
+    @Test func aNumberEndsAtItsComma() throws {
+        let (_, samples) = try parse("time_s,note,ax,ay,az\n 1.5 ,any text: 1e,\t-2 ,+3e1,  4\t\n")
+        #expect(samples == [IMUSample(t: 1.5, accel: Vector3(-2, 30, 4))])
+        for field in ["1.5x", "1.5 2", "--1", "1e", "1e+", ".", "-", "1.2.3", "0x10"] {
+            #expect(parseError("time_s,ax,ay,az\n0,\(field),0,1\n")?.reason == "bad number '\(field)' in column 'ax'", "\(field)")
+        }
+        #expect(parseError("time_s,ax,ay,az\n0,1,0,1x\n")?.reason == "bad number '1x' in column 'az'")
+    }
+
+    /// Lines of every length from 0 to 40 bytes, fed in chunks that split them anywhere: the
+    /// newline search, eight bytes at a time, finds each one.
+    @Test(arguments: [1, 5, 8, 13, 4096])
+    func everyLineLengthIsSplitRight(chunk: Int) throws {
+        var text = "time_s,ax,ay,az,pad\n"
+        for n in 0...40 { text += "\(n),0,0,1,\(String(repeating: "x", count: n))\n" + String(repeating: " ", count: n % 3) + "\n" }
+        let (_, samples) = try parse(text, chunk: chunk)
+        #expect(samples.map(\.t) == (0...40).map(Double.init))
+    }
+
     @Test func numberParserAgreesWithTheStandardLibrary() throws {
         var rng = SplitMix64(seed: 7)
         for _ in 0..<20_000 {
