@@ -45,13 +45,16 @@ public final class Agent: Sendable {
             [simulated = configuration.gpio.simulated, logger] pattern in
             if simulated { logger.info("buzzer: \(pattern.meaning)") }
         }
-        let messages = Mutex<MessageQueue?>(nil)
+        let whereabouts = Whereabouts()
+        let doorbell = Doorbell()
+        let messages = MessageQueue(database: database, whereabouts: whereabouts, settings: configuration.messages,
+                                    doorbell: doorbell, clock: clock, logger: part("messages"))
         let calls = CallSwitch()
         let workflowLogger = part("emergency")
         emergency = EmergencyService(
             configuration: configuration.workflow, store: WorkflowStore(database: database), clock: clock, buzzer: buzzer,
             outputs: EmergencyService.Outputs(
-                queueMessages: { kind, recipients in await messages.withLock { $0 }?.queue(kind, to: recipients) },
+                queueMessages: { request in messages.queue(request) },
                 cancelQueuedAlerts: { _ = try? database.outbox.cancelPending(kind: MessageKind.alert.rawValue, now: clock.now()) },
                 journal: { entry in
                     database.journal(entry, at: clock.now())
@@ -59,17 +62,14 @@ public final class Agent: Sendable {
                 },
                 tracking: { on in workflowLogger.info("\(on ? "tracking the rider's position" : "tracking stopped")") },
                 calls: { on in calls.set(on) }))
-        let location = LocationService(source: Self.location(configuration.gps), emergency: emergency, clock: clock, logger: part("location"))
-        let doorbell = Doorbell()
-        let queue = MessageQueue(database: database, emergency: emergency, location: location, settings: configuration.messages,
-                                 doorbell: doorbell, clock: clock, logger: part("messages"))
-        messages.withLock { $0 = queue }
+        let location = LocationService(source: Self.location(configuration.gps), whereabouts: whereabouts, emergency: emergency,
+                                       clock: clock, logger: part("location"))
         let sensor = SensorHealth(emergency: emergency, logger: part("sampler"))
         let bike = BikeContext()
         let recorder = Recorder(folder: FilePath(folder).appending("recordings").string, rateHz: configuration.imu.rateHz,
                                 database: database, clock: clock, logger: part("recorder"))
 
-        let incoming = IncomingSMS(database: database, emergency: emergency, messages: queue, sensor: sensor, clock: clock, logger: part("messages"))
+        let incoming = IncomingSMS(database: database, emergency: emergency, messages: messages, sensor: sensor, clock: clock, logger: part("messages"))
         modem = configuration.modem.simulated ? nil
             : Modem(configuration: ModemConfiguration(configuration.modem), clock: clock, logger: part("modem")) { await incoming.received($0) }
         let simulatedModem = SimulatedTransport(clock: clock, logger: part("modem"))
@@ -78,7 +78,7 @@ public final class Agent: Sendable {
         button = configuration.gpio.simulated ? SimulatedButton(emergency: emergency, clock: clock) : nil
 
         var services: [any Service] = [
-            EmergencyWorkflowService(emergency: emergency, messages: queue),
+            EmergencyWorkflowService(emergency: emergency),
             OutboxService(outbox: database.outbox, transport: transport, doorbell: doorbell, emergency: emergency, clock: clock, logger: part("outbox")),
         ]
         if let modem {
@@ -98,13 +98,13 @@ public final class Agent: Sendable {
         }
         services.append(SupplyService(monitor: SupplyMonitor(), bike: bike, database: database, clock: clock, logger: part("supply")))
         services += [
-            SamplerService(source: Self.samples(configuration.imu), detector: configuration.detector, speeds: location.speeds,
+            SamplerService(source: Self.samples(configuration.imu), detector: configuration.detector, speeds: whereabouts.speeds,
                            crashWindow: CrashWindow(folder: FilePath(folder).appending("traces").string, rateHz: configuration.imu.rateHz,
                                                     database: database, clock: clock, logger: part("sampler")),
                            recorder: recorder, health: sensor, bike: bike, emergency: emergency, database: database, clock: clock,
                            logger: part("sampler")),
             ControlService(path: configuration.controlSocket, emergency: emergency, sensor: sensor, simulatedIMU: configuration.imu.simulated,
-                           button: button, gpioProblems: gpioProblems, bike: bike, location: location, modem: modem, calls: calls, recorder: recorder,
+                           button: button, gpioProblems: gpioProblems, bike: bike, whereabouts: whereabouts, modem: modem, calls: calls, recorder: recorder,
                            database: database, clock: clock, logger: part("control")),
             RetentionService(database: database, keepDays: configuration.keepDays, clock: clock, logger: part("retention")),
             ArmingService(emergency: emergency, sensor: sensor, database: database, clock: clock, logger: part("arming")),

@@ -17,7 +17,7 @@ struct ControlService: Service, CustomStringConvertible {
     let button: SimulatedButton?
     let gpioProblems: PartProblems
     let bike: BikeContext
-    let location: LocationService
+    let whereabouts: Whereabouts
     /// The real modem, whose health `status` shows; nil for its simulated twin.
     let modem: Modem?
     let calls: CallSwitch
@@ -86,7 +86,7 @@ struct ControlService: Service, CustomStringConvertible {
                                        gravityG: s.gravityG.isFinite ? s.gravityG : nil, lastFault: s.lastFault,
                                        rejectedSamples: s.rejected),
             gpio: AgentStatus.GPIO(simulated: button != nil, problem: gpioProblems.summary),
-            fix: location.lastFix.map { AgentStatus.Position(latitude: $0.latitude, longitude: $0.longitude, ageSeconds: now - $0.time) },
+            fix: whereabouts.lastFix.map { AgentStatus.Position(latitude: $0.latitude, longitude: $0.longitude, ageSeconds: now - $0.time) },
             modem: modemStatus, pendingMessages: (try? database.outbox.countPending()) ?? -1,
             contacts: ((try? database.contacts()) ?? []).count, calls: calls.status, acknowledgement: snapshot.acknowledgement,
             bike: bike.status, storageProblem: database.storageProblem())

@@ -16,6 +16,8 @@ public actor EmergencyService {
         case buttonEdge(pressed: Bool, at: Double)
         case timer(WorkflowTimer)
         case gestureTick
+        /// Messages that could not all be queued, tried again (`queued`: those that were).
+        case retryMessages(MessageKind, to: Recipients, queued: Set<String>, attempt: Int)
     }
 
     /// Inputs waiting; a burst larger than this (it never comes near) loses the newest, journaled.
@@ -23,13 +25,14 @@ public actor EmergencyService {
 
     /// Where the workflow's actions go: the outbox, the journal, location tracking, the calls.
     public struct Outputs: Sendable {
-        public var queueMessages: @Sendable (MessageKind, Recipients) async -> Void
+        /// Queues what the workflow asks for; says which numbers it queued, and what stopped it short.
+        public var queueMessages: @Sendable (MessageRequest) async -> QueueOutcome
         public var cancelQueuedAlerts: @Sendable () async -> Void
         public var journal: @Sendable (JournalEntry) -> Void
         public var tracking: @Sendable (Bool) -> Void
         public var calls: @Sendable (Bool) -> Void
 
-        public init(queueMessages: @escaping @Sendable (MessageKind, Recipients) async -> Void,
+        public init(queueMessages: @escaping @Sendable (MessageRequest) async -> QueueOutcome,
                     cancelQueuedAlerts: @escaping @Sendable () async -> Void = {},
                     journal: @escaping @Sendable (JournalEntry) -> Void,
                     tracking: @escaping @Sendable (Bool) -> Void = { _ in },
@@ -50,6 +53,8 @@ public actor EmergencyService {
     private let outputs: Outputs
     private var timers: [WorkflowTimer: Task<Void, Never>] = [:]
     private var gestureTick: Task<Void, Never>?
+    /// Messages waiting out the delay before they are tried again.
+    private var retries: [Task<Void, Never>] = []
     private typealias Posted = (input: Input, done: CheckedContinuation<Void, Never>?)
     private let inputs: AsyncStream<Posted>
     private nonisolated let sink: AsyncStream<Posted>.Continuation
@@ -124,6 +129,12 @@ public actor EmergencyService {
             case .timer(let timer):
                 timers[timer] = nil
                 await perform(workflow.handle(.timerFired(timer, at: clock.now())))
+            case .retryMessages(let kind, let recipients, let queued, let attempt):
+                if workflow.wants(kind) {
+                    await queue(kind, to: recipients, skipping: queued, attempt: attempt)
+                } else {
+                    outputs.journal(JournalEntry(.messages, "\(kind.rawValue) no longer needed (\(workflow.state.rawValue)): not queued"))
+                }
             }
             done?.resume()
         }
@@ -168,7 +179,7 @@ public actor EmergencyService {
             case .cancelTimer(let timer):
                 timers.removeValue(forKey: timer)?.cancel()
             case .queueMessages(let kind, let recipients):
-                await outputs.queueMessages(kind, recipients)
+                await queue(kind, to: recipients, skipping: [], attempt: 1)
             case .cancelQueuedAlerts:
                 await outputs.cancelQueuedAlerts()
             case .startTracking:
@@ -185,12 +196,37 @@ public actor EmergencyService {
         }
     }
 
+    /// Queues messages worded from the workflow as saved. The alert's recipients are handed to the
+    /// workflow at once, inside this batch: no delivery of theirs can come before. What could not
+    /// be queued (the database failed) is said (the fault pattern, after this batch) and tried
+    /// again, 1 s doubling to 30 s, while the workflow still wants it.
+    private func queue(_ kind: MessageKind, to recipients: Recipients, skipping queued: Set<String>, attempt: Int) async {
+        let outcome = await outputs.queueMessages(MessageRequest(kind: kind, recipients: recipients, emergency: workflow, skipping: queued))
+        let now = clock.now()
+        if kind == .alert && !outcome.queued.isEmpty { await perform(workflow.handle(.alertsQueued(to: outcome.queued, at: now))) }
+        guard let problem = outcome.problem else {
+            if attempt > 1 { post(.event(.partRecovered(at: now, summary: "\(kind.rawValue) queued after \(attempt) attempts"))) }
+            return
+        }
+        if attempt == 1 { post(.event(.messagesBlocked(at: now, summary: "could not queue the \(kind.rawValue): \(problem); retrying"))) }
+        let retry = Input.retryMessages(kind, to: recipients, queued: queued.union(outcome.queued), attempt: attempt + 1)
+        let deadline = now + min(30, Double(1 << min(attempt - 1, 5)))
+        let clock = self.clock
+        retries.removeAll { $0.isCancelled }
+        retries.append(Task { [weak self] in
+            do { try await clock.sleep(until: deadline) } catch { return }
+            self?.post(retry)
+        })
+    }
+
     /// Stops taking inputs, the timers and the buzzer's pattern (graceful shutdown; the saved state
     /// stays). The owner lets `run()` finish what was posted first (`finishInputs()`, then await it).
     public func shutdown() async {
         sink.finish()
         for task in timers.values { task.cancel() }
         timers = [:]
+        for task in retries { task.cancel() }
+        retries = []
         gestureTick?.cancel()
         await buzzer.play(.off)
     }
@@ -201,16 +237,34 @@ public actor EmergencyService {
 /// that, then stops its timers, retries and buzzer (the saved state stays for the next start).
 struct EmergencyWorkflowService: Service, CustomStringConvertible {
     let emergency: EmergencyService
-    let messages: MessageQueue
     var description: String { "emergency workflow" }
 
     func run() async throws {
         await emergency.resume()
         async let inputs: Void = emergency.run()
         try? await gracefulShutdown()
-        messages.stop()
         emergency.finishInputs()
         await inputs
         await emergency.shutdown()
+    }
+}
+
+/// Messages the workflow asked for: their kind, to whom, the emergency they tell of (the workflow
+/// as saved), and the numbers an earlier attempt already queued.
+public struct MessageRequest: Sendable {
+    public var kind: MessageKind
+    public var recipients: Recipients
+    public var emergency: EmergencyWorkflow
+    public var skipping: Set<String>
+}
+
+/// What queueing did: the numbers queued, and what stopped it short, if anything did.
+public struct QueueOutcome: Sendable {
+    public var queued: [String]
+    public var problem: String?
+
+    public init(queued: [String], problem: String? = nil) {
+        self.queued = queued
+        self.problem = problem
     }
 }

@@ -75,7 +75,7 @@ final class IncomingSMS: Sendable {
         let command = SMSCommand(text)
         switch command {
         case .whereAreYou? where contact != nil:
-            await answer(.whereAreYou, from: who, to: number, at: now) { try await messages.queueWhereReply(to: number) }
+            await answer(.whereAreYou, from: who, to: number, at: now) { try messages.queueWhereReply(to: number, state: await emergency.state) }
         case .acknowledge? where contact != nil:
             // The workflow journals it, and stops the calls when an emergency is under way.
             // Handled before the modem moves on: calls waiting for it are stopped before they dial.
@@ -83,7 +83,7 @@ final class IncomingSMS: Sendable {
         case .status? where fromRider:
             let s = sensor.snapshot
             let rate = now - s.lastSampleWall <= 1 ? s.rateHz : nil      // NaN (never sampled) is not within
-            await answer(.status, from: who, to: number, at: now) { try await messages.queueStatusReply(to: number, sensorRateHz: rate) }
+            await answer(.status, from: who, to: number, at: now) { try messages.queueStatusReply(to: number, state: await emergency.state, sensorRateHz: rate) }
         case .status? where contact != nil:
             journal(.messages, "STATUS from \(who): only the rider's own phone may ask (rideguard profile set --phone); not answered")
         default:

@@ -4,9 +4,26 @@ import RideGuardCore
 import ServiceLifecycle
 import Synchronization
 
-/// Where the rider is: fixes from gpsd, or a simulated position refreshed every second. The latest
-/// speed goes on every sample (the detector's GPS rules); the first fix is reported to the workflow
-/// (an alert sent without a position is followed by one).
+/// What is known of where the rider is: the fixes kept, and the latest speed (it goes on every
+/// sample: the detector's GPS rules). Written by the location service; read by the messages and
+/// the status.
+final class Whereabouts: Sendable {
+    let speeds = SpeedSnapshot()
+    private let store = Mutex(LocationStore())
+
+    var lastFix: Fix? { store.withLock { $0.lastFix } }
+
+    /// Speed and heading over the seconds before `time` (a crash), from the fixes kept.
+    func motion(before time: Double) -> (speed: Double, heading: Double?)? { store.withLock { $0.motion(before: time) } }
+
+    func update(_ fix: Fix) {
+        store.withLock { $0.update(fix) }
+    }
+}
+
+/// Where the rider is: fixes from gpsd, or a simulated position refreshed every second, kept in
+/// `whereabouts`; the first fix is reported to the workflow (an alert sent without a position is
+/// followed by one).
 final class LocationService: Service, CustomStringConvertible {
     /// gpsd at `host:port`, or a fixed simulated position.
     enum Source: Sendable {
@@ -16,24 +33,19 @@ final class LocationService: Service, CustomStringConvertible {
     }
 
     let source: Source
-    let speeds = SpeedSnapshot()
-    private let store = Mutex(LocationStore())
+    private let whereabouts: Whereabouts
     private let emergency: EmergencyService
     private let clock: any ServiceClock
     private let logger: Logger
     var description: String { "location" }
 
-    init(source: Source, emergency: EmergencyService, clock: any ServiceClock, logger: Logger) {
+    init(source: Source, whereabouts: Whereabouts, emergency: EmergencyService, clock: any ServiceClock, logger: Logger) {
         self.source = source
+        self.whereabouts = whereabouts
         self.emergency = emergency
         self.clock = clock
         self.logger = logger
     }
-
-    var lastFix: Fix? { store.withLock { $0.lastFix } }
-
-    /// Speed and heading over the seconds before `time` (a crash), from the fixes kept.
-    func motion(before time: Double) -> (speed: Double, heading: Double?)? { store.withLock { $0.motion(before: time) } }
 
     func run() async throws {
         switch source {
@@ -50,8 +62,8 @@ final class LocationService: Service, CustomStringConvertible {
                     if abs(received.time - now) > 60, !clockWarned.exchange(true, ordering: .acquiringAndReleasing) {
                         logger.warning("gpsd: the receiver's time is \(DecimalFormat.string(received.time - now, decimals: 0)) s from this clock (a GPS week rollover, or a clock not set yet): fixes are timed on arrival")
                     }
-                    store.withLock { $0.update(fix) }
-                    if let speed = fix.speed { speeds.store(speed, at: clock.now()) }
+                    whereabouts.update(fix)
+                    if let speed = fix.speed { whereabouts.speeds.store(speed, at: now) }
                     if !seenFix.exchange(true, ordering: .acquiringAndReleasing) {
                         emergency.post(.event(.locationFix(at: clock.now())))
                     }
@@ -65,7 +77,7 @@ final class LocationService: Service, CustomStringConvertible {
             try? await cancelWhenGracefulShutdown { [self] in
                 var first = true
                 while true {
-                    store.withLock { $0.update(Fix(time: clock.now(), latitude: latitude, longitude: longitude, speed: 0, accuracy: 5)) }
+                    whereabouts.update(Fix(time: clock.now(), latitude: latitude, longitude: longitude, speed: 0, accuracy: 5))
                     if first {
                         first = false
                         emergency.post(.event(.locationFix(at: clock.now())))

@@ -6,71 +6,40 @@ import RideGuardCore
 import Storage
 import Synchronization
 
-/// Writes the messages the workflow asks for into the outbox, one per recipient, composed from the
-/// emergency's persisted state, the rider's profile and the last fix. Never waits on the disk: a
+/// Writes the messages the workflow asks for into the outbox, one per recipient, worded from the
+/// emergency the request carries, the rider's profile and the last fix. Never waits on the disk: a
 /// message it refuses is kept in memory and sent (the outbox writes it later); contacts it cannot
 /// read are the ones last read; a profile it cannot read leaves the default wording. Only contacts
-/// that were never readable stop the queueing: never read as "no contacts", that is journaled (to
-/// the log too), sounded, and retried, 1 s doubling to 30 s, while the emergency still wants them.
+/// that were never readable stop the queueing: never read as "no contacts", that is said to the
+/// workflow, which retries.
 final class MessageQueue: Sendable {
     private let database: RideGuardDatabase
-    private let emergency: EmergencyService
-    private let location: LocationService
+    private let whereabouts: Whereabouts
     private let settings: AgentConfiguration.Messages
     private let doorbell: Doorbell
     private let clock: any ServiceClock
     private let logger: Logger
-    private let stopped = Atomic<Bool>(false)
 
-    init(database: RideGuardDatabase, emergency: EmergencyService, location: LocationService, settings: AgentConfiguration.Messages,
+    init(database: RideGuardDatabase, whereabouts: Whereabouts, settings: AgentConfiguration.Messages,
          doorbell: Doorbell, clock: any ServiceClock, logger: Logger) {
         self.database = database
-        self.emergency = emergency
-        self.location = location
+        self.whereabouts = whereabouts
         self.settings = settings
         self.doorbell = doorbell
         self.clock = clock
         self.logger = logger
     }
 
-    /// Ends the retries (graceful shutdown: what is not queued is queued again after the restart).
-    func stop() {
-        stopped.store(true, ordering: .releasing)
-    }
-
     /// The workflow's `queueMessages` action, run inside its batch.
-    func queue(_ kind: MessageKind, to recipients: Recipients) async {
-        var queued: Set<String> = []
+    func queue(_ request: MessageRequest) -> QueueOutcome {
+        var queued = request.skipping
+        var added: [String] = []
         do {
-            try queueNow(kind, to: recipients, about: await emergency.snapshot, skipping: &queued)
+            try queueNow(request.kind, to: request.recipients, about: request.emergency, skipping: &queued, added: &added)
+            return QueueOutcome(queued: added)
         } catch {
-            logger.error("messages: could not queue the \(kind.rawValue): \(error); retrying")
-            // Posted, not awaited: this runs inside the workflow's batch, which the event follows.
-            emergency.post(.event(.messagesBlocked(at: clock.now(), summary: "could not queue the \(kind.rawValue): \(error); retrying")))
-            Task { [queued] in await retry(kind, to: recipients, skipping: queued) }
-        }
-    }
-
-    private func retry(_ kind: MessageKind, to recipients: Recipients, skipping alreadyQueued: Set<String>) async {
-        var queued = alreadyQueued
-        var delay = 1.0
-        var attempts = 1
-        while !stopped.load(ordering: .acquiring) {
-            try? await clock.sleep(until: clock.now() + delay)
-            let state = await emergency.state
-            guard kind == .allClear || kind == .parkedFall || WorkflowState.alertsOut.contains(state) else {
-                database.journal(JournalEntry(.messages, "\(kind.rawValue) no longer needed (\(state.rawValue)): not queued"), at: clock.now())
-                return
-            }
-            attempts += 1
-            do {
-                try queueNow(kind, to: recipients, about: await emergency.snapshot, skipping: &queued)
-                emergency.post(.event(.partRecovered(at: clock.now(), summary: "\(kind.rawValue) queued after \(attempts) attempts")))
-                return
-            } catch {
-                logger.error("messages: could not queue the \(kind.rawValue) (attempt \(attempts)): \(error)")
-                delay = min(30, delay * 2)
-            }
+            logger.error("messages: could not queue the \(request.kind.rawValue): \(error)")
+            return QueueOutcome(queued: added, problem: "\(error)")
         }
     }
 
@@ -78,7 +47,7 @@ final class MessageQueue: Sendable {
     /// adding each to it. What the messages say of the emergency (crash or SOS, when, the crash's
     /// evidence) comes from its persisted state, never from an earlier one.
     private func queueNow(_ kind: MessageKind, to recipients: Recipients, about emergency: EmergencyWorkflow,
-                          skipping queued: inout Set<String>) throws {
+                          skipping queued: inout Set<String>, added: inout [String]) throws {
         let numbers: [String]
         switch recipients {
         case .everyContact: numbers = try database.contactsToAlert().map(\.number)
@@ -94,6 +63,7 @@ final class MessageQueue: Sendable {
         for number in numbers where !queued.contains(number) {
             database.outbox.queue(recipient: number, kind: kind.rawValue, body: text, now: clock.now())
             queued.insert(number)
+            added.append(number)
             doorbell.ring()
         }
         let who = numbers.map(PhoneNumber.mask).joined(separator: ", ")
@@ -106,25 +76,25 @@ final class MessageQueue: Sendable {
 
     /// The answer to a contact's WHERE (what the agent is doing, the latest position), through the
     /// outbox like every message.
-    func queueWhereReply(to number: String) async throws {
-        try await queueReply(to: number) { context, state in MessageComposer.whereReply(context, state: state) }
+    func queueWhereReply(to number: String, state: WorkflowState) throws {
+        try queueReply(to: number) { context in MessageComposer.whereReply(context, state: state) }
     }
 
     /// The answer to the rider's STATUS: the state, the IMU, what waits in the outbox, the position.
-    func queueStatusReply(to number: String, sensorRateHz: Double?) async throws {
+    func queueStatusReply(to number: String, state: WorkflowState, sensorRateHz: Double?) throws {
         let waiting = try database.outbox.countPending()
-        try await queueReply(to: number) { context, state in
+        try queueReply(to: number) { context in
             MessageComposer.statusReply(context, state: state, sensorRateHz: sensorRateHz, waiting: waiting)
         }
     }
 
-    private func queueReply(to number: String, compose: (MessageContext, WorkflowState) -> String) async throws {
+    private func queueReply(to number: String, compose: (MessageContext) -> String) throws {
         let profile = try database.profile()
-        let fix = location.lastFix
+        let fix = whereabouts.lastFix
         let context = MessageContext(riderName: profile.name ?? "the rider", riderMessage: profile.message ?? "",
                                      language: settings.language, mapLink: settings.mapLink,
                                      fix: fix, fixAge: fix.map { clock.now() - $0.time })
-        let text = compose(context, await emergency.state)
+        let text = compose(context)
         _ = try database.outbox.enqueue(recipient: number, kind: Self.replyKind, body: text, now: clock.now())
         doorbell.ring()
     }
@@ -141,8 +111,8 @@ final class MessageQueue: Sendable {
         let crash = emergency.crash
         let startedAt = crash?.time ?? emergency.countdownStart
         let profile = profile()
-        let fix = location.lastFix
-        let motion = crash.flatMap { location.motion(before: $0.time) }
+        let fix = whereabouts.lastFix
+        let motion = crash.flatMap { whereabouts.motion(before: $0.time) }
         let context = MessageContext(
             riderName: profile.name ?? "the rider", riderMessage: profile.message ?? MessageComposer.suggestedMessage(settings.language),
             medicalNote: profile.medicalNote, language: settings.language, mapLink: settings.mapLink,

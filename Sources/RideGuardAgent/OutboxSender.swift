@@ -14,19 +14,20 @@ public actor OutboxSender {
     private let modem: any SMSTransport
     private let clock: any ServiceClock
     private let logger: Logger
-    private let onSent: @Sendable (OutboxMessage, [Int]) async -> Void
+    /// Told of each message settled: sent (true), or given up for good (false).
+    private let onSettled: @Sendable (OutboxMessage, _ sent: Bool) async -> Void
     /// First retry delay, seconds; it doubles up to 5 min.
     private let retryBase: Double
 
     public init(outbox: Outbox, modem: any SMSTransport, clock: any ServiceClock, retryBase: Double = 5,
                 logger: Logger,
-                onSent: @escaping @Sendable (OutboxMessage, [Int]) async -> Void = { _, _ in }) {
+                onSettled: @escaping @Sendable (OutboxMessage, _ sent: Bool) async -> Void = { _, _ in }) {
         self.retryBase = retryBase
         self.outbox = outbox
         self.modem = modem
         self.clock = clock
         self.logger = logger
-        self.onSent = onSent
+        self.onSettled = onSettled
     }
 
     /// Seconds before attempt `n + 1` after `n` failures: base, 2×, 4×, … up to 5 min, ±20 %.
@@ -51,6 +52,7 @@ public actor OutboxSender {
                 if error.permanent {
                     let line = try outbox.markFailed(id, error: error.reason, now: clock.now())
                     logger.warning("\(line)")
+                    await onSettled(message, false)
                 } else {
                     let wait = Self.backoff(afterAttempts: message.attempts, base: retryBase)
                     let line = try outbox.markRetry(id, error: error.reason, at: clock.now() + wait, now: clock.now())
@@ -60,7 +62,7 @@ public actor OutboxSender {
             }
             let line = try outbox.markSent(id, references: references, now: clock.now())
             logger.info("\(line)")
-            await onSent(message, references)
+            await onSettled(message, true)
         }
         return try outbox.countPending()
     }

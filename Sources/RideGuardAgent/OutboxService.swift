@@ -5,7 +5,8 @@ import Storage
 
 /// Sends what the outbox holds: when a message is queued (the doorbell), when a retry falls due,
 /// and at least every `fallbackSeconds` (messages queued by another process, such as `rideguard
-/// setup`'s test SMS, ring no doorbell). Alerts delivered go back to the workflow.
+/// setup`'s test SMS, ring no doorbell). Each alert delivered, or given up, goes back to the
+/// workflow, which knows whom it awaits.
 struct OutboxService: Service, CustomStringConvertible {
     static let fallbackSeconds = 5.0
 
@@ -19,10 +20,10 @@ struct OutboxService: Service, CustomStringConvertible {
 
     func run() async throws {
         let outbox = outbox, emergency = emergency, clock = clock
-        let sender = OutboxSender(outbox: outbox, modem: transport, clock: clock, logger: logger) { message, _ in
+        let sender = OutboxSender(outbox: outbox, modem: transport, clock: clock, logger: logger) { message, sent in
             guard message.kind == MessageKind.alert.rawValue else { return }
-            emergency.post(.event(.alertDelivered(contact: message.recipient, at: clock.now())))
-            if (try? outbox.alertsWaiting()) == 0 { emergency.post(.event(.allAlertsDelivered(at: clock.now()))) }
+            emergency.post(.event(sent ? .alertDelivered(contact: message.recipient, at: clock.now())
+                                       : .alertFailed(contact: message.recipient, at: clock.now())))
         }
         _ = try? await sender.resume()
         await cancelWhenGracefulShutdown {

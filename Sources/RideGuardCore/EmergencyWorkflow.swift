@@ -120,10 +120,13 @@ public enum WorkflowEvent: Equatable, Sendable {
     case parkedFall(at: Double, summary: String)
     case gesture(GestureDecoder.Gesture)
     case timerFired(WorkflowTimer, at: Double)
+    /// Alerts were written to the outbox for these contacts (numbers): each is awaited, delivered
+    /// or failed, before the alert is out.
+    case alertsQueued(to: [String], at: Double)
     /// The modem delivered an alert to this contact (number).
     case alertDelivered(contact: String, at: Double)
-    /// Every alert queued for this emergency is delivered.
-    case allAlertsDelivered(at: Double)
+    /// The alert to this contact cannot be sent (the network refused the number for good).
+    case alertFailed(contact: String, at: Double)
     case sensorFault(at: Double, summary: String)
     /// A part that had failed works again ("button back").
     case partRecovered(at: Double, summary: String)
@@ -170,6 +173,9 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
     public private(set) var crash: CrashFacts?
     /// Contacts (numbers) an alert reached in this emergency.
     public private(set) var alerted: [String] = []
+    /// Contacts whose alert is queued and neither delivered nor failed yet; when the last one is
+    /// settled, every alert is out. (Optional for the snapshots saved by earlier versions.)
+    public private(set) var alertsAwaited: [String]?
     /// A position reached this run of the agent (before or during the emergency): an alert is
     /// written with the latest one, and an alert sent before any is followed by one when it comes.
     /// (Its name is kept for the snapshots saved by earlier versions.)
@@ -189,6 +195,12 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
     public func countdownRemaining(at t: Double) -> Double? {
         guard state == .alertCountdown, let deadline = deadlines[.countdown] else { return nil }
         return max(0, deadline - t)
+    }
+
+    /// Whether messages of `kind` are still wanted now (queueing them again after a failure):
+    /// alerts and updates while the alert is out, the all-clear and the parked fall always.
+    public func wants(_ kind: MessageKind) -> Bool {
+        kind == .allClear || kind == .parkedFall || WorkflowState.alertsOut.contains(state)
     }
 
     public mutating func handle(_ event: WorkflowEvent) -> [WorkflowAction] {
@@ -221,10 +233,16 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
             handle(gesture, into: &actions)
         case .timerFired(let timer, let t):
             fired(timer, at: t, into: &actions)
+        case .alertsQueued(let contacts, _):
+            guard WorkflowState.alertsOut.contains(state) else { break }
+            var awaited = alertsAwaited ?? []
+            for contact in contacts where !alerted.contains(contact) && !awaited.contains(contact) { awaited.append(contact) }
+            alertsAwaited = awaited
         case .alertDelivered(let contact, let t):
             delivered(contact, at: t, into: &actions)
-        case .allAlertsDelivered(let t):
-            if state == .emergencySending || state == .emergencySendingFailed { enterSent(at: t, into: &actions) }
+        case .alertFailed(let contact, let t):
+            alertsAwaited?.removeAll { $0 == contact }
+            if state == .emergencySending && !alerted.isEmpty && alertsAwaited?.isEmpty != false { enterSent(at: t, into: &actions) }
         case .sensorFault(_, let summary):
             actions.append(.journal(JournalEntry(.system, "sensor fault: \(summary)")))
             if state == .armed { play(.fault, &actions) }
@@ -311,6 +329,7 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
         countdownStart = t
         crash = nil
         alerted = []
+        alertsAwaited = nil
         acknowledgement = nil
         setTimer(.countdown, t + seconds, &actions)
         play(.countdownSlow, &actions)
@@ -412,7 +431,9 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
         switch state {
         case .emergencySending, .emergencySent, .emergencySendingFailed:
             if !alerted.contains(contact) { alerted.append(contact) }
-            if state == .emergencySendingFailed { enterSent(at: t, into: &actions) }
+            alertsAwaited?.removeAll { $0 == contact }
+            // Out of a network failure, the first alert through is news enough.
+            if state == .emergencySendingFailed || alertsAwaited?.isEmpty != false { enterSent(at: t, into: &actions) }
         case .emergencyEnded, .armed, .disarmed:
             // An alert that was already in flight when the rider cancelled: follow it with the all-clear.
             actions.append(.queueMessages(.allClear, to: .only([contact])))

@@ -333,12 +333,6 @@ public struct Outbox: Sendable {
         merged(try database.read { db in try OutboxMessage.fetch(db, "ORDER BY id") })
     }
 
-    /// Alerts not sent yet (pending or being sent): whether every alert went out. One indexed count,
-    /// whatever the outbox's history.
-    public func alertsWaiting() throws -> Int {
-        try waiting(kind: MessageKind.alert.rawValue).count
-    }
-
     /// When the earliest pending message falls due (a retry waiting out its backoff), if any.
     public func nextAttempt() throws -> Double? {
         try waiting().filter { $0.status == .pending }.map(\.nextAttemptAt).min()
@@ -348,13 +342,10 @@ public struct Outbox: Sendable {
         try waiting().count
     }
 
-    /// Pending and sending messages (of `kind`), through the status index.
-    private func waiting(kind: String? = nil) throws -> [OutboxMessage] {
-        let stored = try database.read { db in
-            try OutboxMessage.fetch(db, "WHERE status IN ('pending', 'sending')" + (kind == nil ? "" : " AND kind = ?"), kind.map { [SQLValue($0)] } ?? [])
-        }
-        return merged(stored)
-            .filter { ($0.status == .pending || $0.status == .sending) && (kind == nil || $0.kind == kind) }
+    /// Pending and sending messages, through the status index.
+    private func waiting() throws -> [OutboxMessage] {
+        let stored = try database.read { db in try OutboxMessage.fetch(db, "WHERE status IN ('pending', 'sending')") }
+        return merged(stored).filter { $0.status == .pending || $0.status == .sending }
     }
 
     private func merged(_ stored: [OutboxMessage]) -> [OutboxMessage] {

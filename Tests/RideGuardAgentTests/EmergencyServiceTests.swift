@@ -12,7 +12,10 @@ final class Recorder: Sendable {
 
     var outputs: EmergencyService.Outputs {
         EmergencyService.Outputs(
-            queueMessages: { kind, to in self.messages.withLock { $0.append((kind, to)) } },
+            queueMessages: { request in
+                self.messages.withLock { $0.append((request.kind, request.recipients)) }
+                return QueueOutcome(queued: [])
+            },
             journal: { entry in self.journal.withLock { $0.append(entry) } })
     }
 
@@ -103,6 +106,83 @@ func temporaryStore() -> WorkflowStore {
         #expect(recorder.kinds == [.alert])
         #expect(await player.history == [.armed, .countdownSlow, .countdownFast, .countdownUrgent, .alarm])
         #expect(buzzer.beeps > 30)                       // it really beeped, faster and faster
+        await service.shutdown()
+    }
+
+    /// Alerts that could not all be queued (the database failed) are said with the fault pattern,
+    /// tried again 1 s, then 2 s later without queueing anyone twice, and the alarm comes back. Every
+    /// number queued is handed to the workflow: the alert is out once both are delivered.
+    @Test func alertsThatCannotBeQueuedAreTriedAgainAndAwaited() async {
+        let clock = ManualClock(), journal = Mutex<[String]>([]), requests = Mutex<[MessageRequest]>([])
+        let outputs = EmergencyService.Outputs(
+            queueMessages: { request in
+                switch requests.withLock({ $0.append(request); return $0.count }) {
+                case 1: QueueOutcome(queued: ["+33611111111"], problem: "disk I/O error")
+                case 2: QueueOutcome(queued: [], problem: "disk I/O error")
+                default: QueueOutcome(queued: ["+33622222222"])
+                }
+            },
+            journal: { entry in journal.withLock { $0.append(entry.text) } })
+        let player = BuzzerPlayer(output: SimulatedBuzzer(), clock: clock)
+        var configuration = WorkflowConfiguration()
+        configuration.countdownSeconds = 30
+        let service = EmergencyService(configuration: configuration, store: temporaryStore(), clock: clock, buzzer: player, outputs: outputs)
+        Task { await service.run() }
+        await service.handle(.arm(at: clock.now(), problems: []))
+        await service.handle(.crashDetected(at: clock.now(), summary: "bike down"))
+        await clock.advance(by: 30.5)
+        await service.handle(.gestureTick)              // what was posted before it is handled
+        #expect(requests.withLock { $0.count } == 1)
+        #expect(journal.withLock { $0.contains("could not queue the alert: disk I/O error; retrying") })
+        #expect(await player.history.last == .fault)
+        #expect(await service.snapshot.alertsAwaited == ["+33611111111"])
+
+        await clock.advance(by: 0.5)
+        await service.handle(.gestureTick)
+        #expect(requests.withLock { $0.map(\.skipping) } == [[], ["+33611111111"]])
+        await clock.advance(by: 2)
+        await service.handle(.gestureTick)
+        #expect(requests.withLock { $0.map(\.skipping) } == [[], ["+33611111111"], ["+33611111111"]])
+        #expect(journal.withLock { $0.contains("alert queued after 3 attempts") })
+        #expect(await player.history.last == .alarm)
+        #expect(await service.snapshot.alertsAwaited == ["+33611111111", "+33622222222"])
+
+        await service.handle(.alertDelivered(contact: "+33611111111", at: clock.now()))
+        #expect(await service.state == .emergencySending)
+        await service.handle(.alertDelivered(contact: "+33622222222", at: clock.now()))
+        #expect(await service.state == .emergencySent)
+        await clock.advance(by: 60)
+        #expect(requests.withLock { $0.count } == 3, "no retry after success")
+        await service.shutdown()
+    }
+
+    /// A retry falls due after the rider ended the emergency: the alert is no longer wanted.
+    @Test func aRetryNoLongerWantedIsNotQueued() async {
+        let clock = ManualClock(), journal = Mutex<[String]>([]), requests = Mutex(0)
+        let outputs = EmergencyService.Outputs(
+            queueMessages: { _ in
+                requests.withLock { $0 += 1 }
+                return QueueOutcome(queued: [], problem: "disk I/O error")
+            },
+            journal: { entry in journal.withLock { $0.append(entry.text) } })
+        let service = EmergencyService(configuration: WorkflowConfiguration(), store: temporaryStore(), clock: clock,
+                                       buzzer: BuzzerPlayer(output: SimulatedBuzzer(), clock: clock), outputs: outputs)
+        Task { await service.run() }
+        await service.handle(.arm(at: clock.now(), problems: []))
+        await service.handle(.gesture(.down(at: clock.now())))
+        await service.handle(.gesture(.held(seconds: 3, at: clock.now() + 3)))           // manual SOS
+        await service.handle(.gesture(.released(duration: 3.1, at: clock.now() + 3.1)))
+        await clock.advance(by: 13.5)                   // the SOS's 10 s countdown, from the hold
+        await service.handle(.gestureTick)
+        #expect(await service.state == .emergencySending && requests.withLock { $0 } == 1)
+        await service.handle(.gesture(.down(at: clock.now())))                          // "I'm fine", held 3 s
+        await service.handle(.gesture(.held(seconds: 3, at: clock.now() + 3)))
+        await service.handle(.gesture(.released(duration: 3.1, at: clock.now() + 3.1)))
+        #expect(await service.state == .emergencyEnded)
+        await clock.advance(by: 1)
+        await service.handle(.gestureTick)
+        #expect(requests.withLock { $0 } == 1)
+        #expect(journal.withLock { $0.contains("alert no longer needed (emergencyEnded): not queued") }, "\(journal.withLock { $0 })")
         await service.shutdown()
     }
 

@@ -23,10 +23,10 @@ struct WorkflowDriver {
         case .emergencySending:
             drive(&d, to: .alertCountdown, at: t)
             d.send(.timerFired(.countdown, at: t + 60))
+            d.send(.alertsQueued(to: ["+33611111111"], at: t + 60))
         case .emergencySent:
             drive(&d, to: .emergencySending, at: t)
             d.send(.alertDelivered(contact: "+33611111111", at: t + 70))
-            d.send(.allAlertsDelivered(at: t + 71))
         case .emergencySendingFailed:
             drive(&d, to: .emergencySending, at: t)
             d.send(.timerFired(.networkFailure, at: t + 60 + 900))
@@ -160,10 +160,10 @@ struct WorkflowDriver {
 
     @Test func deliveryStartsTrackingWithPeriodicUpdates() {
         var d = WorkflowDriver(to: .emergencySending)
+        d.send(.alertsQueued(to: ["+33622222222"], at: 60))
         d.send(.alertDelivered(contact: "+33611111111", at: 70))
         #expect(d.workflow.state == .emergencySending)
         d.send(.alertDelivered(contact: "+33622222222", at: 72))
-        d.send(.allAlertsDelivered(at: 72))
         #expect(d.workflow.state == .emergencySent)
         #expect(d.actions.contains(.startTracking))
         #expect(d.actions.contains(.cancelTimer(.networkFailure)))
@@ -356,6 +356,43 @@ struct WorkflowDriver {
         #expect(d.workflow.state == .alertCountdown && d.workflow.trigger == .manual && d.workflow.crash == nil)
     }
 
+    /// The workflow knows whom the alert was queued for: a number the network refuses for good
+    /// settles its share, and the alert is out once the others are delivered, in either order.
+    @Test func aContactWhoseAlertFailsForGoodDoesNotHoldTheAlertBack() {
+        var d = WorkflowDriver(to: .emergencySending)
+        d.send(.alertsQueued(to: ["+33622222222", "+33633333333"], at: 60))
+        d.send(.alertFailed(contact: "+33622222222", at: 62))
+        #expect(d.workflow.state == .emergencySending, "nobody reached yet")
+        d.send(.alertDelivered(contact: "+33611111111", at: 65))
+        #expect(d.workflow.state == .emergencySending, "+33633333333 still awaited")
+        d.send(.alertDelivered(contact: "+33633333333", at: 66))
+        #expect(d.workflow.state == .emergencySent && d.workflow.alerted == ["+33611111111", "+33633333333"])
+
+        var failedLast = WorkflowDriver(to: .emergencySending)
+        failedLast.send(.alertsQueued(to: ["+33622222222"], at: 60))
+        failedLast.send(.alertDelivered(contact: "+33611111111", at: 65))
+        failedLast.send(.alertFailed(contact: "+33622222222", at: 70))
+        #expect(failedLast.workflow.state == .emergencySent)
+
+        var nobody = WorkflowDriver(to: .emergencySending)
+        nobody.send(.alertFailed(contact: "+33611111111", at: 62))
+        #expect(nobody.workflow.state == .emergencySending, "no alert out: the network-failure timer decides")
+    }
+
+    /// A snapshot saved by a version that did not keep the awaited contacts resumes; its next
+    /// delivery puts the alert out.
+    @Test func aSnapshotWithoutAwaitedAlertsResumes() throws {
+        var d = WorkflowDriver(to: .emergencySending)
+        var json = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(d.workflow)) as? [String: Any])
+        json["alertsAwaited"] = nil
+        var restored = try JSONDecoder().decode(EmergencyWorkflow.self, from: JSONSerialization.data(withJSONObject: json))
+        #expect(restored.state == .emergencySending && restored.alertsAwaited == nil)
+        _ = restored.handle(.alertDelivered(contact: "+33611111111", at: 70))
+        #expect(restored.state == .emergencySent)
+        d.send(.alertDelivered(contact: "+33611111111", at: 70))
+        #expect(d.workflow.state == .emergencySent)
+    }
+
     @Test func firstFixAfterAnAlertWithoutOneSendsAnUpdate() {
         var d = WorkflowDriver(to: .emergencySent)
         d.send(.locationFix(at: 80))
@@ -370,7 +407,6 @@ struct WorkflowDriver {
         var d = WorkflowDriver(to: .emergencySending)
         #expect(!d.actions.contains(.startCalls), "no call before the SMS went out")
         d.send(.alertDelivered(contact: "+33611111111", at: 70))
-        d.send(.allAlertsDelivered(at: 71))
         #expect(d.actions.contains(.startCalls))
         let sam = Acknowledgement(who: "Sam (+33•••••1111)", channel: .sms, time: 80)
         let first = d.send(.acknowledged(sam))
@@ -424,8 +460,8 @@ struct WorkflowDriver {
         d.send(.locationFix(at: 5))                     // riding with a fix: the alert carries it
         d.send(.crashDetected(at: 10, summary: "bike down"))
         d.send(.timerFired(.countdown, at: 70))
+        d.send(.alertsQueued(to: ["+33611111111"], at: 70))
         d.send(.alertDelivered(contact: "+33611111111", at: 75))
-        d.send(.allAlertsDelivered(at: 75))
         #expect(d.workflow.state == .emergencySent)
         var restored = try JSONDecoder().decode(EmergencyWorkflow.self, from: JSONEncoder().encode(d.workflow))
         let resumed = restored.resume(at: 90)
@@ -443,8 +479,8 @@ struct WorkflowDriver {
         _ = restored.resume(at: 100)                    // no fix in this run yet
         _ = restored.handle(.crashDetected(at: 110, summary: "bike down"))
         _ = restored.handle(.timerFired(.countdown, at: 170))
+        _ = restored.handle(.alertsQueued(to: ["+33611111111"], at: 170))
         _ = restored.handle(.alertDelivered(contact: "+33611111111", at: 175))
-        _ = restored.handle(.allAlertsDelivered(at: 175))
         #expect(restored.handle(.locationFix(at: 180)).contains(.queueMessages(.locationUpdate, to: .only(["+33611111111"]))))
     }
 
