@@ -6,83 +6,83 @@ import ScenarioSynth
 
 /// Scores the detector against labelled traces: crashes found, false alarms, and how long after
 /// the bike came to rest the alarm started.
-public struct DetectorEvaluation: Sendable {
+package struct DetectorEvaluation: Sendable {
     /// What happened on one trace.
-    public struct TraceResult: Sendable {
-        public var label: TraceLabel
-        public var detections: [Double]
+    package struct TraceResult: Sendable {
+        package var label: TraceLabel
+        package var detections: [Double]
         /// The `parked_fall` events.
-        public var parkedFalls: [Double]
+        package var parkedFalls: [Double]
 
-        public init(label: TraceLabel, detections: [Double], parkedFalls: [Double] = []) {
+        package init(label: TraceLabel, detections: [Double], parkedFalls: [Double] = []) {
             self.label = label
             self.detections = detections
             self.parkedFalls = parkedFalls
         }
 
         /// A parked bike's fall that was due and not reported.
-        public var missedParkedFall: Bool {
+        package var missedParkedFall: Bool {
             guard let fall = label.parkedFall else { return false }
             return !parkedFalls.contains { $0 >= fall - 0.05 }
         }
         /// `parked_fall` events beyond the one due (none is due on most traces).
-        public var strayParkedFalls: Int { parkedFalls.count - (label.parkedFall != nil && !missedParkedFall ? 1 : 0) }
-        public var isProblem: Bool { missed || falseAlarms > 0 || missedParkedFall || strayParkedFalls > 0 }
+        package var strayParkedFalls: Int { parkedFalls.count - (label.parkedFall != nil && !missedParkedFall ? 1 : 0) }
+        package var isProblem: Bool { missed || falseAlarms > 0 || missedParkedFall || strayParkedFalls > 0 }
 
         /// The first detection at or after the crash began.
-        public var detection: Double? {
+        package var detection: Double? {
             guard let start = label.crashStart else { return nil }
             return detections.first { $0 >= start - 0.05 }
         }
-        public var missed: Bool { label.crash && detection == nil }
+        package var missed: Bool { label.crash && detection == nil }
         /// Alarms on a ride, or before the crash began, or a second alarm for the same crash.
-        public var falseAlarms: Int {
+        package var falseAlarms: Int {
             guard label.crash, let start = label.crashStart else { return detections.count }
             let before = detections.filter { $0 < start - 0.05 }.count
             return before
         }
         /// Seconds from coming to rest to the alarm (negative: the alarm came while it still slid).
-        public var latency: Double? {
+        package var latency: Double? {
             guard let detection, let rest = label.rest else { return nil }
             return detection - rest
         }
     }
 
     /// The pass mark.
-    public struct Bar: Sendable {
-        public var medianLatency = 3.0
-        public var maximumLatency = 6.0
-        public init() {}
+    package struct Bar: Sendable {
+        package var medianLatency = 3.0
+        package var maximumLatency = 6.0
+        package init() {}
     }
 
-    public private(set) var results: [TraceResult] = []
-    public var configuration: DetectorConfiguration
+    package private(set) var results: [TraceResult] = []
+    package var configuration: DetectorConfiguration
 
-    public init(configuration: DetectorConfiguration = DetectorConfiguration()) {
+    package init(configuration: DetectorConfiguration = DetectorConfiguration()) {
         self.configuration = configuration
     }
 
-    public mutating func record(_ result: TraceResult) {
+    package mutating func record(_ result: TraceResult) {
         results.append(result)
     }
 
     // MARK: - Totals
 
-    public struct Row: Sendable {
-        public var name: String
-        public var traces = 0
-        public var crashes = 0
-        public var detected = 0
-        public var falseAlarms = 0
-        public var ridingHours = 0.0
-        public var latencies: [Double] = []
-        public var parkedFallsDue = 0
-        public var parkedFallsFound = 0
-        public var strayParkedFalls = 0
+    package struct Row: Sendable {
+        package var name: String
+        package var traces = 0
+        package var crashes = 0
+        package var detected = 0
+        package var falseAlarms = 0
+        package var ridingHours = 0.0
+        package var latencies: [Double] = []
+        package var parkedFallsDue = 0
+        package var parkedFallsFound = 0
+        package var strayParkedFalls = 0
 
-        public var medianLatency: Double? { Self.median(latencies) }
-        public var maximumLatency: Double? { latencies.max() }
-        public var falseAlarmsPerHour: Double { ridingHours > 0 ? Double(falseAlarms) / ridingHours : 0 }
+        package var medianLatency: Double? { Self.median(latencies) }
+        package var maximumLatency: Double? { latencies.max() }
+        package var falseAlarmsPerHour: Double { ridingHours > 0 ? Double(falseAlarms) / ridingHours : 0 }
 
         static func median(_ values: [Double]) -> Double? {
             guard !values.isEmpty else { return nil }
@@ -109,7 +109,7 @@ public struct DetectorEvaluation: Sendable {
     }
 
     /// One row per scenario, in the generator's order, then the totals.
-    public var rows: (perScenario: [Row], total: Row) {
+    package var rows: (perScenario: [Row], total: Row) {
         var byScenario: [Scenario: Row] = [:]
         var total = Row(name: "total")
         for result in results {
@@ -119,7 +119,7 @@ public struct DetectorEvaluation: Sendable {
         return (Scenario.allCases.compactMap { byScenario[$0] }, total)
     }
 
-    public func passes(_ bar: Bar) -> Bool {
+    package func passes(_ bar: Bar) -> Bool {
         let total = rows.total
         return total.detected == total.crashes && total.falseAlarms == 0
             && total.parkedFallsFound == total.parkedFallsDue && total.strayParkedFalls == 0
@@ -127,7 +127,7 @@ public struct DetectorEvaluation: Sendable {
     }
 
     /// The table a person reads.
-    public var table: String {
+    package var table: String {
         func cell(_ s: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - s.count)) + s }
         func latency(_ v: Double?) -> String { v.map { DecimalFormat.string($0, decimals: 2) } ?? "-" }
         var lines = ["scenario                    traces  crashes  detected  false alarms  FA/hour  riding h  latency median  latency max  parked falls"]
@@ -152,7 +152,7 @@ public struct DetectorEvaluation: Sendable {
     }
 
     /// The same as JSON, for machines.
-    public var json: String {
+    package var json: String {
         func rowJSON(_ row: Row) -> String {
             var line = JSONLine()
             line.add("name", row.name)
@@ -191,7 +191,7 @@ public struct DetectorEvaluation: Sendable {
 
 extension DetectorEvaluation {
     /// The evaluation as a self-contained page: the table, then a row per trace.
-    public var html: String {
+    package var html: String {
         var page = ReportHTML.head(title: "RideGuard evaluation")
         let (perScenario, total) = rows
         page += "<h1>RideGuard evaluation <span class=muted>\(results.count) traces</span></h1>\n"
@@ -218,7 +218,7 @@ extension DetectorEvaluation {
 
 extension Manifest {
     /// Reads a manifest written by `rideguard synth`.
-    public static func load(path: String) throws -> Manifest {
+    package static func load(path: String) throws -> Manifest {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -234,7 +234,7 @@ extension Manifest {
         }
     }
 
-    public func write(path: String) throws {
+    package func write(path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try encoder.encode(self).write(to: URL(fileURLWithPath: path))

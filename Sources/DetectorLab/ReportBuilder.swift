@@ -75,20 +75,20 @@ struct Bins {
 }
 
 /// Everything a report shows about one trace.
-public struct TraceReport: Sendable {
-    public var source: String
-    public var header: TraceHeader?
-    public var summary: TraceReplay.Summary
-    public var events: [DetectorEvent] = []
+package struct TraceReport: Sendable {
+    package var source: String
+    package var header: TraceHeader?
+    package var summary: TraceReplay.Summary
+    package var events: [DetectorEvent] = []
     var overview: Bins
     var details: [(event: DetectorEvent, bins: Bins)] = []
-    public var up: Vector3?
-    public var hasGyro = false
-    public var hasSpeed = false
+    package var up: Vector3?
+    package var hasGyro = false
+    package var hasSpeed = false
 
     /// Replays `path` through the detector and gathers the report (a second pass over the file
     /// draws the detail panels around each crash).
-    public static func build(path: String, configuration: DetectorConfiguration = DetectorConfiguration(),
+    package static func build(path: String, configuration: DetectorConfiguration = DetectorConfiguration(),
                              detailSeconds: Double = 15) throws -> TraceReport {
         var detector = CrashDetector(configuration: configuration)
         var overview: Bins?

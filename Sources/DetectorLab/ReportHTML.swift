@@ -2,11 +2,11 @@ import RideGuardCore
 
 /// Renders a `TraceReport` as one self-contained HTML page: inline SVG and CSS, no scripts, opens
 /// offline. Charts are drawn as min/max per pixel column.
-public enum ReportHTML {
+package enum ReportHTML {
     static let plotWidth = 1100.0
     static let left = 70.0
 
-    public static func render(_ r: TraceReport, configuration: DetectorConfiguration = DetectorConfiguration()) -> String {
+    package static func render(_ r: TraceReport, configuration: DetectorConfiguration = DetectorConfiguration()) -> String {
         var html = head(title: "RideGuard report: \(name(r.source))")
         html += "<h1>RideGuard report <span class=muted>\(Markup.escaped(name(r.source)))</span></h1>\n"
         html += summary(r, configuration)

@@ -2,30 +2,30 @@ import RideGuardCore
 import Storage
 
 /// Runs the daemon's detector over a recorded trace as fast as the machine allows.
-public struct TraceReplay {
+package struct TraceReplay {
     /// What a replay found, for the closing line and for evaluation.
-    public struct Summary: Sendable {
-        public var source: String
-        public var header: TraceHeader?
-        public var samples = 0
+    package struct Summary: Sendable {
+        package var source: String
+        package var header: TraceHeader?
+        package var samples = 0
         /// The earliest and the latest sample time (a trace whose time runs backwards in places
         /// still has a duration of zero or more).
-        public var firstT = Double.nan
-        public var lastT = Double.nan
-        public var crashes: [Double] = []
-        public var parkedFalls: [Double] = []
-        public var faults = 0
+        package var firstT = Double.nan
+        package var lastT = Double.nan
+        package var crashes: [Double] = []
+        package var parkedFalls: [Double] = []
+        package var faults = 0
 
-        public var duration: Double { samples > 0 ? lastT - firstT : 0 }
+        package var duration: Double { samples > 0 ? lastT - firstT : 0 }
 
-        public mutating func count(_ t: Double) {
+        package mutating func count(_ t: Double) {
             samples += 1
             firstT = firstT.isNaN ? t : min(firstT, t)
             lastT = lastT.isNaN ? t : max(lastT, t)
         }
 
         /// The closing line of `rideguard replay --json`.
-        public var jsonLine: String {
+        package var jsonLine: String {
             var line = JSONLine(event: "trace_end", t: lastT.isNaN ? 0 : lastT)
             line.add("samples", samples)
             line.add("duration_s", duration, decimals: 3)
@@ -35,22 +35,22 @@ public struct TraceReplay {
             return line.text
         }
 
-        public var humanLine: String {
+        package var humanLine: String {
             var verdict = crashes.isEmpty ? "no crash detected" : "\(crashes.count) crash\(crashes.count == 1 ? "" : "es") detected"
             if !parkedFalls.isEmpty { verdict += "; the parked bike fell \(parkedFalls.count == 1 ? "once" : "\(parkedFalls.count) times")" }
             return "end of trace after \(DecimalFormat.string(duration, decimals: 1)) s and \(samples) samples: \(verdict)"
         }
     }
 
-    public var configuration: DetectorConfiguration
+    package var configuration: DetectorConfiguration
 
-    public init(configuration: DetectorConfiguration = DetectorConfiguration()) {
+    package init(configuration: DetectorConfiguration = DetectorConfiguration()) {
         self.configuration = configuration
     }
 
     /// Replays the trace at `path` ("-" for stdin), calling `onEvent` for each detector event.
     /// Throws `TraceError` for an unreadable trace; events already reported stay reported.
-    public func run(path: String, onStart: (TraceHeader, IMUSample) -> Void = { _, _ in },
+    package func run(path: String, onStart: (TraceHeader, IMUSample) -> Void = { _, _ in },
                     stateEvery: Double? = nil, onState: (Double, CrashDetector.State) -> Void = { _, _ in },
                     onEvent: (DetectorEvent) -> Void) throws -> Summary {
         var nextState = -Double.infinity

@@ -4,7 +4,7 @@ import ScenarioSynth
 
 extension FuzzTarget {
     /// Valid inputs to start from, in each format's real shape (quirks included).
-    public var seeds: [[UInt8]] {
+    package var seeds: [[UInt8]] {
         switch self {
         case .atLines:
             return [
@@ -84,18 +84,18 @@ extension FuzzTarget {
 
 /// A small mutation engine for the seeded run (libFuzzer does its own with coverage): a few random
 /// edits of a seed, or a splice of two.
-public struct FuzzMutator {
+package struct FuzzMutator {
     let target: FuzzTarget
     var random: SeededRandom
 
-    public init(target: FuzzTarget, seed: UInt64) {
+    package init(target: FuzzTarget, seed: UInt64) {
         self.target = target
         random = SeededRandom(seed: seed)
     }
 
     mutating func below(_ n: Int) -> Int { n <= 1 ? 0 : Int(random.next() % UInt64(n)) }
 
-    public mutating func next() -> [UInt8] {
+    package mutating func next() -> [UInt8] {
         let seeds = target.seeds, words = target.dictionary
         var input = seeds[below(seeds.count)]
         for _ in 0...below(4) {

@@ -6,7 +6,7 @@ import RideGuardCore
 /// The parsers that take outside input, each with the properties that must hold whatever the
 /// bytes: it never traps, answers the same whichever way the bytes arrive in chunks, and either
 /// gives a valid result or an error that says where. `check` returns the broken property, or nil.
-public enum FuzzTarget: String, CaseIterable, Sendable {
+package enum FuzzTarget: String, CaseIterable, Sendable {
     /// What a modem says on its serial port: lines, the SMS prompt, results, answers.
     case atLines = "at"
     /// Trace CSV v1, as `replay`, `report` and the simulated IMU read it.
@@ -16,7 +16,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// An SMS PDU as the modem shows it (+CMGR, +CMT): what anyone with a phone can send us.
     case pdu
 
-    public func check(_ input: [UInt8]) -> String? {
+    package func check(_ input: [UInt8]) -> String? {
         switch self {
         case .atLines: Self.checkATLines(input)
         case .trace: Self.checkTrace(input)

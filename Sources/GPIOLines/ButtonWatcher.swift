@@ -14,10 +14,10 @@ import SystemPackage
 /// that went away (`lostLineCheckSeconds`). The line
 /// comes from `open`; after an error (a loose connector, the chip gone) the watcher releases it and
 /// calls `open` again with backoff, 0.5 s doubling to 30 s, the way the IMU is reopened.
-public final class ButtonWatcher: Sendable {
-    public typealias Edge = (pressed: Bool, monotonicSeconds: Double)
+package final class ButtonWatcher: Sendable {
+    package typealias Edge = (pressed: Bool, monotonicSeconds: Double)
 
-    public enum Event: Sendable {
+    package enum Event: Sendable {
         /// The line is requested and watched (again); whether it is active now (nil: unreadable).
         case opened(active: Bool?)
         /// Opening or watching failed; the next attempt is in `retryIn` seconds.
@@ -74,7 +74,7 @@ public final class ButtonWatcher: Sendable {
     private let flags = Flags()
 
     /// Starts watching; `onEdge` and `onEvent` run on the watcher's thread.
-    public init(open: @escaping @Sendable () throws(GPIOError) -> GPIOLine,
+    package init(open: @escaping @Sendable () throws(GPIOError) -> GPIOLine,
                 onEdge: @escaping @Sendable (Edge) -> Void, onEvent: @escaping @Sendable (Event) -> Void) {
         let flags = self.flags
         startThread("rg-button") {
@@ -126,13 +126,13 @@ public final class ButtonWatcher: Sendable {
     static let lostLineCheckSeconds = 1.0
 
     /// Wakes the thread and asks it to stop; it releases the line and ends at once.
-    public func stop() {
+    package func stop() {
         flags.running.store(false, ordering: .releasing)
         var byte: UInt8 = 1
         _ = write(flags.wakeWrite, &byte, 1)
     }
 
-    public var isFinished: Bool { flags.finished.load(ordering: .acquiring) }
+    package var isFinished: Bool { flags.finished.load(ordering: .acquiring) }
 }
 
 private func monotonicNow() -> Double {

@@ -4,12 +4,12 @@ import Glibc
 import CGPIOD
 
 /// A failed GPIO request: which line or chip, what for, and the errno.
-public struct GPIOError: Error, CustomStringConvertible, Sendable {
-    public var operation: String
-    public var line: String
-    public var errno: Int32
+package struct GPIOError: Error, CustomStringConvertible, Sendable {
+    package var operation: String
+    package var line: String
+    package var errno: Int32
 
-    public var description: String {
+    package var description: String {
         let reason = errno == ENOENT ? "no such chip or line" : String(cString: strerror(errno))
         return "\(operation) \(line): \(reason) (errno \(errno))"
     }
@@ -17,12 +17,12 @@ public struct GPIOError: Error, CustomStringConvertible, Sendable {
 
 /// Where a line is: by its name (`GPIO17`, from the device tree), or by chip and offset.
 /// The chip is a path, a chip name or a label (`pinctrl-rp1`), never a bare number.
-public enum GPIOLineAddress: Equatable, Sendable, CustomStringConvertible {
+package enum GPIOLineAddress: Equatable, Sendable, CustomStringConvertible {
     case named(String)
     case chip(String, offset: UInt32)
 
     /// As the configuration writes it: "gpiochip0:17" (a chip and an offset), or a line's name ("GPIO17").
-    public init(_ text: String) {
+    package init(_ text: String) {
         let parts = text.split(separator: ":")
         if parts.count == 2, let offset = UInt32(parts[1]) {
             self = .chip(String(parts[0]), offset: offset)
@@ -31,7 +31,7 @@ public enum GPIOLineAddress: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .named(let name): "line \(name)"
         case .chip(let chip, let offset): "line \(offset) of chip \(chip)"
@@ -42,26 +42,26 @@ public enum GPIOLineAddress: Equatable, Sendable, CustomStringConvertible {
 /// One requested GPIO line, released when the value goes away. Works with libgpiod 1.6 and 2.x.
 /// Safe to share between threads: libgpiod calls on one request do not mutate shared Swift state, and
 /// the owner uses an output line from one task and an input line from the watcher thread only.
-public final class GPIOLine: @unchecked Sendable {
+package final class GPIOLine: @unchecked Sendable {
     let handle: UnsafeMutablePointer<rg_gpio_line>
-    public let address: GPIOLineAddress
+    package let address: GPIOLineAddress
 
     /// "1.6.3" or "2.1.3": the libgpiod this binary runs with.
-    public static var libraryVersion: String { String(cString: rg_gpiod_version()) }
+    package static var libraryVersion: String { String(cString: rg_gpiod_version()) }
     /// 1 or 2: the libgpiod API this binary was compiled against.
-    public static var apiMajor: Int { Int(rg_gpiod_api_major()) }
+    package static var apiMajor: Int { Int(rg_gpiod_api_major()) }
 
-    public enum Bias: Int32, Sendable { case asIs = 0, pullUp = 1, pullDown = 2, disabled = 3 }
+    package enum Bias: Int32, Sendable { case asIs = 0, pullUp = 1, pullDown = 2, disabled = 3 }
 
     /// Requests an output line (buzzer, LED) driven to `initial`.
-    public static func output(_ address: GPIOLineAddress, consumer: String = "rideguard", initial: Bool = false,
+    package static func output(_ address: GPIOLineAddress, consumer: String = "rideguard", initial: Bool = false,
                               activeLow: Bool = false) throws(GPIOError) -> GPIOLine {
         try GPIOLine(address, consumer: consumer, output: true, initial: initial, activeLow: activeLow,
                      bias: .asIs, debounceMicroseconds: 0)
     }
 
     /// Requests an input line with both-edge events (the button).
-    public static func input(_ address: GPIOLineAddress, consumer: String = "rideguard", activeLow: Bool = true,
+    package static func input(_ address: GPIOLineAddress, consumer: String = "rideguard", activeLow: Bool = true,
                              bias: Bias = .pullUp, debounceMicroseconds: UInt = 10_000) throws(GPIOError) -> GPIOLine {
         try GPIOLine(address, consumer: consumer, output: false, initial: false, activeLow: activeLow,
                      bias: bias, debounceMicroseconds: debounceMicroseconds)
@@ -92,14 +92,14 @@ public final class GPIOLine: @unchecked Sendable {
     }
 
     /// Drives an output line (logical level: active or not).
-    public func set(_ active: Bool) throws(GPIOError) {
+    package func set(_ active: Bool) throws(GPIOError) {
         guard rg_gpio_line_set(handle, active ? 1 : 0) == 0 else {
             throw GPIOError(operation: "setting", line: address.description, errno: errno)
         }
     }
 
     /// The line's logical level now (an input reads the pin: a pressed button is active).
-    public func isActive() throws(GPIOError) -> Bool {
+    package func isActive() throws(GPIOError) -> Bool {
         let value = rg_gpio_line_get(handle)
         guard value >= 0 else { throw GPIOError(operation: "reading", line: address.description, errno: errno) }
         return value == 1

@@ -5,36 +5,36 @@ import CGPS
 import RideGuardCore
 
 /// A failed connection to gpsd: on which gpsd, what for, and why.
-public struct GPSDError: Error, CustomStringConvertible, Sendable {
-    public var operation: String
-    public var server: String
-    public var reason: String
+package struct GPSDError: Error, CustomStringConvertible, Sendable {
+    package var operation: String
+    package var server: String
+    package var reason: String
 
-    public var description: String { "\(operation) gpsd at \(server): \(reason)" }
+    package var description: String { "\(operation) gpsd at \(server): \(reason)" }
 }
 
 /// A session with gpsd (gpsd_json(5)): the socket is ours, and libgps (3.22 or 3.25; the shim hides
 /// the differences) parses one report line at a time. Reading the socket ourselves means a line
 /// libgps cannot parse is dropped here instead of hanging its reader: libgps 3.22 loops forever
 /// inside `gps_read` on `{"devices":[],"class":"SKY"}`. gpsd writes every report as `{"class":"…`.
-public final class GPSDConnection {
+package final class GPSDConnection {
     let data: UnsafeMutablePointer<gps_data_t>
     let socket: Int32
-    public let host: String
-    public let port: String
+    package let host: String
+    package let port: String
     private var pending: [UInt8] = []
     private var received = [UInt8](repeating: 0, count: 4096)
     /// Lines dropped because they are not reports as gpsd writes them.
-    public private(set) var dropped = 0
+    package private(set) var dropped = 0
 
     /// The libgps API this binary was compiled against (11 for gpsd 3.22, 14 for 3.25).
-    public static var apiMajor: Int { Int(rg_gps_api_major()) }
+    package static var apiMajor: Int { Int(rg_gps_api_major()) }
     /// Longer than any report gpsd writes (its own limit is 10 KB): a stream that runs past it
     /// without a newline is not gpsd's.
     static let longestLine = 16_384
 
     /// Connects (5 s at most) and asks for JSON reports: `?WATCH={"enable":true,"json":true};`.
-    public init(host: String = "127.0.0.1", port: String = "2947") throws(GPSDError) {
+    package init(host: String = "127.0.0.1", port: String = "2947") throws(GPSDError) {
         let server = "\(host):\(port)"
         func failed(_ operation: String, _ code: Int32) -> GPSDError {
             GPSDError(operation: operation, server: server, reason: code == 0 ? "no answer" : String(cString: strerror(code)))

@@ -11,8 +11,8 @@ import Synchronization
 /// Reads fixes from gpsd on a dedicated thread, reconnecting with backoff when gpsd is absent or
 /// restarts. Only usable fixes are delivered: mode 2D or 3D with finite coordinates (gpsd 3.22
 /// leaves `status` at 0 even with a 3D fix, so it is not used).
-public final class GPSDWatcher: Sendable {
-    public enum Event: Sendable {
+package final class GPSDWatcher: Sendable {
+    package enum Event: Sendable {
         case fix(Fix)
         /// gpsd answered: fixes will follow when the receiver has one.
         case connected
@@ -27,7 +27,7 @@ public final class GPSDWatcher: Sendable {
     private let flags = Flags()
 
     /// Starts watching `host:port`; `onEvent` runs on the watcher's thread.
-    public init(host: String, port: String, maximumBackoff: Double = 30, onEvent: @escaping @Sendable (Event) -> Void) {
+    package init(host: String, port: String, maximumBackoff: Double = 30, onEvent: @escaping @Sendable (Event) -> Void) {
         let flags = self.flags
         startThread("rg-gpsd") {
             var backoff = 0.5
@@ -52,19 +52,19 @@ public final class GPSDWatcher: Sendable {
         }
     }
 
-    public func stop() {
+    package func stop() {
         flags.running.store(false, ordering: .releasing)
     }
 
     /// What one look at gpsd found: a fix, or whether gpsd answered at all.
-    public struct Probe: Sendable {
-        public var fix: Fix?
-        public var connected = false
-        public var problem: String?
+    package struct Probe: Sendable {
+        package var fix: Fix?
+        package var connected = false
+        package var problem: String?
     }
 
     /// Waits up to `seconds` for a fix from gpsd at `host:port` (retrying a gpsd that is still starting).
-    public static func probe(host: String, port: String, seconds: Double) -> Probe {
+    package static func probe(host: String, port: String, seconds: Double) -> Probe {
         let seen = Mutex(Probe())
         let watcher = GPSDWatcher(host: host, port: port) { event in
             seen.withLock { s in

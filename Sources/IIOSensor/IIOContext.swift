@@ -4,24 +4,24 @@ import Glibc
 import CIIO
 
 /// A failed libiio call: what we tried, on what, and the errno it gave.
-public struct IIOError: Error, CustomStringConvertible, Sendable {
-    public var operation: String
-    public var target: String
-    public var errno: Int32
+package struct IIOError: Error, CustomStringConvertible, Sendable {
+    package var operation: String
+    package var target: String
+    package var errno: Int32
 
-    public var description: String {
+    package var description: String {
         "\(operation) \(target): \(String(cString: strerror(errno))) (errno \(errno))"
     }
 }
 
 /// An open libiio context (`local:`, `ip:host[:port]`, …): the devices of one machine.
 /// Used by one thread at a time (the sampler's), which owns it.
-public final class IIOContext {
+package final class IIOContext {
     let pointer: OpaquePointer
-    public let uri: String
+    package let uri: String
 
     /// Wraps `iio_create_context_from_uri`.
-    public init(uri: String) throws(IIOError) {
+    package init(uri: String) throws(IIOError) {
         errno = 0
         guard let context = iio_create_context_from_uri(uri) else {
             throw IIOError(operation: "opening IIO context", target: uri, errno: errno == 0 ? ENOENT : errno)
@@ -35,7 +35,7 @@ public final class IIOContext {
     }
 
     /// The library's version, e.g. "0.24".
-    public static var libraryVersion: String {
+    package static var libraryVersion: String {
         var major: UInt32 = 0, minor: UInt32 = 0
         var tag = [CChar](repeating: 0, count: 8)
         iio_library_get_version(&major, &minor, &tag)
@@ -43,7 +43,7 @@ public final class IIOContext {
     }
 
     /// Names of the devices in the context (`mpu6050`, `lsm6dsl_accel`, …).
-    public var deviceNames: [String] {
+    package var deviceNames: [String] {
         (0..<iio_context_get_devices_count(pointer)).compactMap { index in
             guard let device = iio_context_get_device(pointer, index) else { return nil }
             if let name = iio_device_get_name(device) { return String(cString: name) }

@@ -9,31 +9,31 @@ import RideGuardCore
 import Synchronization
 
 /// Where and how to sample the IMU.
-public struct SamplerConfiguration: Codable, Equatable, Sendable {
+package struct SamplerConfiguration: Codable, Equatable, Sendable {
     /// `local:` on the Pi, `ip:host[:port]` for a remote iiod.
-    public var uri = "local:"
+    package var uri = "local:"
     /// The IIO device name; nil finds a known IMU.
-    public var device: String?
-    public var rateHz = 200.0
+    package var device: String?
+    package var rateHz = 200.0
     /// No sample for this long is a stalled stream, seconds.
-    public var stallSeconds = 0.5
+    package var stallSeconds = 0.5
     /// Ask the driver for its widest accelerometer range (±16 g on an MPU6050), where it allows.
-    public var widestRange = true
+    package var widestRange = true
 
-    public init(uri: String = "local:", device: String? = nil, rateHz: Double = 200) {
+    package init(uri: String = "local:", device: String? = nil, rateHz: Double = 200) {
         self.uri = uri
         self.device = device
         self.rateHz = rateHz
     }
 
     /// IIO device names of the IMU drivers RideGuard knows, in the order they are looked for.
-    public static let knownDevices = ["mpu6050", "mpu6500", "mpu9250", "mpu9150", "icm20608", "icm20602", "mpu6000",
+    package static let knownDevices = ["mpu6050", "mpu6500", "mpu9250", "mpu9150", "icm20608", "icm20602", "mpu6000",
                                       "bmi160", "lsm6dsl_accel", "lsm6ds3_accel", "lsm6dso_accel", "lsm6dsm_accel",
                                       "ism330dlc_accel", "asm330lhh_accel", "adxl345", "lis3dh", "lis2dh12"]
 }
 
 /// What the sampler reports besides samples.
-public enum SamplerEvent: Sendable, Equatable {
+package enum SamplerEvent: Sendable, Equatable {
     case opened(device: String, gyro: Bool, timestamps: Bool, rateHz: Double, accelScale: Double)
     /// No sample for this long, seconds (a sensor fault).
     case stalled(seconds: Double)
@@ -49,7 +49,7 @@ public enum SamplerEvent: Sendable, Equatable {
 /// enables accelerometer (and gyro, and timestamp) scan elements, sets the rate and range, refills
 /// the buffer and converts each sample to SI units with libiio's conversion, then scale and offset.
 /// After an error it closes everything and reopens with backoff. `stop()` cancels a blocked refill.
-public final class IIOSampler: Sendable {
+package final class IIOSampler: Sendable {
     /// The buffer being refilled, shared only so that `stop()` can call iio_buffer_cancel, which
     /// libiio documents as the way to unblock a refill from another thread.
     private struct BufferHandle: @unchecked Sendable {
@@ -72,9 +72,9 @@ public final class IIOSampler: Sendable {
     }
 
     private let shared = Shared()
-    public let configuration: SamplerConfiguration
+    package let configuration: SamplerConfiguration
 
-    public init(configuration: SamplerConfiguration, onSample: @escaping @Sendable (IMUSample) -> Void,
+    package init(configuration: SamplerConfiguration, onSample: @escaping @Sendable (IMUSample) -> Void,
                 onEvent: @escaping @Sendable (SamplerEvent) -> Void) {
         self.configuration = configuration
         // A peer closing its socket must not kill the process (libiio writes to it with plain send).
@@ -117,7 +117,7 @@ public final class IIOSampler: Sendable {
     /// Stops sampling: the thread ends after the refill in progress (a refill takes 1/25 s). Only a
     /// refill still blocked after a second is cancelled: cancelling a pending read makes libiio's
     /// network backend print "ERROR: READ INTEGER: -9" on stderr.
-    public func stop() {
+    package func stop() {
         shared.running.store(false, ordering: .releasing)
         let deadline = monotonicSeconds() + 1
         while shared.buffer.withLock({ $0 != nil }) && monotonicSeconds() < deadline { usleep(5_000) }

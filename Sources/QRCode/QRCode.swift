@@ -5,13 +5,13 @@ import CQRencode
 import RideGuardCore
 
 /// A QR code made by libqrencode: the text in UTF-8, error correction M.
-public enum QRCode {
-    public struct TooLong: Error, CustomStringConvertible, Sendable {
-        public var bytes: Int
-        public var description: String { "\(bytes) bytes do not fit in a QR code: shorten the medical note or the names" }
+package enum QRCode {
+    package struct TooLong: Error, CustomStringConvertible, Sendable {
+        package var bytes: Int
+        package var description: String { "\(bytes) bytes do not fit in a QR code: shorten the medical note or the names" }
     }
 
-    public static func encode(_ text: String) throws(TooLong) -> QRMatrix {
+    package static func encode(_ text: String) throws(TooLong) -> QRMatrix {
         let bytes = Array(text.utf8)
         guard let code = rg_qr_encode_utf8(bytes, Int32(bytes.count)) else { throw TooLong(bytes: bytes.count) }
         defer { QRcode_free(code) }

@@ -16,8 +16,8 @@ import Synchronization
 /// restart), the outbox, the modem's health, the calls, the location, the button, the ignition,
 /// the supply, the sampler, the control socket, retention, arming — and stop in reverse, so the
 /// workflow saves its state last.
-public final class Agent: Sendable {
-    public let configuration: AgentConfiguration
+package final class Agent: Sendable {
+    package let configuration: AgentConfiguration
     private let logger: Logger
     private let clock: any ServiceClock
     private let emergency: EmergencyService
@@ -28,7 +28,7 @@ public final class Agent: Sendable {
     private let group = Mutex<ServiceGroup?>(nil)
 
     /// `database`: opened already (`openDatabase`), else opened here (it throws when it cannot be).
-    public init(configuration: AgentConfiguration, database: RideGuardDatabase? = nil, clock: any ServiceClock = SystemServiceClock(),
+    package init(configuration: AgentConfiguration, database: RideGuardDatabase? = nil, clock: any ServiceClock = SystemServiceClock(),
                 logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
@@ -114,7 +114,7 @@ public final class Agent: Sendable {
 
     /// Runs the services until `stop()`, or SIGTERM or SIGINT when `stopOnSignals` (systemd stops
     /// the service with SIGTERM; Ctrl-C is SIGINT).
-    public func run(stopOnSignals: Bool = false) async {
+    package func run(stopOnSignals: Bool = false) async {
         // A peer that hangs up (a status client, gpsd, iiod) is an I/O error to handle, never a reason to die.
         signal(SIGPIPE, SIG_IGN)
         var settings = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: stopOnSignals ? [.sigterm, .sigint] : [],
@@ -140,18 +140,18 @@ public final class Agent: Sendable {
     }
 
     /// Graceful shutdown, as on SIGTERM: the saved state stays for the next start.
-    public func stop() {
+    package func stop() {
         stopping.store(true, ordering: .releasing)
         if let group = group.withLock({ $0 }) { Task { await group.triggerGracefulShutdown() } }
     }
 
-    public var state: WorkflowState { get async { await emergency.state } }
+    package var state: WorkflowState { get async { await emergency.state } }
 
     /// The database, however long it takes: one that cannot be opened (a card not mounted, a
     /// folder gone, a damaged file) sounds the fault pattern, set up before anything else, and is
     /// tried again every `retrySeconds`, the reason logged each time it changes. Nil only when
     /// `stopping` says to give up (the service is being stopped).
-    public static func openDatabase(_ configuration: AgentConfiguration, clock: any ServiceClock = SystemServiceClock(),
+    package static func openDatabase(_ configuration: AgentConfiguration, clock: any ServiceClock = SystemServiceClock(),
                                     retrySeconds: Double = 10, logger: Logger,
                                     stopping: @Sendable () -> Bool = { false }) async -> RideGuardDatabase? {
         var buzzer: BuzzerPlayer?
@@ -182,7 +182,7 @@ public final class Agent: Sendable {
     }
 
     /// The simulated button, pressed for `hold` seconds (the demo); nothing when the button is real.
-    public func press(hold: Double) async {
+    package func press(hold: Double) async {
         await button?.press(hold: hold)
     }
 

@@ -9,14 +9,14 @@ import SystemPackage
 /// warning) and journald adds the time; on a terminal or a pipe, "[  1.2 s] text" with the time
 /// since start. `RIDEGUARD_LOG=debug` shows more (and each line's part), `=warning` less. Phone
 /// numbers are masked where a line is made, never here: this writes what it is given.
-public struct AgentLogHandler: LogHandler {
-    public enum Format: Sendable {
+package struct AgentLogHandler: LogHandler {
+    package enum Format: Sendable {
         case terminal
         case journal
     }
 
     /// Where the lines go: the agent's own output, or a command's error output (`rideguard sms`).
-    public enum Stream: Sendable {
+    package enum Stream: Sendable {
         case standardOutput
         case standardError
     }
@@ -24,10 +24,10 @@ public struct AgentLogHandler: LogHandler {
     private let format: Format
     private let stream: Stream
     private let start: ContinuousClock.Instant
-    public var logLevel: Logger.Level
-    public var metadata: Logger.Metadata = [:]
+    package var logLevel: Logger.Level
+    package var metadata: Logger.Metadata = [:]
 
-    public init(format: Format, stream: Stream = .standardOutput, level: Logger.Level = .info, start: ContinuousClock.Instant = .now) {
+    package init(format: Format, stream: Stream = .standardOutput, level: Logger.Level = .info, start: ContinuousClock.Instant = .now) {
         self.format = format
         self.stream = stream
         self.logLevel = level
@@ -35,24 +35,24 @@ public struct AgentLogHandler: LogHandler {
     }
 
     /// A command's progress on its error output, in the terminal's format: what `rideguard sms` says.
-    public static func errorOutput(level: Logger.Level = .info) -> Logger {
+    package static func errorOutput(level: Logger.Level = .info) -> Logger {
         Logger(label: "rideguard", factory: { _ in AgentLogHandler(format: .terminal, stream: .standardError, level: level) })
     }
 
     /// Bootstraps swift-log for the process, from the environment (see above).
-    public static func bootstrap(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    package static func bootstrap(environment: [String: String] = ProcessInfo.processInfo.environment) {
         let format: Format = environment["JOURNAL_STREAM"] == nil ? .terminal : .journal
         let level = environment["RIDEGUARD_LOG"].flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .info
         let start = ContinuousClock.now
         LoggingSystem.bootstrap { _ in AgentLogHandler(format: format, level: level, start: start) }
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var text = "\(event.message)"
         if logLevel <= .debug, let part = metadata["part"] { text = "\(part): " + text }
         let file: FileDescriptor = stream == .standardOutput ? .standardOutput : .standardError
@@ -61,7 +61,7 @@ public struct AgentLogHandler: LogHandler {
 
     /// The text as written, with its newline; continuation lines carry the prefix (journald) or
     /// are indented under the first (terminal).
-    public func line(_ text: String, level: Logger.Level) -> String {
+    package func line(_ text: String, level: Logger.Level) -> String {
         switch format {
         case .journal:
             let prefix = "<\(Self.priority(level))>"
@@ -89,5 +89,5 @@ public struct AgentLogHandler: LogHandler {
 
 extension Logger {
     /// For a part whose lines nobody reads (a one-off check: `doctor`, `setup`'s test SMS).
-    public static let silent = Logger(label: "rideguard.silent", factory: { _ in SwiftLogNoOpLogHandler() })
+    package static let silent = Logger(label: "rideguard.silent", factory: { _ in SwiftLogNoOpLogHandler() })
 }

@@ -7,8 +7,8 @@ import Synchronization
 /// The buzzer on a GPIO line. A failed write is reported, not fatal: the agent keeps detecting, and
 /// the line is requested again (at most once a second, when the buzzer is next switched) until it
 /// works: a chip that went away and came back, a connector pushed back in.
-public final class GPIOBuzzer: BuzzerOutput {
-    public enum Event: Sendable {
+package final class GPIOBuzzer: BuzzerOutput {
+    package enum Event: Sendable {
         case lost(GPIOError)
         case back
     }
@@ -19,7 +19,7 @@ public final class GPIOBuzzer: BuzzerOutput {
     private let line: Mutex<(current: GPIOLine?, nextTry: Double)>
 
     /// `line` is the one already requested, or nil when that failed (the first `set` tries again).
-    public init(line: GPIOLine?, open: @escaping @Sendable () throws(GPIOError) -> GPIOLine, clock: any ServiceClock,
+    package init(line: GPIOLine?, open: @escaping @Sendable () throws(GPIOError) -> GPIOLine, clock: any ServiceClock,
                 onEvent: @escaping @Sendable (Event) -> Void) {
         self.open = open
         self.clock = clock
@@ -27,7 +27,7 @@ public final class GPIOBuzzer: BuzzerOutput {
         self.line = Mutex((line, 0))
     }
 
-    public func set(_ on: Bool) {
+    package func set(_ on: Bool) {
         line.withLock { state in
             let now = clock.now()
             if state.current == nil {
@@ -49,39 +49,39 @@ public final class GPIOBuzzer: BuzzerOutput {
 }
 
 /// The simulated buzzer: remembers every change so tests and the demo can see what a rider would hear.
-public final class SimulatedBuzzer: BuzzerOutput {
+package final class SimulatedBuzzer: BuzzerOutput {
     private let changes = Mutex<[Bool]>([])
 
-    public init() {}
+    package init() {}
 
-    public func set(_ on: Bool) {
+    package func set(_ on: Bool) {
         changes.withLock { $0.append(on) }
     }
 
     /// How many times it was switched on.
-    public var beeps: Int { changes.withLock { $0.filter { $0 }.count } }
-    public var isOn: Bool { changes.withLock { $0.last ?? false } }
+    package var beeps: Int { changes.withLock { $0.filter { $0 }.count } }
+    package var isOn: Bool { changes.withLock { $0.last ?? false } }
 }
 
 /// Plays `BuzzerPattern`s on an output, one at a time; a new pattern replaces the current one.
-public actor BuzzerPlayer {
+package actor BuzzerPlayer {
     private let output: any BuzzerOutput
     private let clock: any ServiceClock
     private var playing: Task<Void, Never>?
-    public private(set) var pattern = BuzzerPattern.off
+    package private(set) var pattern = BuzzerPattern.off
     /// Every pattern played, in order, for status and tests.
-    public private(set) var history: [BuzzerPattern] = []
+    package private(set) var history: [BuzzerPattern] = []
 
     private let announce: @Sendable (BuzzerPattern) -> Void
 
     /// `announce` hears each new pattern (the simulated buzzer's log).
-    public init(output: any BuzzerOutput, clock: any ServiceClock, announce: @escaping @Sendable (BuzzerPattern) -> Void = { _ in }) {
+    package init(output: any BuzzerOutput, clock: any ServiceClock, announce: @escaping @Sendable (BuzzerPattern) -> Void = { _ in }) {
         self.output = output
         self.clock = clock
         self.announce = announce
     }
 
-    public func play(_ pattern: BuzzerPattern) {
+    package func play(_ pattern: BuzzerPattern) {
         playing?.cancel()
         if pattern != self.pattern || (!pattern.repeats && pattern != .off) { announce(pattern) }
         self.pattern = pattern

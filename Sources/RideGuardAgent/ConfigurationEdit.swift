@@ -5,7 +5,7 @@ extension ConfigurationFile {
     /// `text` with `section.key` set to `value`, every comment and the layout kept: the key's line
     /// is rewritten in place (its trailing comment stays), or added under its section, or added
     /// with its section at the end. Used by `rideguard setup`; the caller parses the result.
-    public static func setting(_ section: String, _ key: String, to value: String, in text: String) -> String {
+    package static func setting(_ section: String, _ key: String, to value: String, in text: String) -> String {
         var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { String($0) }
         let isIndented: (String) -> Bool = { $0.first == " " || $0.first == "\t" }
         guard let header = lines.firstIndex(where: { $0.hasPrefix(section + ":") && !isIndented($0) }) else {

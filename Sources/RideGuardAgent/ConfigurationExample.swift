@@ -1,6 +1,6 @@
 extension ConfigurationFile {
     /// A complete, commented configuration with every default: `rideguard config example`.
-    public static let example = """
+    package static let example = """
         # RideGuard configuration (YAML). Every key is optional; these are the defaults.
         # Check it with: rideguard config check --config /etc/rideguard/config.yaml
 

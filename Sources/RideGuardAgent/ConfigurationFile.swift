@@ -5,33 +5,33 @@ import SystemCalls
 import SystemPackage
 
 /// Problems found in a configuration file: each names the file, the line and the key.
-public struct ConfigurationFileError: Error, CustomStringConvertible, Sendable {
-    public struct Problem: Equatable, Sendable {
-        public var line: Int?
-        public var key: String
-        public var reason: String
+package struct ConfigurationFileError: Error, CustomStringConvertible, Sendable {
+    package struct Problem: Equatable, Sendable {
+        package var line: Int?
+        package var key: String
+        package var reason: String
 
-        public init(line: Int?, key: String, reason: String) {
+        package init(line: Int?, key: String, reason: String) {
             self.line = line
             self.key = key
             self.reason = reason
         }
     }
 
-    public var source: String
-    public var problems: [Problem]
+    package var source: String
+    package var problems: [Problem]
 
-    public var description: String {
+    package var description: String {
         problems.map { "\(source)\($0.line.map { ":\($0)" } ?? ""): \($0.key): \($0.reason)" }.joined(separator: "\n")
     }
 }
 
 /// Reads the YAML configuration (default /etc/rideguard/config.yaml). Every key is optional and
 /// has a default; a wrong value or an unknown key is an error that names its line.
-public enum ConfigurationFile {
-    public static let defaultPath = "/etc/rideguard/config.yaml"
+package enum ConfigurationFile {
+    package static let defaultPath = "/etc/rideguard/config.yaml"
 
-    public static func load(path: String) throws(ConfigurationFileError) -> AgentConfiguration {
+    package static func load(path: String) throws(ConfigurationFileError) -> AgentConfiguration {
         // The system's own reason (errno), never Foundation's "The operation could not be completed".
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else {
@@ -56,7 +56,7 @@ public enum ConfigurationFile {
         return try parse(text, source: path)
     }
 
-    public static func parse(_ text: String, source: String) throws(ConfigurationFileError) -> AgentConfiguration {
+    package static func parse(_ text: String, source: String) throws(ConfigurationFileError) -> AgentConfiguration {
         do {
             return try read(text, source: source)
         } catch {
@@ -133,7 +133,7 @@ public enum ConfigurationFile {
 
     /// What is worth changing though it works: detector settings written in camelCase, the
     /// spelling every other key left (file:line: key: note).
-    public static func notes(_ text: String, source: String) -> [String] {
+    package static func notes(_ text: String, source: String) -> [String] {
         guard let root = try? YAMLNode.parse(text), let sections = root.mapping else { return [] }
         var notes: [String] = []
         for (section, value) in sections where section.string == "detector" {

@@ -6,7 +6,7 @@ import SerialModem
 /// What a client asks the running agent, one JSON line on the control socket:
 /// `{"cmd":"status"}`, `{"cmd":"press","hold":1.5}`, `{"cmd":"record","name":"ride1","seconds":600}`,
 /// `{"cmd":"record","stop":true}`.
-public enum ControlRequest: Equatable, Sendable {
+package enum ControlRequest: Equatable, Sendable {
     case status
     /// The simulated button, held this many seconds.
     case press(hold: Double)
@@ -17,7 +17,7 @@ public enum ControlRequest: Equatable, Sendable {
 extension ControlRequest: Codable {
     enum CodingKeys: String, CodingKey { case cmd, hold, name, seconds, stop }
 
-    public init(from decoder: Decoder) throws {
+    package init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         switch try c.decode(String.self, forKey: .cmd) {
         case "status": self = .status
@@ -34,7 +34,7 @@ extension ControlRequest: Codable {
         }
     }
 
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         switch self {
         case .status:
@@ -55,14 +55,14 @@ extension ControlRequest: Codable {
 
 /// The agent's answer: `status` gives the agent's status; `press` and `record` give `ok` (with the
 /// hold or the recording's path), or `error` says why not.
-public struct ControlReply: Equatable, Sendable {
-    public var status: AgentStatus?
-    public var ok: Bool?
-    public var holdSeconds: Double?
-    public var path: String?
-    public var error: String?
+package struct ControlReply: Equatable, Sendable {
+    package var status: AgentStatus?
+    package var ok: Bool?
+    package var holdSeconds: Double?
+    package var path: String?
+    package var error: String?
 
-    public init(status: AgentStatus? = nil, ok: Bool? = nil, holdSeconds: Double? = nil, path: String? = nil, error: String? = nil) {
+    package init(status: AgentStatus? = nil, ok: Bool? = nil, holdSeconds: Double? = nil, path: String? = nil, error: String? = nil) {
         self.status = status
         self.ok = ok
         self.holdSeconds = holdSeconds
@@ -70,7 +70,7 @@ public struct ControlReply: Equatable, Sendable {
         self.error = error
     }
 
-    public static func failed(_ reason: String) -> ControlReply { ControlReply(error: reason) }
+    package static func failed(_ reason: String) -> ControlReply { ControlReply(error: reason) }
 }
 
 extension ControlReply: Codable {
@@ -81,7 +81,7 @@ extension ControlReply: Codable {
     }
 
     /// A status reply is the status itself, at the top level (what `rideguard status --json` prints).
-    public init(from decoder: Decoder) throws {
+    package init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         status = c.contains(.state) ? try AgentStatus(from: decoder) : nil
         ok = try c.decodeIfPresent(Bool.self, forKey: .ok)
@@ -90,7 +90,7 @@ extension ControlReply: Codable {
         error = try c.decodeIfPresent(String.self, forKey: .error)
     }
 
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         try status?.encode(to: encoder)
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encodeIfPresent(ok, forKey: .ok)
@@ -101,17 +101,17 @@ extension ControlReply: Codable {
 }
 
 /// What the running agent is doing, for `status`, `doctor` and `setup`.
-public struct AgentStatus: Codable, Equatable, Sendable {
-    public struct Sensor: Codable, Equatable, Sendable {
-        public var simulated: Bool
-        public var samples: Int
-        public var rateHz: Double
-        public var lastSampleAgeSeconds: Double?
+package struct AgentStatus: Codable, Equatable, Sendable {
+    package struct Sensor: Codable, Equatable, Sendable {
+        package var simulated: Bool
+        package var samples: Int
+        package var rateHz: Double
+        package var lastSampleAgeSeconds: Double?
         /// The low-passed specific force, g: about 1 at rest.
-        public var gravityG: Double?
-        public var lastFault: String?
+        package var gravityG: Double?
+        package var lastFault: String?
         /// Non-physical samples dropped this run (nil from an older agent).
-        public var rejectedSamples: Int?
+        package var rejectedSamples: Int?
 
         enum CodingKeys: String, CodingKey {
             case simulated, samples
@@ -122,7 +122,7 @@ public struct AgentStatus: Codable, Equatable, Sendable {
             case lastFault = "last_fault"
         }
 
-        public init(simulated: Bool, samples: Int, rateHz: Double, lastSampleAgeSeconds: Double?, gravityG: Double?, lastFault: String?,
+        package init(simulated: Bool, samples: Int, rateHz: Double, lastSampleAgeSeconds: Double?, gravityG: Double?, lastFault: String?,
                     rejectedSamples: Int? = nil) {
             self.rejectedSamples = rejectedSamples
             self.simulated = simulated
@@ -134,55 +134,55 @@ public struct AgentStatus: Codable, Equatable, Sendable {
         }
 
         /// A sensor that sent nothing for a second cannot see a crash.
-        public var blind: Bool { (lastSampleAgeSeconds ?? .infinity) > 1 }
+        package var blind: Bool { (lastSampleAgeSeconds ?? .infinity) > 1 }
     }
 
-    public struct GPIO: Codable, Equatable, Sendable {
-        public var simulated: Bool
+    package struct GPIO: Codable, Equatable, Sendable {
+        package var simulated: Bool
         /// Why the buzzer or the button cannot be used, if one cannot.
-        public var problem: String?
+        package var problem: String?
 
-        public init(simulated: Bool, problem: String?) {
+        package init(simulated: Bool, problem: String?) {
             self.simulated = simulated
             self.problem = problem
         }
     }
 
-    public struct Position: Codable, Equatable, Sendable {
-        public var latitude: Double
-        public var longitude: Double
-        public var ageSeconds: Double
+    package struct Position: Codable, Equatable, Sendable {
+        package var latitude: Double
+        package var longitude: Double
+        package var ageSeconds: Double
 
         enum CodingKeys: String, CodingKey {
             case latitude = "lat", longitude = "lon", ageSeconds = "age_s"
         }
 
-        public init(latitude: Double, longitude: Double, ageSeconds: Double) {
+        package init(latitude: Double, longitude: Double, ageSeconds: Double) {
             self.latitude = latitude
             self.longitude = longitude
             self.ageSeconds = ageSeconds
         }
     }
 
-    public struct Modem: Codable, Equatable, Sendable {
+    package struct Modem: Codable, Equatable, Sendable {
         /// False for the simulated modem, whose messages are printed.
-        public var real: Bool
-        public var connected: Bool
-        public var registration: String?
-        public var signalDBm: Int?
-        public var sim: String?
-        public var problem: String?
+        package var real: Bool
+        package var connected: Bool
+        package var registration: String?
+        package var signalDBm: Int?
+        package var sim: String?
+        package var problem: String?
         /// Whether it can make voice calls; nil when not known yet.
-        public var voice: Bool?
+        package var voice: Bool?
 
         enum CodingKeys: String, CodingKey {
             case real, connected, registration, sim, problem, voice
             case signalDBm = "signal_dbm"
         }
 
-        public static let simulated = Modem(real: false, connected: true)
+        package static let simulated = Modem(real: false, connected: true)
 
-        public init(real: Bool, connected: Bool, registration: String? = nil, signalDBm: Int? = nil, sim: String? = nil, problem: String? = nil) {
+        package init(real: Bool, connected: Bool, registration: String? = nil, signalDBm: Int? = nil, sim: String? = nil, problem: String? = nil) {
             self.real = real
             self.connected = connected
             self.registration = registration
@@ -191,13 +191,13 @@ public struct AgentStatus: Codable, Equatable, Sendable {
             self.problem = problem
         }
 
-        public init(_ health: ModemHealth) {
+        package init(_ health: ModemHealth) {
             self.init(real: true, connected: health.connected, registration: (health.registration ?? .unknown).rawValue,
                       signalDBm: health.signalDBm, sim: health.sim, problem: health.problem)
             voice = health.voice
         }
 
-        public var health: ModemHealth {
+        package var health: ModemHealth {
             var health = ModemHealth.unknown
             health.connected = connected
             health.registration = registration.flatMap(Registration.init(rawValue:))
@@ -210,15 +210,15 @@ public struct AgentStatus: Codable, Equatable, Sendable {
     }
 
     /// Who is with the bike: the detector's context, the ignition, the last parked fall, the supply.
-    public struct Bike: Codable, Equatable, Sendable {
+    package struct Bike: Codable, Equatable, Sendable {
         /// riding, stopped or parked.
-        public var context: String
+        package var context: String
         /// "on" or "off"; nil where no ignition line is wired (or it is lost).
-        public var ignition: String?
+        package var ignition: String?
         /// When the parked bike last fell over (Unix time), this run.
-        public var lastParkedFall: Double?
+        package var lastParkedFall: Double?
         /// The Pi's under-voltage flag; nil where there is no Raspberry Pi voltage monitor.
-        public var underVoltage: Bool?
+        package var underVoltage: Bool?
 
         enum CodingKeys: String, CodingKey {
             case context, ignition
@@ -226,7 +226,7 @@ public struct AgentStatus: Codable, Equatable, Sendable {
             case underVoltage = "under_voltage"
         }
 
-        public init(context: String, ignition: String?, lastParkedFall: Double?, underVoltage: Bool?) {
+        package init(context: String, ignition: String?, lastParkedFall: Double?, underVoltage: Bool?) {
             self.context = context
             self.ignition = ignition
             self.lastParkedFall = lastParkedFall
@@ -234,25 +234,25 @@ public struct AgentStatus: Codable, Equatable, Sendable {
         }
     }
 
-    public var state: WorkflowState
-    public var countdownSeconds: Double?
-    public var buzzer: BuzzerPattern
-    public var sensor: Sensor
-    public var gpio: GPIO
-    public var fix: Position?
-    public var modem: Modem
-    public var pendingMessages: Int
-    public var contacts: Int
+    package var state: WorkflowState
+    package var countdownSeconds: Double?
+    package var buzzer: BuzzerPattern
+    package var sensor: Sensor
+    package var gpio: GPIO
+    package var fix: Position?
+    package var modem: Modem
+    package var pendingMessages: Int
+    package var contacts: Int
     /// What the calls to the contacts are doing, or did last.
-    public var calls: String?
+    package var calls: String?
     /// Who acknowledged the emergency (answered a call, replied OK), and how.
-    public var acknowledgement: Acknowledgement?
+    package var acknowledgement: Acknowledgement?
     /// Nil from an agent older than this field.
-    public var bike: Bike?
+    package var bike: Bike?
     /// Why the database cannot be written (protecting, degraded); nil when it can.
-    public var storageProblem: String?
+    package var storageProblem: String?
 
-    public init(state: WorkflowState, countdownSeconds: Double?, buzzer: BuzzerPattern, sensor: Sensor, gpio: GPIO, fix: Position?,
+    package init(state: WorkflowState, countdownSeconds: Double?, buzzer: BuzzerPattern, sensor: Sensor, gpio: GPIO, fix: Position?,
                 modem: Modem, pendingMessages: Int, contacts: Int, calls: String? = nil, acknowledgement: Acknowledgement? = nil,
                 bike: Bike? = nil, storageProblem: String? = nil) {
         self.bike = bike
@@ -279,9 +279,9 @@ public struct AgentStatus: Codable, Equatable, Sendable {
 }
 
 /// The commands' side of the control socket: one request, its typed reply.
-public enum ControlClient {
+package enum ControlClient {
     /// Throws `ControlSocketError` when the agent cannot be reached or does not answer in time.
-    public static func send(_ request: ControlRequest, path: String, timeout: Double = 10) throws -> ControlReply {
+    package static func send(_ request: ControlRequest, path: String, timeout: Double = 10) throws -> ControlReply {
         let text = String(decoding: try JSONEncoder().encode(request), as: UTF8.self)
         let answer = try ControlSocket.request(text, path: path, timeout: timeout)
         do {

@@ -11,7 +11,7 @@ import SystemPackage
 /// line. Clients are served concurrently, each with a short deadline, within `ControlSlots`: a
 /// client that says nothing delays nobody, and no user's silent clients keep root or the agent's
 /// own user out.
-public final class ControlSocket: Sendable {
+package final class ControlSocket: Sendable {
     private final class Flags: Sendable {
         let running = Atomic<Bool>(true)
         let listening = Atomic<Int32>(-1)
@@ -192,7 +192,7 @@ public final class ControlSocket: Sendable {
 }
 
 /// Unix socket addresses (`sun_path` holds 108 bytes with the closing NUL).
-public enum SocketPath {
+package enum SocketPath {
     static func address(_ path: String) -> sockaddr_un {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -205,11 +205,11 @@ public enum SocketPath {
     }
 }
 
-public struct ControlSocketError: Error, CustomStringConvertible, Sendable {
-    public var path: String
-    public var reason: String
-    public var errno: Int32 = 0
-    public var description: String { "control socket \(path): \(reason)" }
+package struct ControlSocketError: Error, CustomStringConvertible, Sendable {
+    package var path: String
+    package var reason: String
+    package var errno: Int32 = 0
+    package var description: String { "control socket \(path): \(reason)" }
 }
 
 /// Who may hold the control socket's slots (a thread each, for at most `requestDeadline`): 64 in

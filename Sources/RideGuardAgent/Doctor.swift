@@ -10,8 +10,8 @@ import Storage
 import Synchronization
 
 /// One line of `rideguard doctor`: a part, how it is, and what to do about it.
-public struct DoctorCheck: Sendable, Equatable {
-    public enum Outcome: String, Sendable {
+package struct DoctorCheck: Sendable, Equatable {
+    package enum Outcome: String, Sendable {
         /// Works.
         case ok = "✓"
         /// Works, but something is degraded (no GPS fix yet, weak signal): the rider is still protected.
@@ -20,13 +20,13 @@ public struct DoctorCheck: Sendable, Equatable {
         case failed = "✗"
     }
 
-    public var part: String
-    public var outcome: Outcome
-    public var detail: String
+    package var part: String
+    package var outcome: Outcome
+    package var detail: String
     /// What the installer should do (for a warning or a failure).
-    public var fix: String?
+    package var fix: String?
 
-    public init(_ part: String, _ outcome: Outcome, _ detail: String, fix: String? = nil) {
+    package init(_ part: String, _ outcome: Outcome, _ detail: String, fix: String? = nil) {
         self.part = part
         self.outcome = outcome
         self.detail = detail
@@ -38,22 +38,22 @@ public struct DoctorCheck: Sendable, Equatable {
 /// sequence: configuration, database, the running agent, IMU, GPIO, gpsd, modem, contacts.
 /// When the agent is running it holds the IMU, the GPIO lines and the modem's port, so their
 /// checks read the agent's status instead of opening the hardware a second time.
-public struct Doctor: Sendable {
-    public var configurationPath: String
+package struct Doctor: Sendable {
+    package var configurationPath: String
     /// How long the IMU is sampled at rest.
-    public var sampleSeconds = 2.0
+    package var sampleSeconds = 2.0
     /// How long to wait for a GPS fix.
-    public var fixWait = 5.0
+    package var fixWait = 5.0
     /// How long to wait for the modem to answer and register.
-    public var modemWait = 30.0
+    package var modemWait = 30.0
 
-    public init(configurationPath: String) {
+    package init(configurationPath: String) {
         self.configurationPath = configurationPath
     }
 
     /// Runs every check in order, handing each to `report` as soon as it is known. Returns true
     /// when nothing stops the agent from protecting the rider.
-    public func run(report: (DoctorCheck) -> Void) async -> Bool {
+    package func run(report: (DoctorCheck) -> Void) async -> Bool {
         var canProtect = true
         func note(_ check: DoctorCheck) {
             if check.outcome == .failed { canProtect = false }
@@ -119,13 +119,13 @@ public struct Doctor: Sendable {
 
     // MARK: - The running agent
 
-    public enum RunningAgent {
+    package enum RunningAgent {
         case running(AgentStatus)
         case notRunning
         case unreachable(String)
     }
 
-    public static func agentStatus(_ socket: String) -> RunningAgent {
+    package static func agentStatus(_ socket: String) -> RunningAgent {
         guard FileManager.default.fileExists(atPath: socket) else { return .notRunning }
         do {
             let reply = try ControlClient.send(.status, path: socket)

@@ -8,9 +8,9 @@ import ServiceLifecycle
 /// send results) posts into the stream; `run()` takes one input at a time, feeds it to the workflow
 /// and carries out the whole batch of actions it asks for (saving the state first) before the next
 /// input, so nothing interleaves with a batch and inputs reach the workflow in the order posted.
-public actor EmergencyService {
+package actor EmergencyService {
     /// What reaches the workflow, in order.
-    public enum Input: Sendable {
+    package enum Input: Sendable {
         case event(WorkflowEvent)
         /// A raw edge of the button's line, at a time in the service clock's base (debounced here).
         case buttonEdge(pressed: Bool, at: Double)
@@ -24,15 +24,15 @@ public actor EmergencyService {
     static let bufferedInputs = 4096
 
     /// Where the workflow's actions go: the outbox, the journal, location tracking, the calls.
-    public struct Outputs: Sendable {
+    package struct Outputs: Sendable {
         /// Queues what the workflow asks for; says which numbers it queued, and what stopped it short.
-        public var queueMessages: @Sendable (MessageRequest) async -> QueueOutcome
-        public var cancelQueuedAlerts: @Sendable () async -> Void
-        public var journal: @Sendable (JournalEntry) -> Void
-        public var tracking: @Sendable (Bool) -> Void
-        public var calls: @Sendable (Bool) -> Void
+        package var queueMessages: @Sendable (MessageRequest) async -> QueueOutcome
+        package var cancelQueuedAlerts: @Sendable () async -> Void
+        package var journal: @Sendable (JournalEntry) -> Void
+        package var tracking: @Sendable (Bool) -> Void
+        package var calls: @Sendable (Bool) -> Void
 
-        public init(queueMessages: @escaping @Sendable (MessageRequest) async -> QueueOutcome,
+        package init(queueMessages: @escaping @Sendable (MessageRequest) async -> QueueOutcome,
                     cancelQueuedAlerts: @escaping @Sendable () async -> Void = {},
                     journal: @escaping @Sendable (JournalEntry) -> Void,
                     tracking: @escaping @Sendable (Bool) -> Void = { _ in },
@@ -60,12 +60,12 @@ public actor EmergencyService {
     private nonisolated let sink: AsyncStream<Posted>.Continuation
     private var lostInputs = 0
 
-    public var state: WorkflowState { workflow.state }
-    public var snapshot: EmergencyWorkflow { workflow }
+    package var state: WorkflowState { workflow.state }
+    package var snapshot: EmergencyWorkflow { workflow }
 
     /// Loads the saved workflow. An emergency in progress resumes with the configuration it started
     /// with; otherwise the current configuration applies.
-    public init(configuration: WorkflowConfiguration, store: WorkflowStore, clock: any ServiceClock,
+    package init(configuration: WorkflowConfiguration, store: WorkflowStore, clock: any ServiceClock,
                 buzzer: BuzzerPlayer, outputs: Outputs) {
         self.store = store
         self.clock = clock
@@ -87,20 +87,20 @@ public actor EmergencyService {
     }
 
     /// Puts the buzzer and timers back after a restart (a no-op for a fresh workflow).
-    public func resume() async {
+    package func resume() async {
         let actions = workflow.resume(at: clock.now())
         await perform(actions)
     }
 
     /// Posts an input from any thread or task, without waiting: it reaches the workflow after every
     /// input posted before it.
-    public nonisolated func post(_ input: Input) {
+    package nonisolated func post(_ input: Input) {
         if case .dropped = sink.yield((input, nil)) { Task { await self.lost() } }
     }
 
     /// Posts an input and waits until the workflow has handled it and its actions are done. Never
     /// from the workflow's own outputs (that batch is what it would wait behind): they `post`.
-    public func handle(_ input: Input) async {
+    package func handle(_ input: Input) async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             switch sink.yield((input, done)) {
             case .enqueued: break
@@ -110,12 +110,12 @@ public actor EmergencyService {
         }
     }
 
-    public func handle(_ event: WorkflowEvent) async {
+    package func handle(_ event: WorkflowEvent) async {
         await handle(.event(event))
     }
 
     /// Takes the inputs one at a time until `finishInputs()`; the owner runs it once.
-    public func run() async {
+    package func run() async {
         for await (input, done) in inputs {
             switch input {
             case .event(let event):
@@ -141,7 +141,7 @@ public actor EmergencyService {
     }
 
     /// Ends the stream: `run()` handles what was posted before and returns.
-    public nonisolated func finishInputs() {
+    package nonisolated func finishInputs() {
         sink.finish()
     }
 
@@ -221,7 +221,7 @@ public actor EmergencyService {
 
     /// Stops taking inputs, the timers and the buzzer's pattern (graceful shutdown; the saved state
     /// stays). The owner lets `run()` finish what was posted first (`finishInputs()`, then await it).
-    public func shutdown() async {
+    package func shutdown() async {
         sink.finish()
         for task in timers.values { task.cancel() }
         timers = [:]
@@ -251,19 +251,19 @@ struct EmergencyWorkflowService: Service, CustomStringConvertible {
 
 /// Messages the workflow asked for: their kind, to whom, the emergency they tell of (the workflow
 /// as saved), and the numbers an earlier attempt already queued.
-public struct MessageRequest: Sendable {
-    public var kind: MessageKind
-    public var recipients: Recipients
-    public var emergency: EmergencyWorkflow
-    public var skipping: Set<String>
+package struct MessageRequest: Sendable {
+    package var kind: MessageKind
+    package var recipients: Recipients
+    package var emergency: EmergencyWorkflow
+    package var skipping: Set<String>
 }
 
 /// What queueing did: the numbers queued, and what stopped it short, if anything did.
-public struct QueueOutcome: Sendable {
-    public var queued: [String]
-    public var problem: String?
+package struct QueueOutcome: Sendable {
+    package var queued: [String]
+    package var problem: String?
 
-    public init(queued: [String], problem: String? = nil) {
+    package init(queued: [String], problem: String? = nil) {
         self.queued = queued
         self.problem = problem
     }

@@ -9,7 +9,7 @@ import Synchronization
 /// Sends what the outbox holds through the modem, oldest first, and records every outcome. A
 /// transient failure is retried with exponential backoff and jitter; a permanent one (invalid
 /// number) is given up with its reason. Nothing is deleted.
-public actor OutboxSender {
+package actor OutboxSender {
     private let outbox: Outbox
     private let modem: any SMSTransport
     private let clock: any ServiceClock
@@ -19,7 +19,7 @@ public actor OutboxSender {
     /// First retry delay, seconds; it doubles up to 5 min.
     private let retryBase: Double
 
-    public init(outbox: Outbox, modem: any SMSTransport, clock: any ServiceClock, retryBase: Double = 5,
+    package init(outbox: Outbox, modem: any SMSTransport, clock: any ServiceClock, retryBase: Double = 5,
                 logger: Logger,
                 onSettled: @escaping @Sendable (OutboxMessage, _ sent: Bool) async -> Void = { _, _ in }) {
         self.retryBase = retryBase
@@ -31,19 +31,19 @@ public actor OutboxSender {
     }
 
     /// Seconds before attempt `n + 1` after `n` failures: base, 2×, 4×, … up to 5 min, ±20 %.
-    public static func backoff(afterAttempts attempts: Int, base: Double = 5) -> Double {
+    package static func backoff(afterAttempts attempts: Int, base: Double = 5) -> Double {
         let delay = min(300, base * pow(2, Double(max(0, attempts - 1))))
         return delay * Double.random(in: 0.8...1.2)
     }
 
     /// Puts messages interrupted by a crash back in the queue. Call once at start.
-    public func resume() throws -> Int {
+    package func resume() throws -> Int {
         try outbox.resumeInterrupted(now: clock.now())
     }
 
     /// Sends every message that is due now. Returns how many are still waiting.
     @discardableResult
-    public func sendDue() async throws -> Int {
+    package func sendDue() async throws -> Int {
         while let message = try outbox.claimNext(now: clock.now()), let id = message.id {
             let references: [Int]
             do {
@@ -68,7 +68,7 @@ public actor OutboxSender {
     }
 
     /// Sends until nothing is pending or `deadline` passes; returns how many are left.
-    public func flush(until deadline: Double) async throws -> Int {
+    package func flush(until deadline: Double) async throws -> Int {
         while true {
             let left = try await sendDue()
             if left == 0 || clock.now() >= deadline { return left }
@@ -79,16 +79,16 @@ public actor OutboxSender {
 
 /// Wakes a waiting task when there is work: `ring()` from anywhere, `wait(until:)` in the one task
 /// that does the work. A ring while nobody waits is kept for the next wait.
-public final class Doorbell: Sendable {
+package final class Doorbell: Sendable {
     private struct State {
         var rung = false
         var waiter: CheckedContinuation<Void, Never>?
     }
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
-    public func ring() {
+    package func ring() {
         let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
             defer { s.waiter = nil }
             if s.waiter == nil { s.rung = true }
@@ -98,7 +98,7 @@ public final class Doorbell: Sendable {
     }
 
     /// Returns once rung (now or since the last wait), at `deadline`, or when the task is cancelled.
-    public func wait(until deadline: Double, clock: any ServiceClock) async {
+    package func wait(until deadline: Double, clock: any ServiceClock) async {
         let alarm = Task { [self] in
             do { try await clock.sleep(until: deadline) } catch { return }
             ring()

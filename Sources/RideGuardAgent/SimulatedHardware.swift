@@ -10,25 +10,25 @@ import Synchronization
 
 /// The modem's twin: says what it would send, and accepts it; says whom it would ring, and lets
 /// the call ring out on the agent's clock (nobody answers a simulation).
-public final class SimulatedTransport: SMSTransport, VoiceCaller {
+package final class SimulatedTransport: SMSTransport, VoiceCaller {
     let clock: any ServiceClock
     let logger: Logger
     let reference = Atomic<Int>(0)
 
-    public init(clock: any ServiceClock, logger: Logger) {
+    package init(clock: any ServiceClock, logger: Logger) {
         self.clock = clock
         self.logger = logger
     }
 
-    public func send(_ text: String, to number: String) async throws(SendError) -> [Int] {
+    package func send(_ text: String, to number: String) async throws(SendError) -> [Int] {
         let body = text.split(separator: "\n").map { "    │ " + $0 }.joined(separator: "\n")
         logger.info("SMS to \(PhoneNumber.mask(number)) (simulated modem):\n\(body)")
         return SMSText(text).parts.map { _ in reference.add(1, ordering: .relaxed).newValue }
     }
 
-    public var canCall: Bool? { true }
+    package var canCall: Bool? { true }
 
-    public func call(_ number: String, ringSeconds: Double) async -> CallReport {
+    package func call(_ number: String, ringSeconds: Double) async -> CallReport {
         logger.info("calling \(PhoneNumber.mask(number)) (simulated modem): ringing for \(DecimalFormat.string(ringSeconds, decimals: 0)) s")
         do { try await clock.sleep(until: clock.now() + ringSeconds) } catch { return CallReport(.stopped) }
         return CallReport(.notAnswered("no answer in \(DecimalFormat.string(ringSeconds, decimals: 0)) s (simulated)"))

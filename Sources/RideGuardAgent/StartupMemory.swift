@@ -10,13 +10,13 @@ import Glibc
 /// them out (`MADV_PAGEOUT`, Linux 5.4) only drops them; the code that keeps running faults its
 /// pages back in from the binary, once. Only the binary's read-only mappings are released, never
 /// data, so nothing goes to swap. Best effort: an older kernel answers EINVAL and nothing changes.
-public enum StartupMemory {
+package enum StartupMemory {
     /// Seconds after the services start by which every part has started.
-    public static let settleSeconds = 30.0
+    package static let settleSeconds = 30.0
 
     /// Bytes of the binary's read-only mappings handed back (0 when the kernel refused).
     @discardableResult
-    public static func release() -> Int {
+    package static func release() -> Int {
         guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"),
               let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return 0 }
         var released = 0

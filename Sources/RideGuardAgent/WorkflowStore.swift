@@ -5,16 +5,16 @@ import Storage
 
 /// Keeps the emergency workflow's snapshot in the database, written before its actions are
 /// performed, so that a restart resumes an emergency where it was.
-public struct WorkflowStore: Sendable {
-    public let database: RideGuardDatabase
+package struct WorkflowStore: Sendable {
+    package let database: RideGuardDatabase
 
-    public init(database: RideGuardDatabase) {
+    package init(database: RideGuardDatabase) {
         self.database = database
     }
 
     /// The saved workflow, nil when there is none yet. Throws when it is unreadable (the caller
     /// reports it and starts afresh; the snapshot is kept aside for inspection).
-    public func load() throws -> EmergencyWorkflow? {
+    package func load() throws -> EmergencyWorkflow? {
         guard let json = try database.emergencySnapshot() else { return nil }
         do {
             return try JSONDecoder().decode(EmergencyWorkflow.self, from: Data(json.utf8))
@@ -24,14 +24,14 @@ public struct WorkflowStore: Sendable {
         }
     }
 
-    public func save(_ workflow: EmergencyWorkflow) throws {
+    package func save(_ workflow: EmergencyWorkflow) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         try database.saveEmergencySnapshot(String(decoding: try encoder.encode(workflow), as: UTF8.self))
     }
 }
 
-public struct WorkflowStoreError: Error, CustomStringConvertible, Sendable {
-    public var reason: String
-    public var description: String { reason }
+package struct WorkflowStoreError: Error, CustomStringConvertible, Sendable {
+    package var reason: String
+    package var description: String { reason }
 }

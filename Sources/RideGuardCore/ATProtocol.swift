@@ -1,19 +1,19 @@
 /// Splits a modem's byte stream into lines and the SMS prompt (`> `, which has no line ending).
 /// Noise on the line (bytes that are not text) is reported and dropped, never passed on as a line.
-public struct ATLineReader: Sendable {
-    public enum Item: Equatable, Sendable {
+package struct ATLineReader: Sendable {
+    package enum Item: Equatable, Sendable {
         case line(String)
         case prompt
         /// Bytes that were not a text line (noise, a baud-rate mismatch); how many.
         case garbage(Int)
     }
 
-    public static let maximumLine = 1024
+    package static let maximumLine = 1024
     private var buffer: [UInt8] = []
 
-    public init() {}
+    package init() {}
 
-    public mutating func feed(_ bytes: some Sequence<UInt8>) -> [Item] {
+    package mutating func feed(_ bytes: some Sequence<UInt8>) -> [Item] {
         var items: [Item] = []
         for byte in bytes {
             if byte == 0x0D || byte == 0x0A {
@@ -46,7 +46,7 @@ public struct ATLineReader: Sendable {
 }
 
 /// How a command ended.
-public enum ATFinal: Equatable, Sendable {
+package enum ATFinal: Equatable, Sendable {
     case ok
     case error
     case cmeError(Int)
@@ -54,7 +54,7 @@ public enum ATFinal: Equatable, Sendable {
     /// A vendor's own final word: `COMMAND NOT SUPPORT` (Huawei), `TOO MANY PARAMETERS`, `NO CARRIER`.
     case other(String)
 
-    public init?(line: String) {
+    package init?(line: String) {
         switch line {
         case "OK": self = .ok
         case "ERROR": self = .error
@@ -69,9 +69,9 @@ public enum ATFinal: Equatable, Sendable {
 
     /// V.250's words for how a call attempt ended: the final result of a dial (`ATD`) or an answer
     /// (`ATA`); after any other command, a call's news (the voice call `ATD…;` started has ended).
-    public static let callProgress: Set<String> = ["NO CARRIER", "BUSY", "NO ANSWER", "NO DIALTONE"]
+    package static let callProgress: Set<String> = ["NO CARRIER", "BUSY", "NO ANSWER", "NO DIALTONE"]
 
-    public var isCallProgress: Bool {
+    package var isCallProgress: Bool {
         if case .other(let word) = self { return Self.callProgress.contains(word) }
         return false
     }
@@ -85,8 +85,8 @@ public enum ATFinal: Equatable, Sendable {
 
 /// One command's exchange: which lines answer it, which are unsolicited (URCs) and arrived in the
 /// middle, and when it is over. Pure; the session feeds it what the line reader produced.
-public struct ATExchange: Sendable {
-    public enum Outcome: Equatable, Sendable {
+package struct ATExchange: Sendable {
+    package enum Outcome: Equatable, Sendable {
         case pending
         case echo
         case information(String)
@@ -95,13 +95,13 @@ public struct ATExchange: Sendable {
         case finished(ATFinal, information: [String])
     }
 
-    public let command: String
+    package let command: String
     /// The prefix this command's answers carry (`+CSQ:` for `AT+CSQ`), when it has one.
-    public let answerPrefix: String?
-    public private(set) var information: [String] = []
-    public private(set) var final: ATFinal?
+    package let answerPrefix: String?
+    package private(set) var information: [String] = []
+    package private(set) var final: ATFinal?
 
-    public init(command: String) {
+    package init(command: String) {
         self.command = command
         answerPrefix = ATExchange.prefix(of: command)
         dials = command.hasPrefix("ATD") || command == "ATA"
@@ -113,12 +113,12 @@ public struct ATExchange: Sendable {
     /// A read query (`AT+CPIN?`) has its answer line (`+CPIN: READY`): some modems (Wavecom M1306,
     /// Sierra SL8084TR) send no final result code after it, so the session takes this as the
     /// answer once a short grace period passes without one.
-    public var hasQueryAnswer: Bool {
+    package var hasQueryAnswer: Bool {
         guard command.hasSuffix("?"), let answerPrefix else { return false }
         return information.contains { $0.hasPrefix(answerPrefix) }
     }
 
-    public mutating func consume(_ item: ATLineReader.Item) -> Outcome {
+    package mutating func consume(_ item: ATLineReader.Item) -> Outcome {
         switch item {
         case .garbage: return .pending
         case .prompt: return .prompt
@@ -155,15 +155,15 @@ public struct ATExchange: Sendable {
 }
 
 /// What a modem reports about itself, parsed from its answers.
-public enum ATParse {
+package enum ATParse {
     /// `+CSQ: 18,99` → dBm (-113 + 2·rssi), nil for 99 (unknown).
-    public static func signal(_ line: String) -> Int? {
+    package static func signal(_ line: String) -> Int? {
         guard let values = numbers(after: "+CSQ:", in: line), let rssi = values.first, rssi != 99, (0...31).contains(rssi) else { return nil }
         return -113 + 2 * rssi
     }
 
     /// `+CREG: 0,1` / `+CEREG: 2,5,"1F00","79D903",7` / URC `+CREG: 1` → the registration status.
-    public static func registration(_ line: String) -> Int? {
+    package static func registration(_ line: String) -> Int? {
         for prefix in ["+CREG:", "+CEREG:", "+CGREG:"] where line.hasPrefix(prefix) {
             let fields = line.dropFirst(prefix.count).split(separator: ",").map { $0.trimmingSpaces() }
             // Answer to a query: n,stat[,…]; unsolicited: stat[,…]. A query's second field is the status.
@@ -175,7 +175,7 @@ public enum ATParse {
 
     /// `+CPMS: "ME",0,255,"ME",0,255,"SM",1,20` (27.005 §3.2.2) → ["ME", "ME", "SM"]: the storages
     /// read and deleted from, written to, and received into.
-    public static func messageStorages(_ line: String) -> [String]? {
+    package static func messageStorages(_ line: String) -> [String]? {
         guard line.hasPrefix("+CPMS:") else { return nil }
         let names = line.dropFirst(6).split(separator: ",").map { $0.trimmingSpaces() }
             .filter { $0.hasPrefix("\"") }.map { String($0.dropFirst().prefix { $0 != "\"" }) }
@@ -183,7 +183,7 @@ public enum ATParse {
     }
 
     /// `+CMTI: "SM",3` (27.005 §3.4.1) → ("SM", 3): where the new message was stored.
-    public static func newMessage(_ line: String) -> (storage: String, index: Int)? {
+    package static func newMessage(_ line: String) -> (storage: String, index: Int)? {
         guard line.hasPrefix("+CMTI:") else { return nil }
         let fields = line.dropFirst(6).split(separator: ",").map { $0.trimmingSpaces() }
         guard fields.count == 2, let index = Int(fields[1]) else { return nil }
@@ -192,19 +192,19 @@ public enum ATParse {
 
     /// A message delivered directly (`+CMT: [<alpha>],<length>` then its PDU, as the session joins
     /// them with a line feed) → the PDU.
-    public static func directMessage(_ text: String) -> String? {
+    package static func directMessage(_ text: String) -> String? {
         guard text.hasPrefix("+CMT:"), let feed = text.firstIndex(of: "\n") else { return nil }
         return String(text[text.index(after: feed)...].trimmingSpaces())
     }
 
     /// `+CPIN: SIM PIN` → "SIM PIN".
-    public static func simState(_ line: String) -> String? {
+    package static func simState(_ line: String) -> String? {
         guard line.hasPrefix("+CPIN:") else { return nil }
         return String(line.dropFirst(6).trimmingSpaces())
     }
 
     /// `+CMGS: 12` or `+CMGS: 12,"22/11/26,10:00:00+04"` → 12.
-    public static func messageReference(_ line: String) -> Int? {
+    package static func messageReference(_ line: String) -> Int? {
         numbers(after: "+CMGS:", in: line)?.first
     }
 
@@ -213,12 +213,12 @@ public enum ATParse {
     /// `CONNECT`, and SIMCom's `VOICE CALL: BEGIN`, all said at the pick-up. (SIMCom's `VOICE CALL:
     /// END: <hhmmss>` is not one: it comes after the hang-up, when the next call may be dialled.)
     /// A pick-up and hang-up between two polls of the list is seen only here.
-    public enum CallEvent: Equatable, Sendable {
+    package enum CallEvent: Equatable, Sendable {
         case ringing
         case pickedUp
     }
 
-    public static func callEvent(_ line: String) -> CallEvent? {
+    package static func callEvent(_ line: String) -> CallEvent? {
         if let call = call(line) {
             guard call.outgoing && call.voice else { return nil }
             return call.state == .alerting ? .ringing : call.state == .active ? .pickedUp : nil
@@ -227,18 +227,18 @@ public enum ATParse {
     }
 
     /// One call of `AT+CLCC`'s list (27.007 §7.18): `+CLCC: <id>,<dir>,<stat>,<mode>,<mpty>[,<number>,<type>[,<alpha>]]`.
-    public struct Call: Equatable, Sendable {
-        public enum State: Int, Sendable { case active = 0, held, dialing, alerting, incoming, waiting }
-        public var id: Int
+    package struct Call: Equatable, Sendable {
+        package enum State: Int, Sendable { case active = 0, held, dialing, alerting, incoming, waiting }
+        package var id: Int
         /// Made by this modem (dir 0), not received.
-        public var outgoing: Bool
-        public var state: State
-        public var voice: Bool
+        package var outgoing: Bool
+        package var state: State
+        package var voice: Bool
     }
 
     /// `+CLCC: 1,0,3,0,0,"+33612345678",145` → call 1, outgoing, alerting, voice. Spaces are
     /// optional (`+CLCC:2,0,0,0,0,15980856182,255`); the number, when there is one, is not needed.
-    public static func call(_ line: String) -> Call? {
+    package static func call(_ line: String) -> Call? {
         guard line.hasPrefix("+CLCC:") else { return nil }
         let fields = line.dropFirst(6).split(separator: ",", omittingEmptySubsequences: false).prefix(5).map { Int($0.trimmingSpaces()) }
         guard fields.count == 5, let id = fields[0], let direction = fields[1], let stat = fields[2], let mode = fields[3],
@@ -247,7 +247,7 @@ public enum ATParse {
     }
 
     /// `+CSCA: "+33609001390",145` → "+33609001390".
-    public static func serviceCentre(_ line: String) -> String? {
+    package static func serviceCentre(_ line: String) -> String? {
         guard line.hasPrefix("+CSCA:"), let open = line.firstIndex(of: "\""),
               let close = line[line.index(after: open)...].firstIndex(of: "\"") else { return nil }
         let number = String(line[line.index(after: open)..<close])
@@ -261,13 +261,13 @@ public enum ATParse {
 }
 
 /// What a +CMS/+CME error means for sending: give up on this message, or try again later.
-public enum SendFailure: Equatable, Sendable {
+package enum SendFailure: Equatable, Sendable {
     case permanent(String)
     case transient(String)
 
     /// 27.005 §3.2.5 and network causes: a wrong number or a barred service does not get better by
     /// retrying; congestion, no network, a busy SIM or an unknown error may.
-    public static func classify(_ final: ATFinal) -> SendFailure {
+    package static func classify(_ final: ATFinal) -> SendFailure {
         switch final {
         case .cmsError(let code):
             switch code {

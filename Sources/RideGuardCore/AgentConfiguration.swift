@@ -1,93 +1,93 @@
 /// Everything `rideguard run` is configured with, with a default for every value. Loaded and
 /// validated once at start (see RideGuardAgent's ConfigurationFile); parts are passed down by value.
-public struct AgentConfiguration: Equatable, Sendable {
-    public struct IMU: Equatable, Sendable {
+package struct AgentConfiguration: Equatable, Sendable {
+    package struct IMU: Equatable, Sendable {
         /// Replay `trace` instead of reading the sensor.
-        public var simulated = false
-        public var uri = "local:"
-        public var device: String?
-        public var rateHz = 200.0
-        public var trace: String?
+        package var simulated = false
+        package var uri = "local:"
+        package var device: String?
+        package var rateHz = 200.0
+        package var trace: String?
         /// Simulated: play the trace this many times faster than real time.
-        public var speed = 1.0
+        package var speed = 1.0
     }
 
-    public struct GPIO: Equatable, Sendable {
-        public var simulated = false
+    package struct GPIO: Equatable, Sendable {
+        package var simulated = false
         /// A line name (`GPIO18`) or `chip:offset` (`pinctrl-rp1:18`).
-        public var buzzer = "GPIO18"
-        public var button = "GPIO17"
-        public var buttonActiveLow = true
+        package var buzzer = "GPIO18"
+        package var button = "GPIO17"
+        package var buttonActiveLow = true
         /// The bike's switched supply through an optocoupler (boards/wiring.md), where one is wired:
         /// off parks the bike at once, on ends parked. nil: not wired.
-        public var ignition: String?
+        package var ignition: String?
         /// An optocoupler's transistor pulls the line to ground while the ignition is on.
-        public var ignitionActiveLow = true
+        package var ignitionActiveLow = true
     }
 
     /// The Pi's own power, for Pis kept alive by a UPS HAT or a supercapacitor.
-    public struct Power: Equatable, Sendable {
+    package struct Power: Equatable, Sendable {
         /// Power the Pi off cleanly once the ignition has been off this long, never while an
         /// emergency is under way; nil: never, seconds.
-        public var shutdownAfterIgnitionOffSeconds: Double?
+        package var shutdownAfterIgnitionOffSeconds: Double?
         /// What powers it off (logind, allowed to the rideguard user by the package's polkit rule).
-        public var shutdownCommand = ["/usr/bin/systemctl", "poweroff"]
+        package var shutdownCommand = ["/usr/bin/systemctl", "poweroff"]
     }
 
-    public struct GPS: Equatable, Sendable {
-        public var simulated = false
-        public var gpsd = "127.0.0.1:2947"
+    package struct GPS: Equatable, Sendable {
+        package var simulated = false
+        package var gpsd = "127.0.0.1:2947"
         /// Simulated: where the bike is.
-        public var fixedPosition: [Double]?
+        package var fixedPosition: [Double]?
     }
 
-    public struct Modem: Equatable, Sendable {
+    package struct Modem: Equatable, Sendable {
         /// Print what would be sent instead of sending.
-        public var simulated = false
-        public var device = "/dev/rideguard-modem-at"
-        public var baud = 115_200
-        public var pin: String?
+        package var simulated = false
+        package var device = "/dev/rideguard-modem-at"
+        package var baud = 115_200
+        package var pin: String?
 
         /// Serial speeds the modem port can be set to.
-        public static let supportedBauds = [9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 921_600]
+        package static let supportedBauds = [9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 921_600]
     }
 
     /// Ringing the contacts after the alert went out, until one answers or replies OK.
-    public struct Calls: Equatable, Sendable {
+    package struct Calls: Equatable, Sendable {
         /// nil: whenever the modem can make voice calls (it answers `AT+CLCC=?`).
-        public var enabled: Bool?
+        package var enabled: Bool?
         /// How long each call rings before it is hung up, seconds.
-        public var ringSeconds = 30.0
+        package var ringSeconds = 30.0
         /// Rounds through every contact, at most.
-        public var rounds = 3
+        package var rounds = 3
         /// A round starts this long after the one before started, seconds.
-        public var intervalSeconds = 300.0
+        package var intervalSeconds = 300.0
     }
 
-    public struct Messages: Equatable, Sendable {
-        public var language = MessageLanguage.en
-        public var mapLink = MapLinkStyle.google
+    package struct Messages: Equatable, Sendable {
+        package var language = MessageLanguage.en
+        package var mapLink = MapLinkStyle.google
     }
 
-    public var imu = IMU()
-    public var gpio = GPIO()
-    public var gps = GPS()
-    public var modem = Modem()
-    public var detector = DetectorConfiguration()
-    public var workflow = WorkflowConfiguration()
-    public var messages = Messages()
-    public var calls = Calls()
-    public var power = Power()
-    public var database = "/var/lib/rideguard/rideguard.sqlite"
+    package var imu = IMU()
+    package var gpio = GPIO()
+    package var gps = GPS()
+    package var modem = Modem()
+    package var detector = DetectorConfiguration()
+    package var workflow = WorkflowConfiguration()
+    package var messages = Messages()
+    package var calls = Calls()
+    package var power = Power()
+    package var database = "/var/lib/rideguard/rideguard.sqlite"
     /// Delivered (or given-up) messages and journal lines older than this are pruned (`database:
     /// {path: …, keep_days: …}`).
-    public var keepDays = 365
-    public var controlSocket = "/run/rideguard/control.sock"
+    package var keepDays = 365
+    package var controlSocket = "/run/rideguard/control.sock"
 
-    public init() {}
+    package init() {}
 
     /// Problems across the whole configuration, each naming its key.
-    public func validationErrors() -> [ConfigurationError] {
+    package func validationErrors() -> [ConfigurationError] {
         var errors: [ConfigurationError] = []
         func check(_ ok: Bool, _ key: String, _ reason: String) {
             if !ok { errors.append(ConfigurationError(key: key, reason: reason)) }
@@ -143,13 +143,13 @@ public struct AgentConfiguration: Equatable, Sendable {
 
 /// What Linux accepts as a path: at most 4095 bytes, each name at most 255, no NUL byte; a Unix
 /// socket's path at most 107 bytes.
-public enum PathLimits {
-    public static let path = 4095
-    public static let name = 255
-    public static let unixSocket = 107
+package enum PathLimits {
+    package static let path = 4095
+    package static let name = 255
+    package static let unixSocket = 107
 
     /// Why the system would refuse `path`, or nil.
-    public static func problem(_ path: String) -> String? {
+    package static func problem(_ path: String) -> String? {
         let bytes = path.utf8.count
         if bytes > Self.path { return "is \(bytes) bytes long: a path holds at most \(Self.path)" }
         if path.utf8.contains(0) { return "contains a NUL character" }

@@ -1,5 +1,5 @@
 /// What the buzzer plays, as data: on/off steps, repeated or once. The agent's scheduler plays them.
-public enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
+package enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
     case off
     /// One short chirp: protection is on.
     case armed
@@ -21,7 +21,7 @@ public enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
     case storageFault = "storage_fault"
 
     /// Steps of (on seconds, off seconds).
-    public var steps: [(on: Double, off: Double)] {
+    package var steps: [(on: Double, off: Double)] {
         switch self {
         case .off: []
         case .armed: [(0.1, 0)]
@@ -38,7 +38,7 @@ public enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
     }
 
     /// Whether the steps repeat until another pattern replaces them.
-    public var repeats: Bool {
+    package var repeats: Bool {
         switch self {
         case .countdownSlow, .countdownFast, .countdownUrgent, .alarm, .fault, .storageFault: true
         case .off, .armed, .acknowledge, .resumed, .parkedFall: false
@@ -46,7 +46,7 @@ public enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
     }
 
     /// For the README and `rideguard status`.
-    public var meaning: String {
+    package var meaning: String {
         switch self {
         case .off: "silent"
         case .armed: "one short chirp: protection is on"

@@ -10,9 +10,9 @@
 ///   still while the smoothed force (and rotation, with a gyro) stays where it settled.
 /// - **Collision.** A pulse of horizontal acceleration with a large delta-v (a hard stop in a
 ///   fraction of a second), then rest, even when the bike stays pinned upright.
-public struct CrashDetector: Sendable {
+package struct CrashDetector: Sendable {
     /// What the detector is doing now, for status displays and reports.
-    public enum Phase: String, Sendable {
+    package enum Phase: String, Sendable {
         case learning, moving, still, lying, crashed
     }
 
@@ -20,19 +20,19 @@ public struct CrashDetector: Sendable {
     /// it, or GPS speed), `stopped` (still, a rider on it at lights or in a queue), `parked` (still,
     /// no engine, no GPS speed for `parkedAfterSeconds`, or the ignition off): nobody is riding, and
     /// a fall is a `parked_fall`.
-    public enum Context: String, Sendable {
+    package enum Context: String, Sendable {
         case riding, stopped, parked
     }
 
-    public let configuration: DetectorConfiguration
+    package let configuration: DetectorConfiguration
 
     // Learned reference: the smoothed force of the upright bike (m/s²). Its magnitude is about 1 g
     // for a healthy sensor and less when a dead axis carries part of gravity.
-    public private(set) var reference: Vector3?
+    package private(set) var reference: Vector3?
     /// The bike's up in the sensor frame, once learned.
-    public var up: Vector3? { reference?.normalized }
+    package var up: Vector3? { reference?.normalized }
     /// Gravity as this sensor reads it (its scale), used to express readings in g.
-    public private(set) var gravity = standardGravity
+    package private(set) var gravity = standardGravity
     private var learningSum = Vector3.zero
     private var learningStart = Double.nan
     private var learningCount = 0
@@ -43,7 +43,7 @@ public struct CrashDetector: Sendable {
     private var horizontalCovariance = SymmetricMatrix3()
     private var horizontalWeight = 0.0
     private var horizontalMean = Vector3.zero
-    public private(set) var forward: Vector3?
+    package private(set) var forward: Vector3?
     private var nextForwardUpdate = 0.0
 
     // Non-physical samples dropped since the last report.
@@ -106,7 +106,7 @@ public struct CrashDetector: Sendable {
     private var forceAtAnchor = Vector3.zero
 
     // Crash state.
-    public private(set) var phase = Phase.learning
+    package private(set) var phase = Phase.learning
     private var crashed = false
     private var uprightSince = Double.nan
 
@@ -123,9 +123,9 @@ public struct CrashDetector: Sendable {
     private var spellHalfDirection: Vector3?
 
     // Context: parked after a quiet stillness, until the engine, GPS or moving about says otherwise.
-    public private(set) var context = Context.stopped
+    package private(set) var context = Context.stopped
     /// The ignition input, where one is wired: off parks the bike at once, on ends parked.
-    public private(set) var ignition: Bool?
+    package private(set) var ignition: Bool?
     private var quietSince = Double.nan
     private var engineSince = Double.nan
     private var gpsMovingSince = Double.nan
@@ -134,31 +134,31 @@ public struct CrashDetector: Sendable {
     private var downWhileParked = false
 
     /// Posture in degrees relative to the learned up (0 upright, 90 on its side, 180 upside down).
-    public private(set) var postureDegrees = 0.0
+    package private(set) var postureDegrees = 0.0
 
     /// What the detector sees now, for `replay --state-every`, status displays and reports.
-    public struct State: Sendable {
-        public var phase: Phase
-        public var postureDegrees: Double
+    package struct State: Sendable {
+        package var phase: Phase
+        package var postureDegrees: Double
         /// Smoothed acceleration magnitude, in g.
-        public var smoothedG: Double
+        package var smoothedG: Double
         /// How long the smoothed signals have been steady, seconds.
-        public var stillSeconds: Double
-        public var forwardKnown: Bool
-        public var gravity: Double
-        public var context: Context
+        package var stillSeconds: Double
+        package var forwardKnown: Bool
+        package var gravity: Double
+        package var context: Context
         /// Riding has confirmed the upright reference (or a calibration gave it).
-        public var uprightConfirmed: Bool
+        package var uprightConfirmed: Bool
     }
 
     /// The current state at the last sample's time.
-    public var state: State {
+    package var state: State {
         State(phase: phase, postureDegrees: postureDegrees, smoothedG: smoothed.magnitude / standardGravity,
               stillSeconds: stillSince.isNaN ? 0 : lastT - stillSince, forwardKnown: forward != nil, gravity: gravity,
               context: context, uprightConfirmed: referenceConfirmed)
     }
 
-    public init(configuration: DetectorConfiguration = DetectorConfiguration()) {
+    package init(configuration: DetectorConfiguration = DetectorConfiguration()) {
         self.configuration = configuration
         if let up = configuration.calibratedUp, up.count == 3, let unit = Vector3(up[0], up[1], up[2]).normalized {
             reference = unit * standardGravity
@@ -168,7 +168,7 @@ public struct CrashDetector: Sendable {
 
     /// The ignition input changed (where one is wired): off, the bike is parked at once; on, a ride
     /// may begin. `nil` forgets it (the line was lost): the physics decide alone again.
-    public mutating func setIgnition(_ on: Bool?) {
+    package mutating func setIgnition(_ on: Bool?) {
         ignition = on
         if on == false {
             context = .parked
@@ -179,7 +179,7 @@ public struct CrashDetector: Sendable {
     }
 
     /// Brings the detector back to watching after a handled crash (the rider said "I'm fine").
-    public mutating func rearm() {
+    package mutating func rearm() {
         crashed = false
         stillSince = .nan
         lyingSince = .nan
@@ -188,13 +188,13 @@ public struct CrashDetector: Sendable {
 
     /// Beyond any MEMS IMU's range with a wide margin (accelerometers reach ±16 g, some ±200 g;
     /// gyros ±4000 °/s): such a reading is a corrupt sample, not a motion. m/s² and rad/s.
-    public static let largestAcceleration = 4000.0
-    public static let largestRotation = 200.0
+    package static let largestAcceleration = 4000.0
+    package static let largestRotation = 200.0
 
     /// Feeds one sample; `emit` is called for each event it causes (rarely more than one). A
     /// non-physical sample is dropped and reported (once a second at most, with a count): one
     /// corrupt value must not poison the filters and hide the next crash.
-    public mutating func process(_ incoming: IMUSample, emit: (DetectorEvent) -> Void) {
+    package mutating func process(_ incoming: IMUSample, emit: (DetectorEvent) -> Void) {
         var sample = incoming
         let t = sample.t
         let cfg = configuration

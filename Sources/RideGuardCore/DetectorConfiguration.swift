@@ -3,97 +3,97 @@
 /// The detector decides from physics, not from peaks: a bike that has gone down ends up lying
 /// still far from its riding posture, and a collision that leaves it upright shows a short
 /// horizontal pulse with a large change of velocity followed by stillness.
-public struct DetectorConfiguration: Equatable, Sendable, Codable {
+package struct DetectorConfiguration: Equatable, Sendable, Codable {
     /// Posture (angle between the learned "up" and the smoothed force) beyond which the bike is
     /// lying, degrees. A side stand leans 8–16°; a held wheelie reads the angle of the centre of mass
     /// seen from the rear tyre, 45–55°, whatever its pitch; a bike on its side lies at 70–100°.
-    public var lyingAngleDegrees = 62.0
+    package var lyingAngleDegrees = 62.0
     /// Beyond this posture the bike is lying even if the tilt looks like a pitch (a wheelie): bars and
     /// pegs hold a fallen bike at 70–100°, wheelies run at 20–60°, degrees.
-    public var wheelieMaximumDegrees = 70.0
+    package var wheelieMaximumDegrees = 70.0
     /// How long the bike must be lying and still before a crash is declared, seconds.
-    public var restConfirmationSeconds = 1.25
+    package var restConfirmationSeconds = 1.25
     /// Used instead when the accelerometer reads far less than 1 g at rest (a dead axis carries
     /// gravity), so that free fall during a jump can never last long enough to look like rest, and
     /// once an axis is known dead (the wheelie/fall distinction is then lost).
-    public var lowMagnitudeRestConfirmationSeconds = 3.0
+    package var lowMagnitudeRestConfirmationSeconds = 3.0
     /// Used for a tilt past the lying angle that is ambiguous: it looks like a pitch (a wheelie), or
     /// the sensor misses an axis and the angle is short of a clear 65°. Neither a wheelie nor hard
     /// braking is held still that long, while a fallen bike stays down, seconds.
-    public var ambiguousRestConfirmationSeconds = 4.0
+    package var ambiguousRestConfirmationSeconds = 4.0
     /// Low-pass time constant (two cascaded stages) that removes engine and road vibration, seconds.
-    public var smoothingSeconds = 0.2
+    package var smoothingSeconds = 0.2
     /// The smoothed acceleration must stay within this distance of where it settled, m/s².
-    public var stillAccelerationTolerance = 0.5
+    package var stillAccelerationTolerance = 0.5
     /// The smoothed rotation rate must stay within this of where it settled, rad/s (gyro only).
-    public var stillRotationTolerance = 0.15
+    package var stillRotationTolerance = 0.15
     /// A smoothed rotation faster than this is never "still", whatever the bias, rad/s (gyro only).
-    public var stillRotationLimit = 0.5
+    package var stillRotationLimit = 0.5
     /// Dynamic acceleration that opens an impact pulse, in g.
-    public var impactThresholdG = 2.5
+    package var impactThresholdG = 2.5
     /// Horizontal peak (perpendicular to the bike's up) that makes a pulse a collision, in g.
-    public var collisionPeakG = 6.0
+    package var collisionPeakG = 6.0
     /// Horizontal change of velocity within one pulse that makes it a collision, m/s. A sensor
     /// clipping at ±8 g under-reads a 20–40 g pulse, so this is set well below the true delta-v.
-    public var collisionDeltaV = 2.0
+    package var collisionDeltaV = 2.0
     /// A GPS speed drop at least this large, between two readings, faster than `maximumBrakingG`
     /// and with an impact pulse in between, is a collision too, m/s.
-    public var collisionSpeedDrop = 5.0
+    package var collisionSpeedDrop = 5.0
     /// The hardest a motorcycle brakes (about 1 g with ABS on dry asphalt), in g.
-    public var maximumBrakingG = 1.3
+    package var maximumBrakingG = 1.3
     /// Longest pulse integrated for delta-v, seconds (hard braking lasts longer and peaks far lower).
-    public var pulseMaximumSeconds = 0.4
+    package var pulseMaximumSeconds = 0.4
     /// After a collision, how long the detector waits for the bike to come to rest, seconds.
-    public var collisionWatchSeconds = 20.0
+    package var collisionWatchSeconds = 20.0
     /// After a collision, how long the bike must be still (upright or not), seconds.
-    public var collisionRestSeconds = 2.0
+    package var collisionRestSeconds = 2.0
     /// Above this GPS speed the bike is moving, whatever the accelerometer says, m/s.
-    public var movingSpeed = 2.0
+    package var movingSpeed = 2.0
     /// Time constant for learning the bike's upright reference while riding, seconds.
-    public var uprightLearningSeconds = 60.0
+    package var uprightLearningSeconds = 60.0
     /// Once that much riding taught the upright reference, only forces this close to it refine it,
     /// degrees: riding (coordinated turns, straight lines) keeps the force on the bike's up; a bike
     /// pushed at a lean, or hard braking, does not.
-    public var uprightLearningConeDegrees = 5.0
+    package var uprightLearningConeDegrees = 5.0
     /// A fixed upright reference from a calibration (sensor-frame vector), instead of learning it.
-    public var calibratedUp: [Double]? = nil
+    package var calibratedUp: [Double]? = nil
     /// Upright and moving for this long after a crash re-arms the detector, seconds.
-    public var rearmSeconds = 10.0
+    package var rearmSeconds = 10.0
     /// A gap between samples longer than this is reported as a sensor fault, seconds.
-    public var gapSeconds = 0.25
+    package var gapSeconds = 0.25
     /// Impacts weaker than this are not reported as `impact` events, in g.
-    public var reportedImpactG = 4.0
+    package var reportedImpactG = 4.0
     /// Vibration (the mean deviation from the smoothed force, on the most shaken axis) above which an
     /// engine runs or a road shakes the frame, in g. An engine fires at 7 Hz and up (far above the
     /// smoothing) and shakes a frame by 0.01–0.5 g at idle (0.012 g on the IFSTTAR test bike, whose
     /// IMU reads 0.006 g of its own noise at rest); an IMU's noise is 0.003–0.008 g.
-    public var engineVibrationG = 0.015
+    package var engineVibrationG = 0.015
     /// Still, no vibration and no GPS speed for this long, the bike is parked: nobody is riding it, and
     /// its fall is a `parked_fall`, never a crash. A rider waiting at lights or in a queue moves the
     /// bike, or has the engine running, well within this, seconds.
-    public var parkedAfterSeconds = 240.0
+    package var parkedAfterSeconds = 240.0
     /// A parked bike is parked until its engine has run this long, GPS has shown it moving this long,
     /// or it has been moved about upright this long (pushed out, sat on), seconds. A car's bump or a
     /// fall shakes it for a few seconds only.
-    public var unparkSeconds = 10.0
+    package var unparkSeconds = 10.0
     /// A fall of a parked bike, not a person laying it down: a rotation at least this fast, or a landing
     /// of at least `parkedFallPeakG`. A bike falling as a pendulum turns at 150–300 °/s before it lands;
     /// a person lowers one at a few tens, °/s.
-    public var parkedFallRotationDegreesPerSecond = 60.0
+    package var parkedFallRotationDegreesPerSecond = 60.0
     /// The landing that tells a fall from a lay-down without a gyro, in g.
-    public var parkedFallPeakG = 1.5
+    package var parkedFallPeakG = 1.5
     /// The upright reference learned at start is provisional (the bike may lie on its side, on a
     /// trailer, on a stand): riding this long with the force near it confirms it, far from it replaces
     /// it. Until then no posture raises a crash, seconds.
-    public var ridingConfirmationSeconds = 5.0
+    package var ridingConfirmationSeconds = 5.0
     /// A confirmed reference is replaced only by this much consistent riding far from it (the bike
     /// cannot be ridden lying down): the detector never stays "crashed" through a ride, seconds.
-    public var relearnRidingSeconds = 20.0
+    package var relearnRidingSeconds = 20.0
 
-    public init() {}
+    package init() {}
 
     /// Problems with the values, each naming the field; empty when valid.
-    public func validationErrors() -> [String] {
+    package func validationErrors() -> [String] {
         var errors: [String] = []
         func check(_ ok: Bool, _ message: String) { if !ok { errors.append(message) } }
         check(lyingAngleDegrees > 20 && lyingAngleDegrees < 90, "lyingAngleDegrees must be between 20 and 90")
@@ -134,10 +134,10 @@ public struct DetectorConfiguration: Equatable, Sendable, Codable {
 
 extension DetectorConfiguration {
     /// The settings a tuner can change, by name, with what each does and its unit.
-    public struct Setting: Sendable {
-        public let key: String
+    package struct Setting: Sendable {
+        package let key: String
         let path: WritableKeyPath<DetectorConfiguration, Double> & Sendable
-        public let meaning: String
+        package let meaning: String
 
         init(_ key: String, _ path: WritableKeyPath<DetectorConfiguration, Double> & Sendable, _ meaning: String) {
             self.key = key
@@ -147,7 +147,7 @@ extension DetectorConfiguration {
     }
 
     /// `lyingAngleDegrees` → `lying_angle_degrees`.
-    public static func snakeCase(_ key: String) -> String {
+    package static func snakeCase(_ key: String) -> String {
         var out = ""
         for character in key {
             if character.isUppercase { out += "_" + character.lowercased() } else { out.append(character) }
@@ -155,7 +155,7 @@ extension DetectorConfiguration {
         return out
     }
 
-    public static let settings: [Setting] = [
+    package static let settings: [Setting] = [
         Setting("lyingAngleDegrees", \.lyingAngleDegrees, "posture beyond which the bike is lying (°); wheelies read 45–55°, a fallen bike 70–100°"),
         Setting("wheelieMaximumDegrees", \.wheelieMaximumDegrees, "beyond this posture a pitch-like tilt is lying too (°)"),
         Setting("restConfirmationSeconds", \.restConfirmationSeconds, "lying and still for this long before the alarm (s)"),
@@ -191,7 +191,7 @@ extension DetectorConfiguration {
     /// Sets one setting from text (`lyingAngleDegrees`, `65`), or says what is wrong with it.
     /// `key` in snake_case, as the configuration file writes every key (`lying_angle_degrees`), or
     /// in the camelCase the settings were first written in (`lyingAngleDegrees`).
-    public mutating func set(_ key: String, to text: String) throws(ConfigurationError) {
+    package mutating func set(_ key: String, to text: String) throws(ConfigurationError) {
         guard let setting = Self.settings.first(where: { $0.key == key || Self.snakeCase($0.key) == key }) else {
             throw ConfigurationError(key: key, reason: "unknown detector setting; known: \(Self.settings.map { Self.snakeCase($0.key) }.joined(separator: ", "))")
         }
@@ -205,14 +205,14 @@ extension DetectorConfiguration {
 }
 
 /// A configuration value that cannot be used: which key, and why.
-public struct ConfigurationError: Error, Equatable, CustomStringConvertible, Sendable {
-    public var key: String
-    public var reason: String
+package struct ConfigurationError: Error, Equatable, CustomStringConvertible, Sendable {
+    package var key: String
+    package var reason: String
 
-    public init(key: String, reason: String) {
+    package init(key: String, reason: String) {
         self.key = key
         self.reason = reason
     }
 
-    public var description: String { "\(key): \(reason)" }
+    package var description: String { "\(key): \(reason)" }
 }

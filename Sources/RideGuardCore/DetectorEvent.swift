@@ -1,5 +1,5 @@
 /// What the detector says; rare by design (at most a few per minute of riding).
-public enum DetectorEvent: Equatable, Sendable {
+package enum DetectorEvent: Equatable, Sendable {
     /// The reference "up" of the bike was first established.
     case uprightLearned(t: Double, up: Vector3)
     /// A shock worth reporting (not an alarm on its own).
@@ -12,7 +12,7 @@ public enum DetectorEvent: Equatable, Sendable {
     case rearmed(t: Double)
     case sensorFault(t: Double, fault: SensorFault)
 
-    public var t: Double {
+    package var t: Double {
         switch self {
         case .uprightLearned(let t, _), .impact(let t, _, _, _), .crashDetected(let t, _), .parkedFall(let t, _),
              .rearmed(let t), .sensorFault(let t, _):
@@ -21,7 +21,7 @@ public enum DetectorEvent: Equatable, Sendable {
     }
 
     /// The event's name in `rideguard replay --json`.
-    public var name: String {
+    package var name: String {
         switch self {
         case .uprightLearned: "upright_learned"
         case .impact: "impact"
@@ -34,31 +34,31 @@ public enum DetectorEvent: Equatable, Sendable {
 }
 
 /// Why the detector believes the bike went down, with the numbers behind it.
-public struct CrashEvidence: Codable, Equatable, Sendable {
-    public enum Reason: String, Codable, Sendable {
+package struct CrashEvidence: Codable, Equatable, Sendable {
+    package enum Reason: String, Codable, Sendable {
         /// The bike lies far from upright and has been still.
         case lyingStill = "lying_still"
         /// A collision pulse, then the bike came to rest (possibly still upright).
         case collisionThenStill = "collision_then_still"
     }
 
-    public var reason: Reason
+    package var reason: Reason
     /// Angle between the learned up and gravity when detected, degrees (180 = upside down).
-    public var postureDegrees: Double
+    package var postureDegrees: Double
     /// How long the bike had been still, seconds.
-    public var stillSeconds: Double
+    package var stillSeconds: Double
     /// Largest acceleration in the last 20 s, in g.
-    public var peakG: Double
+    package var peakG: Double
     /// Largest horizontal delta-v of one pulse in the last 20 s, m/s.
-    public var deltaV: Double
+    package var deltaV: Double
     /// Fastest rotation in the last 20 s, degrees per second (nil without a gyro).
-    public var peakRotationDegreesPerSecond: Double?
+    package var peakRotationDegreesPerSecond: Double?
     /// Highest GPS speed in the last 20 s, m/s (nil when unknown).
-    public var speedBefore: Double?
+    package var speedBefore: Double?
     /// When the bike went past the lying angle, when it did.
-    public var fallTime: Double?
+    package var fallTime: Double?
 
-    public var summary: String {
+    package var summary: String {
         var parts: [String] = []
         switch reason {
         case .lyingStill: parts.append("bike down: lying at \(DecimalFormat.string(postureDegrees, decimals: 0))° from upright, still for \(DecimalFormat.string(stillSeconds, decimals: 1)) s")
@@ -71,7 +71,7 @@ public struct CrashEvidence: Codable, Equatable, Sendable {
     }
 }
 
-public enum SensorFault: Equatable, Sendable {
+package enum SensorFault: Equatable, Sendable {
     /// One accelerometer axis shows no signal while the others move (0 = x, 1 = y, 2 = z).
     case deadAxis(axis: Int)
     /// No samples for this long, seconds.
@@ -87,14 +87,14 @@ public enum SensorFault: Equatable, Sendable {
     case nonPhysical(count: Int)
 
     /// The fault is one sample dropped for its time, not a fault of the sensor.
-    public var isDroppedSample: Bool {
+    package var isDroppedSample: Bool {
         switch self {
         case .timeWentBackwards, .duplicateTime: true
         default: false
         }
     }
 
-    public var code: String {
+    package var code: String {
         switch self {
         case .deadAxis: "dead_axis"
         case .gap: "gap"
@@ -105,7 +105,7 @@ public enum SensorFault: Equatable, Sendable {
         }
     }
 
-    public var summary: String {
+    package var summary: String {
         switch self {
         case .deadAxis(let axis): "accelerometer axis \(["x", "y", "z"][axis]) shows no signal while the others move"
         case .gap(let seconds): "no samples for \(DecimalFormat.string(seconds, decimals: 3)) s"

@@ -1,23 +1,23 @@
 /// Durations of the emergency workflow, with their allowed ranges.
-public struct WorkflowConfiguration: Codable, Equatable, Sendable {
+package struct WorkflowConfiguration: Codable, Equatable, Sendable {
     /// Crash → alert countdown, seconds (10–300).
-    public var countdownSeconds = 60.0
+    package var countdownSeconds = 60.0
     /// Holding the button this long during a countdown means "I'm fine", seconds.
-    public var cancelHoldSeconds = 1.0
+    package var cancelHoldSeconds = 1.0
     /// A long hold: manual SOS while armed, cancel after an alert went out, seconds.
-    public var longHoldSeconds = 3.0
+    package var longHoldSeconds = 3.0
     /// Countdown of a manual SOS, seconds.
-    public var manualCountdownSeconds = 10.0
+    package var manualCountdownSeconds = 10.0
     /// Location updates while tracking, every this many seconds.
-    public var locationUpdateIntervalSeconds = 300.0
+    package var locationUpdateIntervalSeconds = 300.0
     /// Tracking lasts this long after the alert went out, seconds.
-    public var trackingDurationSeconds = 1800.0
+    package var trackingDurationSeconds = 1800.0
     /// No alert out after this long: the network counts as unusable (retries go on), seconds.
-    public var networkFailureSeconds = 900.0
+    package var networkFailureSeconds = 900.0
 
-    public init() {}
+    package init() {}
 
-    public func validationErrors() -> [String] {
+    package func validationErrors() -> [String] {
         var errors: [String] = []
         if !(10...300).contains(countdownSeconds) { errors.append("countdownSeconds must be 10...300") }
         if !(0.5...5).contains(cancelHoldSeconds) { errors.append("cancelHoldSeconds must be 0.5...5") }
@@ -33,29 +33,29 @@ public struct WorkflowConfiguration: Codable, Equatable, Sendable {
 }
 
 /// What an emergency raised by a crash knows of it.
-public struct CrashFacts: Codable, Equatable, Sendable {
+package struct CrashFacts: Codable, Equatable, Sendable {
     /// When it was detected, in the events' time base (the wall clock in the agent).
-    public var time: Double
-    public var evidence: CrashEvidence?
+    package var time: Double
+    package var evidence: CrashEvidence?
 }
 
 /// The emergency states of docs/architecture.md.
-public enum WorkflowState: String, Codable, CaseIterable, Sendable {
+package enum WorkflowState: String, Codable, CaseIterable, Sendable {
     case disarmed, armed, alertCountdown, emergencySending, emergencySent, emergencySendingFailed, emergencyEnded
 }
 
 extension WorkflowState {
     /// From the crash (or the SOS) until the emergency ends: a countdown, or alerts going or gone out.
-    public static let emergencyUnderWay: Set<WorkflowState> = alertsOut.union([.alertCountdown])
+    package static let emergencyUnderWay: Set<WorkflowState> = alertsOut.union([.alertCountdown])
     /// The countdown is over: alerts going or gone out (what a contact's OK acknowledges).
-    public static let alertsOut: Set<WorkflowState> = [.emergencySending, .emergencySent, .emergencySendingFailed]
+    package static let alertsOut: Set<WorkflowState> = [.emergencySending, .emergencySent, .emergencySendingFailed]
 }
 
-public enum WorkflowTimer: String, Codable, CaseIterable, Sendable {
+package enum WorkflowTimer: String, Codable, CaseIterable, Sendable {
     case countdown, countdownStep, networkFailure, locationUpdate, trackingEnd
 }
 
-public enum MessageKind: String, Codable, Sendable {
+package enum MessageKind: String, Codable, Sendable {
     case alert
     case locationUpdate = "location_update"
     case allClear = "all_clear"
@@ -63,7 +63,7 @@ public enum MessageKind: String, Codable, Sendable {
     case parkedFall = "parked_fall"
 }
 
-public enum Recipients: Codable, Equatable, Sendable {
+package enum Recipients: Codable, Equatable, Sendable {
     case everyContact
     case only([String])
     /// The rider's own phone (`profile set --phone`), never a contact.
@@ -71,14 +71,14 @@ public enum Recipients: Codable, Equatable, Sendable {
 }
 
 /// A contact's sign that they know of the emergency: they answered a call, or replied OK by SMS.
-public struct Acknowledgement: Codable, Equatable, Sendable {
-    public enum Channel: String, Codable, Sendable { case call, sms }
+package struct Acknowledgement: Codable, Equatable, Sendable {
+    package enum Channel: String, Codable, Sendable { case call, sms }
     /// The contact's name and masked number, as the journal and `status` show them.
-    public var who: String
-    public var channel: Channel
-    public var time: Double
+    package var who: String
+    package var channel: Channel
+    package var time: Double
 
-    public init(who: String, channel: Channel, time: Double) {
+    package init(who: String, channel: Channel, time: Double) {
         self.who = who
         self.channel = channel
         self.time = time
@@ -87,7 +87,7 @@ public struct Acknowledgement: Codable, Equatable, Sendable {
 
 /// A line for the journal: `kind` is alerts, detections, system or messages.
 /// What a journal line is about: `rideguard events --kind` takes these names.
-public enum JournalKind: String, Codable, CaseIterable, Sendable, CustomStringConvertible {
+package enum JournalKind: String, Codable, CaseIterable, Sendable, CustomStringConvertible {
     /// The emergency: countdowns, alerts, calls, acknowledgements.
     case alerts
     /// What the detector saw: impacts, crashes, parked falls, the bike's context.
@@ -97,20 +97,20 @@ public enum JournalKind: String, Codable, CaseIterable, Sendable, CustomStringCo
     /// The agent itself: arming, storage, the modem's and the supply's health, sensor faults.
     case system
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 }
 
-public struct JournalEntry: Codable, Equatable, Sendable {
-    public var kind: JournalKind
-    public var text: String
+package struct JournalEntry: Codable, Equatable, Sendable {
+    package var kind: JournalKind
+    package var text: String
 
-    public init(_ kind: JournalKind, _ text: String) {
+    package init(_ kind: JournalKind, _ text: String) {
         self.kind = kind
         self.text = text
     }
 }
 
-public enum WorkflowEvent: Equatable, Sendable {
+package enum WorkflowEvent: Equatable, Sendable {
     /// The owner checked configuration, contacts and sensors; `problems` empty means ready.
     case arm(at: Double, problems: [String])
     case disarm(at: Double)
@@ -140,7 +140,7 @@ public enum WorkflowEvent: Equatable, Sendable {
     case acknowledged(Acknowledgement)
 }
 
-public enum WorkflowAction: Equatable, Sendable {
+package enum WorkflowAction: Equatable, Sendable {
     case buzzer(BuzzerPattern)
     case startTimer(WorkflowTimer, deadline: Double)
     case cancelTimer(WorkflowTimer)
@@ -159,51 +159,51 @@ public enum WorkflowAction: Equatable, Sendable {
 
 /// What happens after a crash: countdown, alert, tracking, all-clear. Events in, actions out; the
 /// value itself is the snapshot the agent persists, so a restart resumes where it was.
-public struct EmergencyWorkflow: Codable, Equatable, Sendable {
-    public enum Trigger: String, Codable, Sendable { case crash, manual }
+package struct EmergencyWorkflow: Codable, Equatable, Sendable {
+    package enum Trigger: String, Codable, Sendable { case crash, manual }
 
-    public let configuration: WorkflowConfiguration
-    public private(set) var state = WorkflowState.disarmed
-    public private(set) var trigger: Trigger?
+    package let configuration: WorkflowConfiguration
+    package private(set) var state = WorkflowState.disarmed
+    package private(set) var trigger: Trigger?
     /// Deadlines of the running timers, in the events' time base.
-    public private(set) var deadlines: [WorkflowTimer: Double] = [:]
-    public private(set) var countdownStart: Double?
+    package private(set) var deadlines: [WorkflowTimer: Double] = [:]
+    package private(set) var countdownStart: Double?
     /// The crash this emergency is about: its time and evidence, for every message of it. Kept in
     /// the persisted state (a restart mid-emergency keeps them), cleared when the emergency ends.
-    public private(set) var crash: CrashFacts?
+    package private(set) var crash: CrashFacts?
     /// Contacts (numbers) an alert reached in this emergency.
-    public private(set) var alerted: [String] = []
+    package private(set) var alerted: [String] = []
     /// Contacts whose alert is queued and neither delivered nor failed yet; when the last one is
     /// settled, every alert is out. (Optional for the snapshots saved by earlier versions.)
-    public private(set) var alertsAwaited: [String]?
+    package private(set) var alertsAwaited: [String]?
     /// A position reached this run of the agent (before or during the emergency): an alert is
     /// written with the latest one, and an alert sent before any is followed by one when it comes.
     /// (Its name is kept for the snapshots saved by earlier versions.)
-    public private(set) var fixSeenSinceEmergency = false
-    public private(set) var buzzer = BuzzerPattern.off
+    package private(set) var fixSeenSinceEmergency = false
+    package private(set) var buzzer = BuzzerPattern.off
     /// Who acknowledged this emergency, when and how; nil until somebody does.
-    public private(set) var acknowledgement: Acknowledgement?
+    package private(set) var acknowledgement: Acknowledgement?
     /// The press in progress already did something: further holds of it do nothing more (holding
     /// "I'm fine" past 3 s must not raise a manual SOS).
-    public private(set) var pressConsumed = false
+    package private(set) var pressConsumed = false
 
-    public init(configuration: WorkflowConfiguration = WorkflowConfiguration()) {
+    package init(configuration: WorkflowConfiguration = WorkflowConfiguration()) {
         self.configuration = configuration
     }
 
     /// Seconds left in the countdown at `t`, when counting down.
-    public func countdownRemaining(at t: Double) -> Double? {
+    package func countdownRemaining(at t: Double) -> Double? {
         guard state == .alertCountdown, let deadline = deadlines[.countdown] else { return nil }
         return max(0, deadline - t)
     }
 
     /// Whether messages of `kind` are still wanted now (queueing them again after a failure):
     /// alerts and updates while the alert is out, the all-clear and the parked fall always.
-    public func wants(_ kind: MessageKind) -> Bool {
+    package func wants(_ kind: MessageKind) -> Bool {
         kind == .allClear || kind == .parkedFall || WorkflowState.alertsOut.contains(state)
     }
 
-    public mutating func handle(_ event: WorkflowEvent) -> [WorkflowAction] {
+    package mutating func handle(_ event: WorkflowEvent) -> [WorkflowAction] {
         var actions: [WorkflowAction] = []
         let before = self
         switch event {
@@ -274,7 +274,7 @@ public struct EmergencyWorkflow: Codable, Equatable, Sendable {
     /// After a restart: the actions that put the buzzer and timers back as they were. A deadline
     /// that passed while the agent was down fires at once; one implausibly far (the clock moved)
     /// is brought back within its configured length.
-    public mutating func resume(at t: Double) -> [WorkflowAction] {
+    package mutating func resume(at t: Double) -> [WorkflowAction] {
         var actions: [WorkflowAction] = [.buzzer(buzzer)]
         for timer in WorkflowTimer.allCases {
             guard var deadline = deadlines[timer] else { continue }

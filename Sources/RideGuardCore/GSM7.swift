@@ -1,6 +1,6 @@
 /// The GSM 03.38 default alphabet (3GPP TS 23.038): which characters an SMS can carry in 7 bits,
 /// and how many parts a text takes.
-public enum GSM7 {
+package enum GSM7 {
     /// Index = code.
     static let basic: [Character] = Array(
         "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞ\u{1B}ÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà")
@@ -16,7 +16,7 @@ public enum GSM7 {
 
     /// The septets for `text` (escape pairs for extension characters), or nil when a character is
     /// not in the alphabet (the text then needs UCS2).
-    public static func septets(_ text: String) -> [UInt8]? {
+    package static func septets(_ text: String) -> [UInt8]? {
         var out: [UInt8] = []
         out.reserveCapacity(text.count)
         for character in text {
@@ -33,7 +33,7 @@ public enum GSM7 {
     }
 
     /// Decodes septets back to text (escape pairs included).
-    public static func text(_ septets: [UInt8]) -> String {
+    package static func text(_ septets: [UInt8]) -> String {
         var out = ""
         var escaped = false
         for code in septets {
@@ -52,14 +52,14 @@ public enum GSM7 {
 
 /// How a text goes out as SMS: its encoding and its parts (160/153 septets in GSM 7-bit, 70/67
 /// UTF-16 code units in UCS2 — an emoji is two). Parts never split an escape pair or a surrogate pair.
-public struct SMSText: Equatable, Sendable {
-    public enum Encoding: String, Sendable { case gsm7, ucs2 }
+package struct SMSText: Equatable, Sendable {
+    package enum Encoding: String, Sendable { case gsm7, ucs2 }
 
-    public let encoding: Encoding
+    package let encoding: Encoding
     /// Each part's payload: septets (GSM7) or UTF-16 code units (UCS2).
-    public let parts: [[UInt16]]
+    package let parts: [[UInt16]]
 
-    public init(_ text: String) {
+    package init(_ text: String) {
         if let septets = GSM7.septets(text) {
             encoding = .gsm7
             parts = SMSText.split(septets.map(UInt16.init), single: 160, multi: 153) { units, cut in

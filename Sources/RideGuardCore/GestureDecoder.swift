@@ -1,8 +1,8 @@
 /// Turns the button's raw edges into gestures: debounced, with holds reported while the button is
 /// still held (so "I'm fine" is acknowledged at once), and robust to bounce. Edges arrive in order
 /// (the emergency service's one input stream guarantees it). Pure: time arrives with the edges and ticks.
-public struct GestureDecoder: Sendable {
-    public enum Gesture: Equatable, Sendable {
+package struct GestureDecoder: Sendable {
+    package enum Gesture: Equatable, Sendable {
         /// The button went down (debounced).
         case down(at: Double)
         /// Held for `seconds` (one of the configured thresholds), still down.
@@ -12,9 +12,9 @@ public struct GestureDecoder: Sendable {
     }
 
     /// A level must stay this long to count, seconds (mechanical bounce lasts a few ms).
-    public let debounce: Double
+    package let debounce: Double
     /// Hold durations to report, ascending (e.g. 1 s "I'm fine", 3 s long hold).
-    public let holdThresholds: [Double]
+    package let holdThresholds: [Double]
 
     private var rawPressed = false
     private var rawSince = -Double.infinity
@@ -22,16 +22,16 @@ public struct GestureDecoder: Sendable {
     private var pressedAt = 0.0
     private var reportedHolds = 0
 
-    public init(debounce: Double = 0.03, holdThresholds: [Double] = [1, 3]) {
+    package init(debounce: Double = 0.03, holdThresholds: [Double] = [1, 3]) {
         self.debounce = debounce
         self.holdThresholds = holdThresholds.sorted()
     }
 
     /// Whether the button counts as down now.
-    public var isDown: Bool { pressed }
+    package var isDown: Bool { pressed }
 
     /// An edge from the line: the new level (`pressed`) and its timestamp.
-    public mutating func edge(pressed level: Bool, at t: Double) -> [Gesture] {
+    package mutating func edge(pressed level: Bool, at t: Double) -> [Gesture] {
         var gestures = settle(until: t)
         if level != rawPressed {
             rawPressed = level
@@ -42,12 +42,12 @@ public struct GestureDecoder: Sendable {
     }
 
     /// Time passes without edges: confirms a stable level and reports holds that were reached.
-    public mutating func tick(at t: Double) -> [Gesture] {
+    package mutating func tick(at t: Double) -> [Gesture] {
         settle(until: t)
     }
 
     /// When the owner should call `tick` next (a level to confirm or a hold to report), if ever.
-    public var nextDeadline: Double? {
+    package var nextDeadline: Double? {
         if rawPressed != pressed { return rawSince + debounce }
         if pressed && reportedHolds < holdThresholds.count { return pressedAt + holdThresholds[reportedHolds] }
         return nil

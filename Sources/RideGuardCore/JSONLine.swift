@@ -1,52 +1,52 @@
 /// One JSON object on one line, keys in the order they are added (JSON Lines output).
-public struct JSONLine: Sendable {
+package struct JSONLine: Sendable {
     private var body: String
 
     /// Starts an event line: every line of `rideguard replay --json` has `event` and `t`.
-    public init(event: String, t: Double) {
+    package init(event: String, t: Double) {
         body = ""
         add("event", event)
         add("t", t, decimals: 3)
     }
 
-    public init() {
+    package init() {
         body = ""
     }
 
-    public mutating func add(_ key: String, _ value: String) {
+    package mutating func add(_ key: String, _ value: String) {
         appendKey(key)
         body += JSONLine.quoted(value)
     }
 
-    public mutating func add(_ key: String, _ value: Double, decimals: Int) {
+    package mutating func add(_ key: String, _ value: Double, decimals: Int) {
         appendKey(key)
         body += value.isFinite ? DecimalFormat.string(value, decimals: decimals) : "null"
     }
 
-    public mutating func add(_ key: String, _ value: Int) {
+    package mutating func add(_ key: String, _ value: Int) {
         appendKey(key)
         body += String(value)
     }
 
-    public mutating func add(_ key: String, _ value: Bool) {
+    package mutating func add(_ key: String, _ value: Bool) {
         appendKey(key)
         body += value ? "true" : "false"
     }
 
     /// Adds an already-encoded JSON value (an array or object built elsewhere).
-    public mutating func addRaw(_ key: String, _ json: String) {
+    package mutating func addRaw(_ key: String, _ json: String) {
         appendKey(key)
         body += json
     }
 
-    public var text: String { "{" + body + "}" }
+    package var text: String { "{" + body + "}" }
 
     private mutating func appendKey(_ key: String) {
         if !body.isEmpty { body += "," }
         body += JSONLine.quoted(key) + ":"
     }
 
-    public static func quoted(_ s: String) -> String {
+    package static func quoted(_ s: String) -> String {
         var out = "\""
         for scalar in s.unicodeScalars {
             switch scalar {
@@ -70,7 +70,7 @@ public struct JSONLine: Sendable {
 
 extension DetectorEvent {
     /// The event as one line of `rideguard replay --json`.
-    public var jsonLine: String {
+    package var jsonLine: String {
         var line = JSONLine(event: name, t: t)
         switch self {
         case .uprightLearned(_, let up):
@@ -107,7 +107,7 @@ extension DetectorEvent {
     }
 
     /// The event as one line a person reads.
-    public var humanLine: String {
+    package var humanLine: String {
         let time = DecimalFormat.string(t, decimals: 3)
         let padded = String(repeating: " ", count: max(0, 10 - time.count)) + time + " s  "
         switch self {

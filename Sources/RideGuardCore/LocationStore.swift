@@ -1,19 +1,19 @@
 /// The last good fix, its age, and a short track of recent fixes (direction of travel and speed
 /// before a crash).
-public struct LocationStore: Sendable {
-    public private(set) var lastFix: Fix?
-    public private(set) var track: [Fix] = []
+package struct LocationStore: Sendable {
+    package private(set) var lastFix: Fix?
+    package private(set) var track: [Fix] = []
     /// Fixes kept, seconds back from the newest.
-    public let trackSeconds: Double
+    package let trackSeconds: Double
 
-    public init(trackSeconds: Double = 120) {
+    package init(trackSeconds: Double = 120) {
         self.trackSeconds = trackSeconds
     }
 
     /// Keeps `fix`, timed by its arrival: the agent stamps fixes with its own clock, so a receiver
     /// whose date is far off (a GPS week-number rollover reports 1999 or 2999) or a clock set back
     /// never makes the next fix look older than the last and be dropped.
-    public mutating func update(_ fix: Fix) {
+    package mutating func update(_ fix: Fix) {
         guard fix.latitude.isFinite, fix.longitude.isFinite,
               abs(fix.latitude) <= 90, abs(fix.longitude) <= 180 else { return }
         lastFix = fix
@@ -22,12 +22,12 @@ public struct LocationStore: Sendable {
     }
 
     /// Seconds since the last fix at wall-clock time `now`.
-    public func age(at now: Double) -> Double? {
+    package func age(at now: Double) -> Double? {
         lastFix.map { max(0, now - $0.time) }
     }
 
     /// The fastest speed and its heading in the `seconds` before `time` (the moments before a crash).
-    public func motion(before time: Double, within seconds: Double = 30) -> (speed: Double, heading: Double?)? {
+    package func motion(before time: Double, within seconds: Double = 30) -> (speed: Double, heading: Double?)? {
         let recent = track.filter { $0.time <= time && time - $0.time <= seconds && ($0.speed ?? -1) >= 0 }
         guard let fastest = recent.max(by: { ($0.speed ?? 0) < ($1.speed ?? 0) }), let speed = fastest.speed else { return nil }
         return (speed, fastest.track ?? heading(of: recent))

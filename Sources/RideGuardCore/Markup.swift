@@ -1,7 +1,7 @@
 /// Text put inside HTML or SVG (the report, the rescue card): the characters markup gives a meaning
 /// written as entities.
-public enum Markup {
-    public static func escaped(_ text: String) -> String {
+package enum Markup {
+    package static func escaped(_ text: String) -> String {
         var out = ""
         for character in text {
             switch character {

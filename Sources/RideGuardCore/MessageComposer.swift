@@ -1,18 +1,18 @@
 /// A position from GPS, as the messages use it.
-public struct Fix: Codable, Equatable, Sendable {
+package struct Fix: Codable, Equatable, Sendable {
     /// Seconds since the epoch (UTC).
-    public var time: Double
-    public var latitude: Double
-    public var longitude: Double
-    public var altitude: Double?
+    package var time: Double
+    package var latitude: Double
+    package var longitude: Double
+    package var altitude: Double?
     /// Ground speed, m/s.
-    public var speed: Double?
+    package var speed: Double?
     /// Course over ground, degrees clockwise from north.
-    public var track: Double?
+    package var track: Double?
     /// Horizontal accuracy (95%), metres.
-    public var accuracy: Double?
+    package var accuracy: Double?
 
-    public init(time: Double, latitude: Double, longitude: Double, altitude: Double? = nil, speed: Double? = nil,
+    package init(time: Double, latitude: Double, longitude: Double, altitude: Double? = nil, speed: Double? = nil,
                 track: Double? = nil, accuracy: Double? = nil) {
         self.time = time
         self.latitude = latitude
@@ -24,12 +24,12 @@ public struct Fix: Codable, Equatable, Sendable {
     }
 }
 
-public enum MessageLanguage: String, Codable, CaseIterable, Sendable { case en, fr, de, es, it }
+package enum MessageLanguage: String, Codable, CaseIterable, Sendable { case en, fr, de, es, it }
 
-public enum MapLinkStyle: String, Codable, CaseIterable, Sendable {
+package enum MapLinkStyle: String, Codable, CaseIterable, Sendable {
     case google, openstreetmap, geo
 
-    public func link(_ fix: Fix) -> String {
+    package func link(_ fix: Fix) -> String {
         let lat = DecimalFormat.string(fix.latitude, decimals: 5), lon = DecimalFormat.string(fix.longitude, decimals: 5)
         switch self {
         case .google: return "https://maps.google.com/?q=\(lat),\(lon)"
@@ -40,25 +40,25 @@ public enum MapLinkStyle: String, Codable, CaseIterable, Sendable {
 }
 
 /// Everything a message may say. Times are preformatted by the agent in the rider's time zone.
-public struct MessageContext: Sendable {
-    public var riderName: String
+package struct MessageContext: Sendable {
+    package var riderName: String
     /// The rider's own words, first in every alert.
-    public var riderMessage: String
-    public var medicalNote: String?
-    public var language: MessageLanguage
-    public var mapLink: MapLinkStyle
-    public var trigger: EmergencyWorkflow.Trigger
+    package var riderMessage: String
+    package var medicalNote: String?
+    package var language: MessageLanguage
+    package var mapLink: MapLinkStyle
+    package var trigger: EmergencyWorkflow.Trigger
     /// "14:32", local time of the crash.
-    public var crashTime: String?
-    public var evidence: CrashEvidence?
-    public var fix: Fix?
+    package var crashTime: String?
+    package var evidence: CrashEvidence?
+    package var fix: Fix?
     /// Seconds since the fix, when the message is written.
-    public var fixAge: Double?
+    package var fixAge: Double?
     /// Speed and heading just before the crash, from the recent track.
-    public var speedBefore: Double?
-    public var headingBefore: Double?
+    package var speedBefore: Double?
+    package var headingBefore: Double?
 
-    public init(riderName: String, riderMessage: String, medicalNote: String? = nil, language: MessageLanguage = .en,
+    package init(riderName: String, riderMessage: String, medicalNote: String? = nil, language: MessageLanguage = .en,
                 mapLink: MapLinkStyle = .google, trigger: EmergencyWorkflow.Trigger = .crash, crashTime: String? = nil,
                 evidence: CrashEvidence? = nil, fix: Fix? = nil, fixAge: Double? = nil, speedBefore: Double? = nil,
                 headingBefore: Double? = nil) {
@@ -79,18 +79,18 @@ public struct MessageContext: Sendable {
 
 /// The texts of the alert, the location updates and the all-clear, in five languages. Wording stays
 /// in the GSM 7-bit alphabet (no accents it lacks), so messages take as few SMS parts as possible.
-public enum MessageComposer {
+package enum MessageComposer {
     /// A fix older than this is called out with its age, seconds.
-    public static let freshFix = 60.0
+    package static let freshFix = 60.0
 
     /// The rider's message must say something: at least 5 characters after trimming.
-    public static func validateRiderMessage(_ text: String) throws(ConfigurationError) {
+    package static func validateRiderMessage(_ text: String) throws(ConfigurationError) {
         guard text.trimmingSpaces().count >= 5 else {
             throw ConfigurationError(key: "message", reason: "the alert message must have at least 5 characters")
         }
     }
 
-    public static func alert(_ c: MessageContext) -> String {
+    package static func alert(_ c: MessageContext) -> String {
         let w = Words.for(c.language)
         var lines = [c.riderMessage.trimmingSpaces().description]
         lines.append(position(c, w))
@@ -113,44 +113,44 @@ public enum MessageComposer {
         return lines.joined(separator: "\n")
     }
 
-    public static func locationUpdate(_ c: MessageContext) -> String {
+    package static func locationUpdate(_ c: MessageContext) -> String {
         let w = Words.for(c.language)
         return "RideGuard - \(c.riderName): \(w.update)\n" + position(c, w)
     }
 
     /// `byRider`: the rider cancelled after the alert (else the alert is withdrawn as false).
-    public static func allClear(_ c: MessageContext, byRider: Bool = true) -> String {
+    package static func allClear(_ c: MessageContext, byRider: Bool = true) -> String {
         let w = Words.for(c.language)
         return "RideGuard - \(c.riderName): " + (byRider ? w.cancelledByRider : w.falseAlarm)
     }
 
     /// The answer to a contact's WHERE: what the agent is doing, and the latest position.
-    public static func whereReply(_ c: MessageContext, state: WorkflowState) -> String {
+    package static func whereReply(_ c: MessageContext, state: WorkflowState) -> String {
         let w = Words.for(c.language)
         return "RideGuard - \(c.riderName): \(w.doing(state))\n" + position(c, w)
     }
 
     /// The answer to the rider's own STATUS: what the agent is doing, whether the IMU sends
     /// samples, what waits in the outbox, and the latest position.
-    public static func statusReply(_ c: MessageContext, state: WorkflowState, sensorRateHz: Double?, waiting: Int) -> String {
+    package static func statusReply(_ c: MessageContext, state: WorkflowState, sensorRateHz: Double?, waiting: Int) -> String {
         let w = Words.for(c.language)
         let sensor = sensorRateHz.map { "\(w.sensorWorking), \(Int($0.rounded())) Hz" } ?? w.sensorSilent
         return "RideGuard - \(c.riderName): \(w.doing(state))\n\(sensor); \(w.waiting(waiting))\n" + position(c, w)
     }
 
     /// To the rider's own phone, never a contact: the parked bike fell over, and where it is.
-    public static func parkedFall(_ c: MessageContext) -> String {
+    package static func parkedFall(_ c: MessageContext) -> String {
         let w = Words.for(c.language)
         return "RideGuard - \(c.riderName): \(w.parkedFall)\n" + position(c, w)
     }
 
     /// The test SMS `rideguard setup` offers to send, plainly marked as a test.
-    public static func test(riderName: String, language: MessageLanguage) -> String {
+    package static func test(riderName: String, language: MessageLanguage) -> String {
         "RideGuard TEST - \(riderName): " + Words.for(language).testNotice
     }
 
     /// A first alert message `rideguard setup` proposes; the rider's own words replace it.
-    public static func suggestedMessage(_ language: MessageLanguage) -> String {
+    package static func suggestedMessage(_ language: MessageLanguage) -> String {
         Words.for(language).suggestedMessage
     }
 

@@ -1,7 +1,7 @@
 /// Fixed-point decimal formatting without Foundation, for trace rows and JSON numbers.
 /// Values are rounded half away from zero to `decimals` places; non-finite values are written as
 /// the caller decides (trace writers never produce them).
-public enum DecimalFormat {
+package enum DecimalFormat {
     @usableFromInline static let powersOfTen: [Double] = (0...18).map { n in
         var p = 1.0
         for _ in 0..<n { p *= 10 }
@@ -9,7 +9,7 @@ public enum DecimalFormat {
     }
 
     /// Appends `value` with exactly `decimals` digits after the point (0...9).
-    @inlinable public static func append(_ value: Double, decimals: Int, to out: inout [UInt8]) {
+    @inlinable package static func append(_ value: Double, decimals: Int, to out: inout [UInt8]) {
         precondition(decimals >= 0 && decimals <= 9, "decimals out of range")
         var v = value
         if v < 0 {
@@ -38,7 +38,7 @@ public enum DecimalFormat {
         }
     }
 
-    @inlinable public static func appendInteger(_ value: UInt64, to out: inout [UInt8]) {
+    @inlinable package static func appendInteger(_ value: UInt64, to out: inout [UInt8]) {
         if value == 0 {
             out.append(UInt8(ascii: "0"))
             return
@@ -59,7 +59,7 @@ public enum DecimalFormat {
     }
 
     /// `value` as a string with `decimals` digits after the point.
-    public static func string(_ value: Double, decimals: Int) -> String {
+    package static func string(_ value: Double, decimals: Int) -> String {
         var out: [UInt8] = []
         append(value, decimals: decimals, to: &out)
         return String(decoding: out, as: UTF8.self)

@@ -1,10 +1,10 @@
 /// A phone number in E.164 (`+` and 8–15 digits), as contacts are stored.
-public struct PhoneNumber: Hashable, Codable, Sendable, CustomStringConvertible {
-    public let e164: String
+package struct PhoneNumber: Hashable, Codable, Sendable, CustomStringConvertible {
+    package let e164: String
 
     /// Cleans what a person typed: spaces, dashes, dots and brackets go, a leading `00` becomes `+`.
     /// A number without its country code cannot be made E.164 and is refused with the reason.
-    public init(_ text: String) throws(ConfigurationError) {
+    package init(_ text: String) throws(ConfigurationError) {
         var cleaned = ""
         for character in text.trimmingSpaces() {
             if " -.()/\u{00A0}".contains(character) { continue }
@@ -27,13 +27,13 @@ public struct PhoneNumber: Hashable, Codable, Sendable, CustomStringConvertible 
         e164 = cleaned
     }
 
-    public var description: String { e164 }
+    package var description: String { e164 }
 
     /// Whether an SMS's sender, as the network gives it, is this number. An international sender
     /// (`+33612345678`) must be the same number. Some networks give a sender of their own country in
     /// national form (type 0x81: `0612345678`, a trunk 0 then the subscriber's number): it is this
     /// number when this one ends with those digits, the trunk zeros left out, seven at least.
-    public func isSender(_ sender: String) -> Bool {
+    package func isSender(_ sender: String) -> Bool {
         if sender.hasPrefix("+") { return sender == e164 }
         let national = sender.drop { $0 == "0" }
         guard national.count >= 7, national.allSatisfy({ $0.isASCII && $0.isNumber }) else { return false }
@@ -41,10 +41,10 @@ public struct PhoneNumber: Hashable, Codable, Sendable, CustomStringConvertible 
     }
 
     /// For logs: country code and the last four digits only (`+33•••••5678`).
-    public var masked: String { PhoneNumber.mask(e164) }
+    package var masked: String { PhoneNumber.mask(e164) }
 
     /// Masks any number-like text the same way.
-    public static func mask(_ number: String) -> String {
+    package static func mask(_ number: String) -> String {
         let digits = number.filter(\.isNumber)
         guard digits.count > 6 else { return String(repeating: "•", count: digits.count) }
         let prefix = number.hasPrefix("+") ? "+" + digits.prefix(2) : String(digits.prefix(2))
@@ -53,7 +53,7 @@ public struct PhoneNumber: Hashable, Codable, Sendable, CustomStringConvertible 
 
     /// A line from elsewhere (a modem's `+CLIP: "+33612345678",145`, `+CMT: …`) with every run of
     /// seven or more digits, with its leading `+`, masked: nothing in it can be a readable number.
-    public static func maskNumbers(in line: String) -> String {
+    package static func maskNumbers(in line: String) -> String {
         var out = ""
         var run = ""
         func flush() {

@@ -3,51 +3,51 @@
 
 /// Time for the services: wall-clock seconds, so that deadlines the workflow persists still mean
 /// something after a restart, and sleeping until one. Tests drive a manual clock instead.
-public protocol ServiceClock: Sendable {
+package protocol ServiceClock: Sendable {
     func now() -> Double
     /// Sleeps until `deadline` (in `now()`'s time base); throws when the task is cancelled.
     func sleep(until deadline: Double) async throws
 }
 
 /// Something that can be switched on and off: the GPIO buzzer or its simulated twin.
-public protocol BuzzerOutput: Sendable {
+package protocol BuzzerOutput: Sendable {
     func set(_ on: Bool)
 }
 
 /// Something that sends an SMS and returns the references of its parts: the modem, or its
 /// simulated twin.
-public protocol SMSTransport: Sendable {
+package protocol SMSTransport: Sendable {
     func send(_ text: String, to number: String) async throws(SendError) -> [Int]
 }
 
 /// A send that did not go out: give up on the message (`permanent`), or try again later.
-public struct SendError: Error, Equatable, CustomStringConvertible, Sendable {
-    public var permanent: Bool
-    public var reason: String
+package struct SendError: Error, Equatable, CustomStringConvertible, Sendable {
+    package var permanent: Bool
+    package var reason: String
     /// Parts the network accepted before the failure (they may be sent again on retry).
-    public var acceptedParts: Int
+    package var acceptedParts: Int
 
-    public init(permanent: Bool, reason: String, acceptedParts: Int) {
+    package init(permanent: Bool, reason: String, acceptedParts: Int) {
         self.permanent = permanent
         self.reason = reason
         self.acceptedParts = acceptedParts
     }
 
-    public var description: String { (permanent ? "permanent: " : "") + reason }
+    package var description: String { (permanent ? "permanent: " : "") + reason }
 }
 
 /// Something that rings a number and says how the call ended: the modem, or its simulated twin.
 /// Cancelling the calling task hangs up at once (an acknowledgement came another way, or the rider
 /// cancelled); the call then ends `.stopped`.
-public protocol VoiceCaller: Sendable {
+package protocol VoiceCaller: Sendable {
     /// Whether voice calls can be made; nil when not known yet.
     var canCall: Bool? { get async }
     func call(_ number: String, ringSeconds: Double) async -> CallReport
 }
 
 /// How one call ended, and what it cost the AT port.
-public struct CallReport: Equatable, Sendable {
-    public enum Outcome: Equatable, Sendable {
+package struct CallReport: Equatable, Sendable {
+    package enum Outcome: Equatable, Sendable {
         /// Picked up after it rang: somebody, or their voicemail, answered.
         case answered
         /// Rang out, busy, rejected, or answered at once without ringing (a switched-off phone's
@@ -61,13 +61,13 @@ public struct CallReport: Equatable, Sendable {
         case stopped
     }
 
-    public var outcome: Outcome
+    package var outcome: Outcome
     /// Time the call's commands held the AT port, seconds (other commands go in between).
-    public var portSeconds: Double
+    package var portSeconds: Double
     /// Commands the call sent.
-    public var commands: Int
+    package var commands: Int
 
-    public init(_ outcome: Outcome, portSeconds: Double = 0, commands: Int = 0) {
+    package init(_ outcome: Outcome, portSeconds: Double = 0, commands: Int = 0) {
         self.outcome = outcome
         self.portSeconds = portSeconds
         self.commands = commands

@@ -1,16 +1,16 @@
 /// The modules of a QR code, row by row: true is dark. Made by an adapter (libqrencode); drawn here.
-public struct QRMatrix: Equatable, Sendable {
-    public let width: Int
-    public let modules: [Bool]
+package struct QRMatrix: Equatable, Sendable {
+    package let width: Int
+    package let modules: [Bool]
 
-    public init(width: Int, modules: [Bool]) {
+    package init(width: Int, modules: [Bool]) {
         precondition(modules.count == width * width, "a QR code is square")
         self.width = width
         self.modules = modules
     }
 
     /// Outside the code (the quiet zone) is light.
-    public func isDark(_ x: Int, _ y: Int) -> Bool {
+    package func isDark(_ x: Int, _ y: Int) -> Bool {
         x >= 0 && y >= 0 && x < width && y < width && modules[y * width + x]
     }
 }
@@ -18,23 +18,23 @@ public struct QRMatrix: Equatable, Sendable {
 /// What a rescuer at the roadside needs, for a card in the helmet: who the rider is, the medical
 /// note, whom to call (numbers in full: this is for rescuers, not for logs), and that the bike
 /// carries RideGuard. The QR code holds the same facts as text, read by any phone camera.
-public struct RescueCard: Equatable, Sendable {
-    public struct Contact: Equatable, Sendable {
-        public var name: String
-        public var number: String
+package struct RescueCard: Equatable, Sendable {
+    package struct Contact: Equatable, Sendable {
+        package var name: String
+        package var number: String
 
-        public init(name: String, number: String) {
+        package init(name: String, number: String) {
             self.name = name
             self.number = number
         }
     }
 
-    public var riderName: String?
-    public var medicalNote: String?
-    public var contacts: [Contact]
-    public var language: MessageLanguage
+    package var riderName: String?
+    package var medicalNote: String?
+    package var contacts: [Contact]
+    package var language: MessageLanguage
 
-    public init(riderName: String?, medicalNote: String?, contacts: [Contact], language: MessageLanguage = .en) {
+    package init(riderName: String?, medicalNote: String?, contacts: [Contact], language: MessageLanguage = .en) {
         self.riderName = riderName
         self.medicalNote = medicalNote
         self.contacts = contacts
@@ -42,7 +42,7 @@ public struct RescueCard: Equatable, Sendable {
     }
 
     /// The card's lines, as printed and as held in the QR code.
-    public var lines: [String] {
+    package var lines: [String] {
         let w = CardWords.for(language)
         var lines = [w.title]
         if let riderName { lines.append("\(w.rider): \(riderName)") }
@@ -54,12 +54,12 @@ public struct RescueCard: Equatable, Sendable {
     }
 
     /// The QR code's text.
-    public var qrText: String { lines.joined(separator: "\n") }
+    package var qrText: String { lines.joined(separator: "\n") }
 
     /// The card as SVG: A7 landscape (105 × 74 mm), the facts on the left, the QR code on the right,
     /// black on white, for any printer. Lines too long for the card are wrapped, never cut; nil when
     /// the text does not fit even in small letters.
-    public func svg(qr: QRMatrix) -> String? {
+    package func svg(qr: QRMatrix) -> String? {
         let quiet = 4
         let side = 44.0                                  // mm: the QR code with its quiet zone
         let module = side / Double(qr.width + 2 * quiet)
@@ -99,7 +99,7 @@ public struct RescueCard: Equatable, Sendable {
 
     /// The QR code drawn with Unicode half blocks, two rows of modules per line of text, for a dark
     /// terminal: a light module is a lit block, so the code reads as dark on light on screen.
-    public static func terminal(_ qr: QRMatrix) -> String {
+    package static func terminal(_ qr: QRMatrix) -> String {
         let quiet = 4
         var out = ""
         for y in stride(from: -quiet, to: qr.width + quiet, by: 2) {

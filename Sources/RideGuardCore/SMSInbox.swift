@@ -1,7 +1,7 @@
 /// What a received SMS asks of RideGuard: one word, in any of the five languages, case and accents
 /// ignored, punctuation around it allowed ("Où ?", "dónde", "WHERE?"). Anything else is no command.
 /// No command disarms, cancels or changes a setting: a sender's number can be spoofed.
-public enum SMSCommand: Equatable, Sendable {
+package enum SMSCommand: Equatable, Sendable {
     /// The latest position link, its age, and the state.
     case whereAreYou
     /// A contact acknowledges the alert.
@@ -16,7 +16,7 @@ public enum SMSCommand: Equatable, Sendable {
         "STATUS": .status, "ETAT": .status, "ESTADO": .status, "STATO": .status,
     ]
 
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let word = Self.folded(text)
         guard word.allSatisfy(\.isLetter), let command = Self.words[word] else { return nil }
         self = command
@@ -53,7 +53,7 @@ extension String {
 /// Puts concatenated SMS back together: parts are kept by sender and reference until all have
 /// come, in any order. A message whose parts do not all arrive within `maximumAge` seconds is
 /// dropped, and at most `maximumPending` messages wait, so a stream of stray parts cannot fill memory.
-public struct SMSAssembler: Codable, Sendable {
+package struct SMSAssembler: Codable, Sendable {
     private struct Key: Codable, Hashable {
         var sender: String
         var reference: Int
@@ -65,15 +65,15 @@ public struct SMSAssembler: Codable, Sendable {
         var firstSeen: Double
     }
 
-    public static let maximumAge = 3600.0
-    public static let maximumPending = 32
+    package static let maximumAge = 3600.0
+    package static let maximumPending = 32
     private var pending: [Key: Pending] = [:]
 
-    public init() {}
+    package init() {}
 
     /// The whole message once `text` completes it (a single-part message at once), or nil while
     /// parts are missing.
-    public mutating func add(sender: String, text: String, concatenation: SMSPDU.Concatenation?, at time: Double) -> String? {
+    package mutating func add(sender: String, text: String, concatenation: SMSPDU.Concatenation?, at time: Double) -> String? {
         pending = pending.filter { time - $0.value.firstSeen <= Self.maximumAge }
         guard let c = concatenation, c.total > 1 else { return text }
         guard (1...c.total).contains(c.sequence) else { return nil }
@@ -89,5 +89,5 @@ public struct SMSAssembler: Codable, Sendable {
     }
 
     /// Messages still missing parts.
-    public var waiting: Int { pending.count }
+    package var waiting: Int { pending.count }
 }

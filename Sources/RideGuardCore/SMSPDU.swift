@@ -1,16 +1,16 @@
 /// SMS-SUBMIT in PDU mode (3GPP TS 23.040): what `AT+CMGS=<length>` takes after the prompt.
-public enum SMSPDU {
+package enum SMSPDU {
     /// One part, ready for the modem: `AT+CMGS=<tpduLength>`, then `hex` and Ctrl-Z.
-    public struct Part: Equatable, Sendable {
+    package struct Part: Equatable, Sendable {
         /// The PDU in hex, starting with `00` (use the SMSC stored in the SIM, AT+CSCA).
-        public var hex: String
+        package var hex: String
         /// Octets after the SMSC field, the number AT+CMGS wants.
-        public var tpduLength: Int
+        package var tpduLength: Int
     }
 
     /// Encodes `text` for `number` (`+` and digits for international, digits alone for national),
     /// in as many parts as it needs; parts of one message share `reference`.
-    public static func encode(_ text: String, to number: String, reference: UInt8,
+    package static func encode(_ text: String, to number: String, reference: UInt8,
                               validityPeriod: UInt8? = nil) -> [Part] {
         let sms = SMSText(text)
         let total = sms.parts.count
@@ -109,30 +109,30 @@ public enum SMSPDU {
     }
 
     /// What an SMS-SUBMIT (what we send) or SMS-DELIVER (what we receive) PDU says.
-    public struct Decoded: Equatable, Sendable {
-        public enum Kind: Sendable { case deliver, submit }
-        public var kind: Kind
+    package struct Decoded: Equatable, Sendable {
+        package enum Kind: Sendable { case deliver, submit }
+        package var kind: Kind
         /// The sender (DELIVER) or the recipient (SUBMIT): `+` and digits when international,
         /// digits when national, the name when alphanumeric ("ACME").
-        public var number: String
-        public var text: String
+        package var number: String
+        package var text: String
         /// Of one part of a concatenated message: its reference (8 or 16 bits), how many parts,
         /// and which one this is (from 1).
-        public var concatenation: Concatenation?
+        package var concatenation: Concatenation?
         /// Octets after the SMSC field.
-        public var tpduLength: Int
+        package var tpduLength: Int
     }
 
-    public struct Concatenation: Equatable, Sendable {
-        public var reference: Int
-        public var total: Int
-        public var sequence: Int
+    package struct Concatenation: Equatable, Sendable {
+        package var reference: Int
+        package var total: Int
+        package var sequence: Int
     }
 
     /// Decodes a PDU as a modem shows it (`+CMGR`, `+CMGL`, `+CMT`, or what `AT+CMGS` takes), with
     /// its SMSC field first; nil if it is neither an SMS-DELIVER nor an SMS-SUBMIT or is cut short.
     /// 3GPP TS 23.040 §9.2 (the fields) and TS 23.038 §4 (the data coding scheme).
-    public static func decode(_ hex: String) -> Decoded? {
+    package static func decode(_ hex: String) -> Decoded? {
         guard let all = bytes(hex), let smscLength = all.first, all.count > Int(smscLength) + 1 else { return nil }
         var reader = Reader(octets: all, position: Int(smscLength) + 1)
         let tpduStart = reader.position

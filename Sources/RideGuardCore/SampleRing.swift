@@ -2,7 +2,7 @@
 /// Fixed capacity, allocated once: appending never allocates. Readings are kept as 32-bit floats
 /// (7 significant digits, far finer than any IMU's resolution) and the time as a Double: 40 bytes a
 /// sample instead of 80, so a minute at 1 kHz takes 2.4 MB.
-public struct SampleRing: Sendable {
+package struct SampleRing: Sendable {
     /// One sample, compact: a missing gyro or speed is NaN.
     struct Stored: Sendable {
         var t: Double
@@ -27,18 +27,18 @@ public struct SampleRing: Sendable {
     private var storage: [Stored] = []
     private var next = 0
     private var filled = false
-    public let capacity: Int
+    package let capacity: Int
 
     /// Room for `seconds` at up to `rateHz`, reserved at once but touched only as it fills: the
     /// agent's memory grows to it over the first minute, not while every part is starting.
-    public init(seconds: Double, rateHz: Double) {
+    package init(seconds: Double, rateHz: Double) {
         capacity = max(1, Int((seconds * rateHz).rounded(.up)))
         storage.reserveCapacity(capacity)
     }
 
-    public var count: Int { filled ? storage.count : next }
+    package var count: Int { filled ? storage.count : next }
 
-    public mutating func append(_ sample: IMUSample) {
+    package mutating func append(_ sample: IMUSample) {
         if storage.count < capacity { storage.append(Stored(sample)) } else { storage[next] = Stored(sample) }
         next += 1
         if next == capacity {
@@ -48,7 +48,7 @@ public struct SampleRing: Sendable {
     }
 
     /// The samples from `start` to `end` (trace time), oldest first.
-    public func window(from start: Double, to end: Double) -> [IMUSample] {
+    package func window(from start: Double, to end: Double) -> [IMUSample] {
         var out: [IMUSample] = []
         let first = filled ? next : 0
         for i in 0..<count {

@@ -6,62 +6,62 @@
 /// time_s,ax,ay,az,gx,gy,gz,speed_mps
 /// 0.000000,0.1200,-0.0300,9.7900,0.00100,-0.00200,0.00000,
 /// ```
-public enum TraceFormat {
-    public static let magic = "rideguard-trace"
-    public static let version = 1
+package enum TraceFormat {
+    package static let magic = "rideguard-trace"
+    package static let version = 1
     /// A line longer than this is not a trace row: the file is probably binary.
-    public static let maximumLineLength = 4096
+    package static let maximumLineLength = 4096
 }
 
 /// Why a trace could not be read: the file, the line and the reason.
-public struct TraceError: Error, Equatable, CustomStringConvertible, Sendable {
-    public var source: String
-    public var line: Int?
-    public var reason: String
+package struct TraceError: Error, Equatable, CustomStringConvertible, Sendable {
+    package var source: String
+    package var line: Int?
+    package var reason: String
 
-    public init(source: String, line: Int?, reason: String) {
+    package init(source: String, line: Int?, reason: String) {
         self.source = source
         self.line = line
         self.reason = reason
     }
 
-    public var description: String {
+    package var description: String {
         if let line { return "\(source):\(line): \(reason)" }
         return "\(source): \(reason)"
     }
 }
 
 /// The header of a trace: its metadata lines and which columns it has.
-public struct TraceHeader: Equatable, Sendable {
+package struct TraceHeader: Equatable, Sendable {
     /// `# key: value` lines, in order (the magic line excluded).
-    public var metadata: [(key: String, value: String)]
+    package var metadata: [(key: String, value: String)]
     /// Column names as written in the header row.
-    public var columns: [String]
+    package var columns: [String]
 
-    public var hasGyro: Bool { columns.contains("gx") }
-    public var hasSpeed: Bool { columns.contains("speed_mps") }
+    package var hasGyro: Bool { columns.contains("gx") }
+    package var hasSpeed: Bool { columns.contains("speed_mps") }
 
     /// The nominal rate from `# rate_hz:`, when present and valid.
-    public var rateHz: Double? {
+    package var rateHz: Double? {
         guard let raw = metadata.last(where: { $0.key == "rate_hz" })?.value,
               let rate = Double(raw), rate > 0, rate.isFinite else { return nil }
         return rate
     }
 
-    public static func == (a: TraceHeader, b: TraceHeader) -> Bool {
+    package static func == (a: TraceHeader, b: TraceHeader) -> Bool {
         a.columns == b.columns && a.metadata.map { "\($0.key)=\($0.value)" } == b.metadata.map { "\($0.key)=\($0.value)" }
     }
 }
 
 /// A streaming parser for trace CSV v1. Feed it chunks of bytes as they are read; it calls back once
 /// per sample and keeps only the current partial line, so memory does not grow with the trace.
-public struct TraceParser {
+package struct TraceParser {
     @usableFromInline enum Role: UInt8 { case time, ax, ay, az, gx, gy, gz, speed, ignored }
 
     /// The name errors use for the input: a file path or "stdin".
-    public let source: String
-    public private(set) var header: TraceHeader?
-    public private(set) var sampleCount = 0
+    package let source: String
+    package private(set) var header: TraceHeader?
+    package private(set) var sampleCount = 0
     @usableFromInline var roles: [Role] = []
     /// The header names the gyro's columns (read once, not per row).
     @usableFromInline var hasGyro = false
@@ -70,13 +70,13 @@ public struct TraceParser {
     @usableFromInline var sawAnyByte = false
     @usableFromInline var pendingMetadata: [(key: String, value: String)] = []
 
-    public init(source: String) {
+    package init(source: String) {
         self.source = source
     }
 
     /// Parses the complete lines in `chunk`; a trailing partial line is kept for the next call.
     /// `onHeader` is called once, when the header row has been read, before the first sample.
-    public mutating func feed(_ chunk: UnsafeRawBufferPointer, onHeader: (TraceHeader) throws -> Void = { _ in },
+    package mutating func feed(_ chunk: UnsafeRawBufferPointer, onHeader: (TraceHeader) throws -> Void = { _ in },
                               onSample: (IMUSample) throws -> Void) throws {
         guard let base = chunk.baseAddress?.assumingMemoryBound(to: UInt8.self), chunk.count > 0 else { return }
         sawAnyByte = true
@@ -120,7 +120,7 @@ public struct TraceParser {
     }
 
     /// Parses a last line without a newline and checks that the trace had a header and samples.
-    public mutating func finish(onHeader: (TraceHeader) throws -> Void = { _ in },
+    package mutating func finish(onHeader: (TraceHeader) throws -> Void = { _ in },
                                 onSample: (IMUSample) throws -> Void) throws {
         if !partialLine.isEmpty {
             let line = partialLine
@@ -385,17 +385,17 @@ public struct TraceParser {
 }
 
 /// Writes trace CSV v1 rows into a byte buffer; the caller decides when to flush it.
-public struct TraceWriter: Sendable {
-    public let hasGyro: Bool
-    public let hasSpeed: Bool
+package struct TraceWriter: Sendable {
+    package let hasGyro: Bool
+    package let hasSpeed: Bool
 
-    public init(hasGyro: Bool, hasSpeed: Bool) {
+    package init(hasGyro: Bool, hasSpeed: Bool) {
         self.hasGyro = hasGyro
         self.hasSpeed = hasSpeed
     }
 
     /// The magic line, `# key: value` metadata lines and the header row.
-    public func header(metadata: [(key: String, value: String)]) -> String {
+    package func header(metadata: [(key: String, value: String)]) -> String {
         var text = "# \(TraceFormat.magic) v\(TraceFormat.version)\n"
         for (key, value) in metadata {
             text += "# \(key): \(value.replacingNewlines())\n"
@@ -407,7 +407,7 @@ public struct TraceWriter: Sendable {
     }
 
     /// Appends one row: time to the microsecond, acceleration to 0.1 mm/s², rotation to 10 µrad/s.
-    @inlinable public func appendRow(_ sample: IMUSample, to out: inout [UInt8]) {
+    @inlinable package func appendRow(_ sample: IMUSample, to out: inout [UInt8]) {
         DecimalFormat.append(sample.t, decimals: 6, to: &out)
         appendField(sample.accel.x, decimals: 4, to: &out)
         appendField(sample.accel.y, decimals: 4, to: &out)
@@ -444,7 +444,7 @@ extension String {
 
 extension StringProtocol {
     /// Without the whitespace (spaces, tabs, line ends, any Unicode space) at either end.
-    public func trimmed() -> String {
+    package func trimmed() -> String {
         let s = Substring(self)
         guard let first = s.firstIndex(where: { !$0.isWhitespace }), let last = s.lastIndex(where: { !$0.isWhitespace }) else { return "" }
         return String(s[first...last])

@@ -1,32 +1,32 @@
 /// A 3-axis quantity in the sensor frame: specific force (m/s²) or rotation rate (rad/s).
-public struct Vector3: Equatable, Sendable {
-    public var x: Double
-    public var y: Double
-    public var z: Double
+package struct Vector3: Equatable, Sendable {
+    package var x: Double
+    package var y: Double
+    package var z: Double
 
-    @inlinable public init(_ x: Double, _ y: Double, _ z: Double) {
+    @inlinable package init(_ x: Double, _ y: Double, _ z: Double) {
         self.x = x
         self.y = y
         self.z = z
     }
 
-    public static let zero = Vector3(0, 0, 0)
+    package static let zero = Vector3(0, 0, 0)
 
-    @inlinable public var magnitude: Double { (x * x + y * y + z * z).squareRoot() }
+    @inlinable package var magnitude: Double { (x * x + y * y + z * z).squareRoot() }
 
-    @inlinable public func dot(_ other: Vector3) -> Double { x * other.x + y * other.y + z * other.z }
+    @inlinable package func dot(_ other: Vector3) -> Double { x * other.x + y * other.y + z * other.z }
 
-    @inlinable public func cross(_ o: Vector3) -> Vector3 {
+    @inlinable package func cross(_ o: Vector3) -> Vector3 {
         Vector3(y * o.z - z * o.y, z * o.x - x * o.z, x * o.y - y * o.x)
     }
 
     /// The unit vector, or nil for a vector too short to have a direction.
-    @inlinable public var normalized: Vector3? {
+    @inlinable package var normalized: Vector3? {
         let m = magnitude
         return m > 1e-9 ? self / m : nil
     }
 
-    @inlinable public subscript(axis: Int) -> Double {
+    @inlinable package subscript(axis: Int) -> Double {
         get { axis == 0 ? x : (axis == 1 ? y : z) }
         set {
             switch axis {
@@ -37,25 +37,25 @@ public struct Vector3: Equatable, Sendable {
         }
     }
 
-    @inlinable public static func + (a: Vector3, b: Vector3) -> Vector3 { Vector3(a.x + b.x, a.y + b.y, a.z + b.z) }
-    @inlinable public static func - (a: Vector3, b: Vector3) -> Vector3 { Vector3(a.x - b.x, a.y - b.y, a.z - b.z) }
-    @inlinable public static func * (a: Vector3, k: Double) -> Vector3 { Vector3(a.x * k, a.y * k, a.z * k) }
-    @inlinable public static func / (a: Vector3, k: Double) -> Vector3 { Vector3(a.x / k, a.y / k, a.z / k) }
-    @inlinable public static func += (a: inout Vector3, b: Vector3) { a = a + b }
+    @inlinable package static func + (a: Vector3, b: Vector3) -> Vector3 { Vector3(a.x + b.x, a.y + b.y, a.z + b.z) }
+    @inlinable package static func - (a: Vector3, b: Vector3) -> Vector3 { Vector3(a.x - b.x, a.y - b.y, a.z - b.z) }
+    @inlinable package static func * (a: Vector3, k: Double) -> Vector3 { Vector3(a.x * k, a.y * k, a.z * k) }
+    @inlinable package static func / (a: Vector3, k: Double) -> Vector3 { Vector3(a.x / k, a.y / k, a.z / k) }
+    @inlinable package static func += (a: inout Vector3, b: Vector3) { a = a + b }
 }
 
 /// One IMU sample as the detector sees it, in IIO units.
-public struct IMUSample: Equatable, Sendable {
+package struct IMUSample: Equatable, Sendable {
     /// Seconds since an arbitrary origin (trace time or the monotonic clock).
-    public var t: Double
+    package var t: Double
     /// Specific force in m/s²: an upright sensor at rest reads about +9.81 on the axis pointing up.
-    public var accel: Vector3
+    package var accel: Vector3
     /// Rotation rate in rad/s, when the sensor has a gyro.
-    public var gyro: Vector3?
+    package var gyro: Vector3?
     /// GPS ground speed in m/s, when known.
-    public var speed: Double?
+    package var speed: Double?
 
-    @inlinable public init(t: Double, accel: Vector3, gyro: Vector3? = nil, speed: Double? = nil) {
+    @inlinable package init(t: Double, accel: Vector3, gyro: Vector3? = nil, speed: Double? = nil) {
         self.t = t
         self.accel = accel
         self.gyro = gyro
@@ -64,4 +64,4 @@ public struct IMUSample: Equatable, Sendable {
 }
 
 /// Standard gravity, m/s².
-public let standardGravity = 9.80665
+package let standardGravity = 9.80665

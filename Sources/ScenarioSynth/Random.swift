@@ -2,14 +2,14 @@ import FoundationEssentials
 import Glibc
 
 /// A small, fast, seedable generator (SplitMix64): the same seed gives the same corpus anywhere.
-public struct SeededRandom: RandomNumberGenerator, Sendable {
+package struct SeededRandom: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         state = seed
     }
 
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -18,20 +18,20 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
     }
 
     /// Uniform in `range`.
-    public mutating func uniform(_ range: ClosedRange<Double>) -> Double {
+    package mutating func uniform(_ range: ClosedRange<Double>) -> Double {
         range.lowerBound + (range.upperBound - range.lowerBound) * Double(next() >> 11) / Double(1 << 53)
     }
 
     /// Standard normal (Box–Muller).
-    public mutating func gaussian() -> Double {
+    package mutating func gaussian() -> Double {
         let u1 = max(uniform(0...1), 1e-300)
         let u2 = uniform(0...1)
         return (-2 * log(u1)).squareRoot() * cos(2 * .pi * u2)
     }
 
-    public mutating func chance(_ p: Double) -> Bool { uniform(0...1) < p }
+    package mutating func chance(_ p: Double) -> Bool { uniform(0...1) < p }
 
-    public mutating func sign() -> Double { chance(0.5) ? 1 : -1 }
+    package mutating func sign() -> Double { chance(0.5) ? 1 : -1 }
 
-    public mutating func pick<T>(_ items: [T]) -> T { items[Int(next() % UInt64(items.count))] }
+    package mutating func pick<T>(_ items: [T]) -> T { items[Int(next() % UInt64(items.count))] }
 }

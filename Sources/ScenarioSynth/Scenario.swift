@@ -1,5 +1,5 @@
 /// The situations the generator writes; each trace is labelled with one.
-public enum Scenario: String, CaseIterable, Codable, Sendable {
+package enum Scenario: String, CaseIterable, Codable, Sendable {
     // Crashes.
     case lowside, highside, collision
     case pinnedCollision = "pinned_collision"
@@ -28,7 +28,7 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
     /// On the centre stand in a garage, the engine idling and revved for minutes.
     case centreStandEngine = "centre_stand_engine"
 
-    public var isCrash: Bool {
+    package var isCrash: Bool {
         switch self {
         case .lowside, .highside, .collision, .pinnedCollision, .tipOverAtStop, .slowTurnDrop, .pushedThenDropped,
              .startedLyingThenCrash: true
@@ -39,26 +39,26 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
 }
 
 /// What the generator knows about one trace: the ground truth an evaluation compares against.
-public struct TraceLabel: Codable, Equatable, Sendable {
-    public var file: String
-    public var scenario: Scenario
-    public var crash: Bool
+package struct TraceLabel: Codable, Equatable, Sendable {
+    package var file: String
+    package var scenario: Scenario
+    package var crash: Bool
     /// When control was lost (the crash begins), trace seconds.
-    public var crashStart: Double?
+    package var crashStart: Double?
     /// When the bike came to rest after the crash, trace seconds.
-    public var rest: Double?
+    package var rest: Double?
     /// Seconds of riding (moving) in the trace, for false alarms per hour.
-    public var ridingSeconds: Double
-    public var duration: Double
-    public var rateHz: Double
-    public var gyro: Bool
-    public var rangeG: Double
-    public var speedColumn: Bool
-    public var deadAxis: Int?
-    public var engineIdlingAfter: Bool
+    package var ridingSeconds: Double
+    package var duration: Double
+    package var rateHz: Double
+    package var gyro: Bool
+    package var rangeG: Double
+    package var speedColumn: Bool
+    package var deadAxis: Int?
+    package var engineIdlingAfter: Bool
     /// When a parked bike (nobody riding it) started to fall, trace seconds: one `parked_fall` is due.
-    public var parkedFall: Double?
-    public var seed: UInt64
+    package var parkedFall: Double?
+    package var seed: UInt64
 
     enum CodingKeys: String, CodingKey {
         case file, scenario, crash, seed, duration, gyro
@@ -75,12 +75,12 @@ public struct TraceLabel: Codable, Equatable, Sendable {
 }
 
 /// The labelled set of traces `rideguard synth` writes next to them as `manifest.json`.
-public struct Manifest: Codable, Sendable {
-    public var format = "rideguard-manifest v1"
-    public var seed: UInt64
-    public var traces: [TraceLabel]
+package struct Manifest: Codable, Sendable {
+    package var format = "rideguard-manifest v1"
+    package var seed: UInt64
+    package var traces: [TraceLabel]
 
-    public init(seed: UInt64, traces: [TraceLabel]) {
+    package init(seed: UInt64, traces: [TraceLabel]) {
         self.seed = seed
         self.traces = traces
     }

@@ -3,10 +3,10 @@ import Glibc
 import RideGuardCore
 
 /// Writes labelled, physically consistent IMU traces of crashes and of rides that are not crashes.
-public enum TraceSynthesizer {
+package enum TraceSynthesizer {
     /// Generates one trace of `scenario` from `seed`, calling `emit` per sample, and returns its label.
     /// `ridingScale` shortens (below 1) or lengthens the riding before the event, for quick tests.
-    public static func generate(_ scenario: Scenario, seed: UInt64, file: String = "", ridingScale: Double = 1,
+    package static func generate(_ scenario: Scenario, seed: UInt64, file: String = "", ridingScale: Double = 1,
                                 rate: Double? = nil, emit: @escaping (IMUSample) -> Void) -> TraceLabel {
         var sim = BikeSimulator(seed: seed, rate: rate, emit: emit)
         var crashStart: Double?
@@ -106,7 +106,7 @@ public enum TraceSynthesizer {
     }
 
     /// The scenario and seed of trace `index` in a corpus: every scenario in turn, seeds derived from the corpus seed.
-    public static func plan(seed: UInt64, index: Int) -> (Scenario, UInt64) {
+    package static func plan(seed: UInt64, index: Int) -> (Scenario, UInt64) {
         let scenario = Scenario.allCases[index % Scenario.allCases.count]
         var mixer = SeededRandom(seed: seed &+ UInt64(index) &* 0x9E37_79B9)
         return (scenario, mixer.next())
@@ -114,13 +114,13 @@ public enum TraceSynthesizer {
 }
 
 /// What a trace's header needs to know before the first sample: fixed by the seed.
-public struct SensorFacts: Sendable {
-    public var rateHz: Double
-    public var gyro: Bool
-    public var speedColumn: Bool
-    public var rangeG: Double
+package struct SensorFacts: Sendable {
+    package var rateHz: Double
+    package var gyro: Bool
+    package var speedColumn: Bool
+    package var rangeG: Double
 
-    public init(seed: UInt64, rate: Double? = nil) {
+    package init(seed: UInt64, rate: Double? = nil) {
         let sim = BikeSimulator(seed: seed, rate: rate) { _ in }
         rateHz = sim.sensor.rate
         gyro = sim.sensor.hasGyro

@@ -3,13 +3,13 @@ import Glibc
 import RideGuardCore
 
 /// Why an AT command did not complete.
-public enum ATError: Error, Equatable, CustomStringConvertible, Sendable {
+package enum ATError: Error, Equatable, CustomStringConvertible, Sendable {
     case timeout(command: String, seconds: Double)
     case failed(command: String, final: ATFinal)
     case disconnected(String)
     case busy
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .timeout(let command, let seconds): "\(command): no answer within \(DecimalFormat.string(seconds, decimals: 0)) s"
         case .failed(let command, let final): "\(command): \(final)"
@@ -22,7 +22,7 @@ public enum ATError: Error, Equatable, CustomStringConvertible, Sendable {
 /// One conversation with a modem over a serial port: one command at a time, each with its own
 /// timeout on the agent's clock (cancelled when the command ends); unsolicited lines go to
 /// `onUnsolicited` whenever they come.
-public actor ATSession {
+package actor ATSession {
     private let port: SerialPort
     private let clock: any ServiceClock
     /// The current command's one timer: its timeout, its prompt's, or its answer's grace.
@@ -34,7 +34,7 @@ public actor ATSession {
     private var gone: String?
     private let onUnsolicited: @Sendable (String) -> Void
     /// Noise seen on the line, in bytes (a wrong baud rate shows here).
-    public private(set) var garbageBytes = 0
+    package private(set) var garbageBytes = 0
     /// How long a query's answer line waits for its final result code before it is taken as the
     /// answer (modems that send `+CPIN: READY` and no `OK`).
     private let answerGrace = 0.3
@@ -47,14 +47,14 @@ public actor ATSession {
     /// the next line, and goes with it to `onUnsolicited`, never into a command's answer.
     private var directMessageHeader: String?
 
-    public init(port: SerialPort, clock: any ServiceClock, onUnsolicited: @escaping @Sendable (String) -> Void) {
+    package init(port: SerialPort, clock: any ServiceClock, onUnsolicited: @escaping @Sendable (String) -> Void) {
         self.port = port
         self.clock = clock
         self.onUnsolicited = onUnsolicited
     }
 
     /// Starts reading: bytes are fed to the session in order through one stream.
-    public func start() {
+    package func start() {
         let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
         port.startReading(onBytes: { continuation.yield($0) }, onGone: { reason in
             continuation.yield([])
@@ -66,16 +66,16 @@ public actor ATSession {
         }
     }
 
-    public var isConnected: Bool { gone == nil }
+    package var isConnected: Bool { gone == nil }
 
     /// Sends `command` and returns its information lines; throws on ERROR, a timeout or a lost port.
     @discardableResult
-    public func run(_ command: String, timeout: Double = 5) async throws -> [String] {
+    package func run(_ command: String, timeout: Double = 5) async throws -> [String] {
         try await send(command, suffix: "\r", timeout: timeout)
     }
 
     /// `AT+CMGS=<length>`, waits for the prompt, sends the PDU and Ctrl-Z; returns the reference.
-    public func submit(_ part: SMSPDU.Part, promptTimeout: Double = 10, timeout: Double = 120) async throws -> Int {
+    package func submit(_ part: SMSPDU.Part, promptTimeout: Double = 10, timeout: Double = 120) async throws -> Int {
         let command = "AT+CMGS=\(part.tpduLength)"
         if let gone { throw ATError.disconnected(gone) }
         guard current == nil else { throw ATError.busy }
@@ -257,7 +257,7 @@ public actor ATSession {
         }
     }
 
-    public func close() {
+    package func close() {
         port.close()
     }
 }

@@ -4,35 +4,35 @@ import Logging
 import RideGuardCore
 import Synchronization
 
-public struct ModemConfiguration: Codable, Equatable, Sendable {
-    public var device: String
-    public var baud = 115_200
+package struct ModemConfiguration: Codable, Equatable, Sendable {
+    package var device: String
+    package var baud = 115_200
     /// Entered once when the SIM asks for it; never retried (three wrong PINs lock the SIM to its PUK).
-    public var pin: String?
+    package var pin: String?
     /// How long a send waits for network registration, seconds.
-    public var registrationTimeout = 60.0
+    package var registrationTimeout = 60.0
     /// How long the network may take to accept one part (SIM800 manual: up to 60 s), seconds.
-    public var sendTimeout = 120.0
+    package var sendTimeout = 120.0
 
-    public init(device: String, baud: Int = 115_200, pin: String? = nil) {
+    package init(device: String, baud: Int = 115_200, pin: String? = nil) {
         self.device = device
         self.baud = baud
         self.pin = pin
     }
 
     /// As the configuration file's `modem:` section says.
-    public init(_ settings: AgentConfiguration.Modem) {
+    package init(_ settings: AgentConfiguration.Modem) {
         self.init(device: settings.device, baud: settings.baud, pin: settings.pin)
     }
 }
 
 /// Where the modem stands on the network (27.007 +CREG/+CEREG <stat>), by the name `status` shows.
-public enum Registration: String, Codable, Sendable, CustomStringConvertible {
+package enum Registration: String, Codable, Sendable, CustomStringConvertible {
     case home, roaming, searching, denied
     case notRegistered = "not registered"
     case unknown
 
-    public init(status: Int) {
+    package init(status: Int) {
         self = switch status {
         case 1, 6: .home
         case 5, 7: .roaming
@@ -43,41 +43,41 @@ public enum Registration: String, Codable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var registered: Bool { self == .home || self == .roaming }
-    public var description: String { rawValue }
+    package var registered: Bool { self == .home || self == .roaming }
+    package var description: String { rawValue }
 }
 
 /// What the rest of the agent can know about the modem.
-public struct ModemHealth: Codable, Equatable, Sendable {
-    public var connected = false
-    public var sim: String?
-    public var signalDBm: Int?
-    public var registration: Registration?
-    public var serviceCentre: String?
+package struct ModemHealth: Codable, Equatable, Sendable {
+    package var connected = false
+    package var sim: String?
+    package var signalDBm: Int?
+    package var registration: Registration?
+    package var serviceCentre: String?
     /// Whether it can make voice calls (`AT+CLCC=?` answered OK); nil until brought up.
-    public var voice: Bool?
+    package var voice: Bool?
     /// The SMS storage received messages are read from (27.005 +CPMS <mem1>, set to where the
     /// modem stores new ones, <mem3>), e.g. "SM" (the SIM) or "ME" (the modem); nil until known.
-    public var messageStorage: String?
-    public var problem: String?
+    package var messageStorage: String?
+    package var problem: String?
 
-    public var registered: Bool { registration?.registered ?? false }
+    package var registered: Bool { registration?.registered ?? false }
 
     /// Nothing known yet.
-    public static let unknown = ModemHealth()
+    package static let unknown = ModemHealth()
 
 }
 
 /// A cellular modem over AT commands: opened on demand, brought up, reopened after it disappears.
 /// One operation at a time: a health check never runs between the commands of a send.
-public actor Modem: SMSTransport, VoiceCaller {
-    public let configuration: ModemConfiguration
+package actor Modem: SMSTransport, VoiceCaller {
+    package let configuration: ModemConfiguration
     private let clock: any ServiceClock
     private let logger: Logger
     private var session: ATSession?
     private var pinEntered = false
     private var nextReference: UInt8 = UInt8.random(in: 0...255)
-    public private(set) var health = ModemHealth()
+    package private(set) var health = ModemHealth()
     private var busy = false
     private var waitingTurns: [CheckedContinuation<Void, Never>] = []
     /// How the call in progress ended, in the modem's own words (NO CARRIER, BUSY…), once it has.
@@ -97,7 +97,7 @@ public actor Modem: SMSTransport, VoiceCaller {
     /// Unsolicited lines logged: the same kind at most 3 times in 10 s, then a count.
     private let unsolicitedLog = RepeatedLines(perWindow: 3, windowSeconds: 10)
 
-    public init(configuration: ModemConfiguration, clock: any ServiceClock, logger: Logger,
+    package init(configuration: ModemConfiguration, clock: any ServiceClock, logger: Logger,
                 onMessage: (@Sendable (SMSPDU.Decoded) async -> Bool)? = nil) {
         self.configuration = configuration
         self.clock = clock
@@ -121,7 +121,7 @@ public actor Modem: SMSTransport, VoiceCaller {
     }
 
     /// Connects and brings the modem up if needed, then refreshes and returns its health.
-    public func checkHealth() async -> ModemHealth {
+    package func checkHealth() async -> ModemHealth {
         await takeTurn()
         defer { endTurn() }
         do {
@@ -136,7 +136,7 @@ public actor Modem: SMSTransport, VoiceCaller {
     }
 
     /// Sends `text` to `number`; returns the references of its parts. Throws `SendError`.
-    public func send(_ text: String, to number: String) async throws(SendError) -> [Int] {
+    package func send(_ text: String, to number: String) async throws(SendError) -> [Int] {
         await takeTurn()
         defer { endTurn() }
         let session: ATSession
@@ -176,7 +176,7 @@ public actor Modem: SMSTransport, VoiceCaller {
         return references
     }
 
-    public func close() async {
+    package func close() async {
         if let session { await session.close() }
         session = nil
         health.connected = false
@@ -299,14 +299,14 @@ public actor Modem: SMSTransport, VoiceCaller {
     static let callPollSeconds = 1.0
 
     /// Whether the modem can make voice calls: nil until brought up.
-    public var canCall: Bool? { health.voice }
+    package var canCall: Bool? { health.voice }
 
     /// Rings `number` for at most `ringSeconds` and hangs up: once it is answered, when it rang
     /// out, or when the calling task is cancelled. Each command takes its own turn of the modem,
     /// so a send waiting for it goes between two of them: a call never holds the port while a
     /// message waits, only for the one command in flight. A task cancelled while it waited for its
     /// turn never dials.
-    public func call(_ number: String, ringSeconds: Double) async -> CallReport {
+    package func call(_ number: String, ringSeconds: Double) async -> CallReport {
         var port = PortTime()
         func ended(_ outcome: CallReport.Outcome) -> CallReport { CallReport(outcome, portSeconds: port.seconds, commands: port.commands) }
         guard !Task.isCancelled else { return ended(.stopped) }

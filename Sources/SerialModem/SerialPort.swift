@@ -9,20 +9,20 @@ import SystemCalls
 import SystemPackage
 
 /// A failed serial-port call: which device, what for, and the errno.
-public struct SerialError: Error, CustomStringConvertible, Sendable {
-    public var operation: String
-    public var device: String
-    public var errno: Int32
+package struct SerialError: Error, CustomStringConvertible, Sendable {
+    package var operation: String
+    package var device: String
+    package var errno: Int32
 
-    public var description: String { "\(operation) \(device): \(String(cString: strerror(errno))) (errno \(errno))" }
+    package var description: String { "\(operation) \(device): \(String(cString: strerror(errno))) (errno \(errno))" }
 }
 
 /// A serial port in raw mode (8N1, no flow control), opened exclusively, read on a dedicated
 /// thread. When the device disappears (a USB modem re-enumerating: EIO, ENXIO, end of file), the
 /// reader reports it once and stops; the owner reopens with backoff. Nothing here sleeps: the
 /// reader waits in `poll` on the port and on a pipe that `close()` writes to.
-public final class SerialPort: Sendable {
-    public let device: String
+package final class SerialPort: Sendable {
+    package let device: String
     private let fd: Int32
     private final class Flags: Sendable {
         let running = Atomic<Bool>(true)
@@ -53,7 +53,7 @@ public final class SerialPort: Sendable {
     private let flags = Flags()
 
     /// Opens and configures `device` (wraps open, TIOCEXCL, tcgetattr/cfmakeraw/tcsetattr).
-    public init(device: String, baud: Int = 115_200) throws(SerialError) {
+    package init(device: String, baud: Int = 115_200) throws(SerialError) {
         self.device = device
         let fd = open(device, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw SerialError(operation: "opening", device: device, errno: errno) }
@@ -85,7 +85,7 @@ public final class SerialPort: Sendable {
     }
 
     /// Starts the reader thread: `onBytes` for what arrives, `onGone` once when the device goes away.
-    public func startReading(onBytes: @escaping @Sendable ([UInt8]) -> Void, onGone: @escaping @Sendable (String) -> Void) {
+    package func startReading(onBytes: @escaping @Sendable ([UInt8]) -> Void, onGone: @escaping @Sendable (String) -> Void) {
         let fd = self.fd, flags = self.flags, device = self.device
         flags.ownership.withLock { $0.readerAlive = true }
         startThread("rg-serial") {
@@ -131,7 +131,7 @@ public final class SerialPort: Sendable {
 
     /// Writes everything: short writes are continued, and a full output buffer (EAGAIN) is waited
     /// out in `poll` for up to 2 s (a modem that takes nothing for that long is stuck: an error).
-    public func write(_ bytes: [UInt8]) throws(SerialError) {
+    package func write(_ bytes: [UInt8]) throws(SerialError) {
         let port = FileDescriptor(rawValue: fd)
         var offset = 0
         while offset < bytes.count {
@@ -147,7 +147,7 @@ public final class SerialPort: Sendable {
     }
 
     /// Stops the reader, which then closes the port (at once: it is woken, not polled).
-    public func close() {
+    package func close() {
         flags.running.store(false, ordering: .releasing)
         let fd = self.fd
         let wakeReader = flags.ownership.withLock { o -> Bool in
@@ -179,5 +179,5 @@ public final class SerialPort: Sendable {
     }
 
     /// The speeds `speed(_:)` maps; the configuration accepts exactly these.
-    public static var supportedBauds: [Int] { AgentConfiguration.Modem.supportedBauds }
+    package static var supportedBauds: [Int] { AgentConfiguration.Modem.supportedBauds }
 }

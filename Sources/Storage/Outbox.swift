@@ -6,23 +6,23 @@ import Synchronization
 
 /// One SMS in the outbox. It is written before any attempt to send it, and its status follows
 /// every attempt, so a power cut loses nothing: what was `sending` is sent again (at least once).
-public struct OutboxMessage: Codable, Equatable, Sendable {
-    public enum Status: String, Codable, Sendable { case pending, sending, sent, failed }
+package struct OutboxMessage: Codable, Equatable, Sendable {
+    package enum Status: String, Codable, Sendable { case pending, sending, sent, failed }
 
-    public var id: Int64?
+    package var id: Int64?
     /// E.164 number.
-    public var recipient: String
+    package var recipient: String
     /// alert, location_update, all_clear, test…
-    public var kind: String
-    public var body: String
-    public var status: Status
-    public var attempts: Int
-    public var lastError: String?
+    package var kind: String
+    package var body: String
+    package var status: Status
+    package var attempts: Int
+    package var lastError: String?
     /// The modem's message references, comma-separated, once sent.
-    public var references: String?
-    public var createdAt: Double
-    public var updatedAt: Double
-    public var nextAttemptAt: Double
+    package var references: String?
+    package var createdAt: Double
+    package var updatedAt: Double
+    package var nextAttemptAt: Double
 
     enum CodingKeys: String, CodingKey {
         case id, recipient, kind, body, status, attempts, references
@@ -79,8 +79,8 @@ public struct OutboxMessage: Codable, Equatable, Sendable {
 }
 
 /// The RideGuard database: one SQLite file, schema versioned with migrations.
-public final class RideGuardDatabase: Sendable {
-    public let path: String
+package final class RideGuardDatabase: Sendable {
+    package let path: String
     /// Opened again when SQLite opened it read-only (a read-only card at start) and the card is
     /// writable since.
     private let connection: Mutex<SQLiteConnection>
@@ -89,12 +89,12 @@ public final class RideGuardDatabase: Sendable {
     let opened: (device: dev_t, inode: ino_t)
     /// What was wrong with the file found at `path` (an empty file: contacts and profile gone), said
     /// by the agent at start; also in the journal.
-    public let startupProblem: String?
+    package let startupProblem: String?
     let contactsRead = Mutex<[Contact]>([])
 
     /// Opens (or creates) the database. Whatever the umask, its folder is created 0750 and the file
     /// (with SQLite's side files) is 0600; a looser existing file is tightened, and the journal says so.
-    public init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         let folder = FilePath(path).removingLastComponent().string
         if !folder.isEmpty { try PrivateFiles.createFolder(folder) }
@@ -176,18 +176,18 @@ public final class RideGuardDatabase: Sendable {
         }
     }
 
-    public var outbox: Outbox { Outbox(database: self) }
+    package var outbox: Outbox { Outbox(database: self) }
 }
 
 /// The outbox's operations; each is one transaction. The agent's own (`queue`, and what its sender
 /// does) never wait on the disk: what it refuses is kept in memory, sent, and written later.
-public struct Outbox: Sendable {
+package struct Outbox: Sendable {
     let database: RideGuardDatabase
     private var unsaved: Unsaved { database.unsaved }
 
     /// Writes a message to send, or throws (the command line's way: it says so and exits).
     @discardableResult
-    public func enqueue(recipient: String, kind: String, body: String, now: Double) throws -> OutboxMessage {
+    package func enqueue(recipient: String, kind: String, body: String, now: Double) throws -> OutboxMessage {
         try database.write { db in
             var message = Self.new(recipient: recipient, kind: kind, body: body, now: now)
             try message.insert(db)
@@ -197,7 +197,7 @@ public struct Outbox: Sendable {
 
     /// The agent's way: written when the disk allows, otherwise kept in memory and sent all the same.
     @discardableResult
-    public func queue(recipient: String, kind: String, body: String, now: Double) -> OutboxMessage {
+    package func queue(recipient: String, kind: String, body: String, now: Double) -> OutboxMessage {
         do { return try enqueue(recipient: recipient, kind: kind, body: body, now: now) } catch {
             return unsaved.keepNew(Self.new(recipient: recipient, kind: kind, body: body, now: now))
         }
@@ -211,7 +211,7 @@ public struct Outbox: Sendable {
     /// After a crash or power cut: messages caught mid-send go back to pending (they may go twice,
     /// never zero times). Returns how many.
     @discardableResult
-    public func resumeInterrupted(now: Double) throws -> Int {
+    package func resumeInterrupted(now: Double) throws -> Int {
         try database.write { db in
             try db.execute("UPDATE outbox SET status = 'pending', updated_at = ? WHERE status = 'sending'", [SQLValue(now)])
             return db.changes
@@ -220,7 +220,7 @@ public struct Outbox: Sendable {
 
     /// The oldest pending message that is due, alerts first (before an answer to a WHERE, a test
     /// SMS), marked `sending` in the same transaction, or in memory when the disk refuses writes.
-    public func claimNext(now: Double) throws -> OutboxMessage? {
+    package func claimNext(now: Double) throws -> OutboxMessage? {
         let sendingInMemory = unsaved.content.withLock { c in c.messages.values.filter { $0.status == .sending }.map { $0.id! } }
         do {
             return try database.write { db in
@@ -259,7 +259,7 @@ public struct Outbox: Sendable {
     /// message's new status, so the journal tells who got what, when, and what failed. Each returns
     /// the journal's line.
     @discardableResult
-    public func markSent(_ id: Int64, references: [Int], now: Double) throws -> String {
+    package func markSent(_ id: Int64, references: [Int], now: Double) throws -> String {
         try update(id, now: now) { m in
             m.status = .sent
             m.references = references.map(String.init).joined(separator: ",")
@@ -269,7 +269,7 @@ public struct Outbox: Sendable {
     }
 
     @discardableResult
-    public func markRetry(_ id: Int64, error: String, at next: Double, now: Double) throws -> String {
+    package func markRetry(_ id: Int64, error: String, at next: Double, now: Double) throws -> String {
         try update(id, now: now) { m in
             m.status = .pending
             m.lastError = error
@@ -279,7 +279,7 @@ public struct Outbox: Sendable {
     }
 
     @discardableResult
-    public func markFailed(_ id: Int64, error: String, now: Double) throws -> String {
+    package func markFailed(_ id: Int64, error: String, now: Double) throws -> String {
         try update(id, now: now) { m in
             m.status = .failed
             m.lastError = error
@@ -289,7 +289,7 @@ public struct Outbox: Sendable {
 
     /// Drops messages of `kind` not yet sent (the rider cancelled before they went out). Returns how many.
     @discardableResult
-    public func cancelPending(kind: String, now: Double) throws -> Int {
+    package func cancelPending(kind: String, now: Double) throws -> Int {
         let cancel = { (m: inout OutboxMessage) in
             m.status = .failed
             m.lastError = "cancelled by the rider"
@@ -323,22 +323,22 @@ public struct Outbox: Sendable {
         }
     }
 
-    public func message(_ id: Int64) throws -> OutboxMessage? {
+    package func message(_ id: Int64) throws -> OutboxMessage? {
         if let kept = unsaved.content.withLock({ $0.messages[id] }) { return kept }
         return try database.read { db in try Self.stored(id, db) }
     }
 
     /// Every message, with what memory holds in place of what the database says.
-    public func all() throws -> [OutboxMessage] {
+    package func all() throws -> [OutboxMessage] {
         merged(try database.read { db in try OutboxMessage.fetch(db, "ORDER BY id") })
     }
 
     /// When the earliest pending message falls due (a retry waiting out its backoff), if any.
-    public func nextAttempt() throws -> Double? {
+    package func nextAttempt() throws -> Double? {
         try waiting().filter { $0.status == .pending }.map(\.nextAttemptAt).min()
     }
 
-    public func countPending() throws -> Int {
+    package func countPending() throws -> Int {
         try waiting().count
     }
 

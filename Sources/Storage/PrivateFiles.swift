@@ -4,11 +4,11 @@ import SystemPackage
 
 /// Files and folders that hold the rider's data (contact numbers, the medical note, positions) or
 /// the agent's control socket: their modes are set explicitly, never left to the umask.
-public enum PrivateFiles {
+package enum PrivateFiles {
     /// Creates `folder` with `mode` when it is missing, and its missing parents with 0755 (never
     /// as the umask says: under umask 000 they were 0777, and another user could swap one for a
     /// folder of their own). An existing folder is left as it is. Throws the system's reason.
-    public static func createFolder(_ folder: String, mode: mode_t = 0o750) throws(PrivateFileError) {
+    package static func createFolder(_ folder: String, mode: mode_t = 0o750) throws(PrivateFileError) {
         var info = stat()
         if stat(folder, &info) == 0 { return }
         guard errno == ENOENT else { throw PrivateFileError(path: folder, reason: String(cString: strerror(errno))) }
@@ -27,7 +27,7 @@ public enum PrivateFiles {
     /// the way are followed (/var/run is one) and the folders they lead to are checked.
     /// `anyOwnerOfLast`: the folder holding `path` may belong to another user (a client of the
     /// agent's socket trusts the service user who owns /run/rideguard), its parents may not.
-    public static func replaceableFolder(on path: String, anyOwnerOfLast: Bool = false) -> String? {
+    package static func replaceableFolder(on path: String, anyOwnerOfLast: Bool = false) -> String? {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         var folder = FilePath(absolute).removingLastComponent().string
         var info = stat()
@@ -57,7 +57,7 @@ public enum PrivateFiles {
     /// SQLite side files next to it (`-journal`, `-wal`, `-shm`, which SQLite creates with the
     /// database's own mode) when others could read them. Returns what was tightened, e.g.
     /// "x.db from 0644 to 0600".
-    public static func protectDatabase(_ path: String) throws(PrivateFileError) -> [String] {
+    package static func protectDatabase(_ path: String) throws(PrivateFileError) -> [String] {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if fd >= 0 {
             defer { close(fd) }
@@ -83,8 +83,8 @@ public enum PrivateFiles {
     }
 }
 
-public struct PrivateFileError: Error, CustomStringConvertible, Sendable {
-    public var path: String
-    public var reason: String
-    public var description: String { "\(path): \(reason)" }
+package struct PrivateFileError: Error, CustomStringConvertible, Sendable {
+    package var path: String
+    package var reason: String
+    package var description: String { "\(path): \(reason)" }
 }

@@ -3,14 +3,14 @@ import Glibc
 import RideGuardCore
 
 /// An emergency contact: a name and an E.164 number.
-public struct Contact: Codable, Equatable, Sendable {
-    public var id: Int64?
-    public var name: String
-    public var number: String
-    public var createdAt: Double
+package struct Contact: Codable, Equatable, Sendable {
+    package var id: Int64?
+    package var name: String
+    package var number: String
+    package var createdAt: Double
 
     /// As the journal, logs and prompts name a contact: "Sam (+33•••••5678)".
-    public var forLogs: String { "\(name) (\(PhoneNumber.mask(number)))" }
+    package var forLogs: String { "\(name) (\(PhoneNumber.mask(number)))" }
 
     enum CodingKeys: String, CodingKey {
         case id, name, number
@@ -28,12 +28,12 @@ public struct Contact: Codable, Equatable, Sendable {
 }
 
 /// One line of the journal: what happened, when (seconds since the epoch), of which kind.
-public struct JournalRecord: Codable, Equatable, Sendable {
-    public var id: Int64?
-    public var time: Double
+package struct JournalRecord: Codable, Equatable, Sendable {
+    package var id: Int64?
+    package var time: Double
     /// alerts, detections, system, messages
-    public var kind: String
-    public var text: String
+    package var kind: String
+    package var text: String
 
     mutating func insert(_ db: SQLiteConnection) throws {
         try db.execute("INSERT INTO journal (time, kind, text) VALUES (?, ?, ?)", [SQLValue(time), SQLValue(kind), SQLValue(text)])
@@ -43,13 +43,13 @@ public struct JournalRecord: Codable, Equatable, Sendable {
 
 /// What the rider set up: their name, a medical note, the alert message, and their own phone's
 /// number (the one phone whose STATUS SMS the agent answers).
-public struct RiderProfile: Equatable, Sendable {
-    public var name: String?
-    public var medicalNote: String?
-    public var message: String?
-    public var phone: String?
+package struct RiderProfile: Equatable, Sendable {
+    package var name: String?
+    package var medicalNote: String?
+    package var message: String?
+    package var phone: String?
 
-    public init(name: String? = nil, medicalNote: String? = nil, message: String? = nil, phone: String? = nil) {
+    package init(name: String? = nil, medicalNote: String? = nil, message: String? = nil, phone: String? = nil) {
         self.name = name
         self.medicalNote = medicalNote
         self.message = message
@@ -58,9 +58,9 @@ public struct RiderProfile: Equatable, Sendable {
 }
 
 /// Why a contact, profile or message change was refused.
-public struct RecordError: Error, Equatable, CustomStringConvertible, Sendable {
-    public var reason: String
-    public var description: String { reason }
+package struct RecordError: Error, Equatable, CustomStringConvertible, Sendable {
+    package var reason: String
+    package var description: String { reason }
 }
 
 extension RideGuardDatabase {
@@ -69,7 +69,7 @@ extension RideGuardDatabase {
     /// Adds a contact, and journals it (number masked); the number is cleaned to E.164 (a wrong one is
     /// refused with the reason).
     @discardableResult
-    public func addContact(name: String, number: String, now: Double) throws -> Contact {
+    package func addContact(name: String, number: String, now: Double) throws -> Contact {
         let trimmed = name.trimmed()
         guard !trimmed.isEmpty else { throw RecordError(reason: "a contact needs a name") }
         let e164: String
@@ -88,7 +88,7 @@ extension RideGuardDatabase {
 
     /// Removes the contact with this name or number, and journals it; returns it, or throws when there is none.
     @discardableResult
-    public func removeContact(_ nameOrNumber: String, now: Double) throws -> Contact {
+    package func removeContact(_ nameOrNumber: String, now: Double) throws -> Contact {
         let number = try? PhoneNumber(nameOrNumber).e164
         return try write { db in
             let matches = try Contact.fetch(db, "WHERE name = ? OR number = ?", [SQLValue(nameOrNumber), SQLValue(number ?? "")])
@@ -101,7 +101,7 @@ extension RideGuardDatabase {
         }
     }
 
-    public func contacts() throws -> [Contact] {
+    package func contacts() throws -> [Contact] {
         let contacts = try read { db in try Contact.fetch(db, "ORDER BY id") }
         contactsRead.withLock { $0 = contacts }
         return contacts
@@ -109,7 +109,7 @@ extension RideGuardDatabase {
 
     /// The contacts to alert: as the database holds them, or, when it cannot be read (a damaged
     /// page), as last read (the agent reads them every 10 s); throws only when it never could.
-    public func contactsToAlert() throws -> [Contact] {
+    package func contactsToAlert() throws -> [Contact] {
         do { return try contacts() } catch {
             let remembered = contactsRead.withLock { $0 }
             if remembered.isEmpty { throw error }
@@ -119,7 +119,7 @@ extension RideGuardDatabase {
 
     // MARK: Profile and message
 
-    public func profile() throws -> RiderProfile {
+    package func profile() throws -> RiderProfile {
         try read { db in
             let rows = try db.query("SELECT key, value FROM settings")
             var values: [String: String] = [:]
@@ -132,14 +132,14 @@ extension RideGuardDatabase {
         }
     }
 
-    public func setRiderName(_ name: String) throws {
+    package func setRiderName(_ name: String) throws {
         let trimmed = name.trimmed()
         guard !trimmed.isEmpty else { throw RecordError(reason: "the rider's name is empty") }
         try setSetting("rider_name", trimmed)
     }
 
     /// An empty note removes it.
-    public func setMedicalNote(_ note: String) throws {
+    package func setMedicalNote(_ note: String) throws {
         let trimmed = note.trimmed()
         if trimmed.isEmpty {
             try removeSetting("medical_note")
@@ -149,7 +149,7 @@ extension RideGuardDatabase {
     }
 
     /// The rider's own phone, written as for a contact (+33 6 12 34 56 78); empty removes it.
-    public func setRiderPhone(_ number: String) throws {
+    package func setRiderPhone(_ number: String) throws {
         guard !number.trimmed().isEmpty else { return try removeSetting("rider_phone") }
         let e164: String
         do { e164 = try PhoneNumber(number).e164 } catch { throw RecordError(reason: error.reason) }
@@ -161,7 +161,7 @@ extension RideGuardDatabase {
     }
 
     /// The alert message: at least 5 characters after trimming.
-    public func setMessage(_ message: String) throws {
+    package func setMessage(_ message: String) throws {
         do { try MessageComposer.validateRiderMessage(message) } catch { throw RecordError(reason: error.reason) }
         try setSetting("message", message.trimmed())
     }
@@ -179,7 +179,7 @@ extension RideGuardDatabase {
     /// (the agent's journal never loses its crash and countdown lines to a full card). Returns
     /// whether it is on disk.
     @discardableResult
-    public func journal(_ entry: JournalEntry, at time: Double) -> Bool {
+    package func journal(_ entry: JournalEntry, at time: Double) -> Bool {
         let record = JournalRecord(id: nil, time: time, kind: entry.kind.rawValue, text: entry.text)
         do {
             try write { db in
@@ -194,7 +194,7 @@ extension RideGuardDatabase {
     }
 
     /// Newest first, optionally of one kind and since a time.
-    public func journal(kind: String? = nil, since: Double? = nil, limit: Int = 200) throws -> [JournalRecord] {
+    package func journal(kind: String? = nil, since: Double? = nil, limit: Int = 200) throws -> [JournalRecord] {
         var conditions: [String] = [], arguments: [SQLValue] = []
         if let kind { conditions.append("kind = ?"); arguments.append(SQLValue(kind)) }
         if let since { conditions.append("time >= ?"); arguments.append(SQLValue(since)) }
@@ -217,7 +217,7 @@ extension RideGuardDatabase {
     /// wait long. Messages still to send are never touched, nor the newest `keepNewest` rows of
     /// each table: a clock set far ahead (a bad GPS time, a Pi without its RTC) would otherwise
     /// take the current emergency's own lines for old. Returns how many of each went.
-    public func prune(before cutoff: Double, batch: Int = 500, keepNewest: Int = 1000) throws -> (messages: Int, journal: Int) {
+    package func prune(before cutoff: Double, batch: Int = 500, keepNewest: Int = 1000) throws -> (messages: Int, journal: Int) {
         let done = [OutboxMessage.Status.sent.rawValue, OutboxMessage.Status.failed.rawValue]
         var messages = 0, lines = 0
         while true {
@@ -247,7 +247,7 @@ extension RideGuardDatabase {
 
     /// Years of history at once, for the growth test and the benchmark: `messages` delivered
     /// location updates and `journalLines` journal lines, all old.
-    public func addHistory(messages: Int, journalLines: Int) throws {
+    package func addHistory(messages: Int, journalLines: Int) throws {
         try write { db in
             try db.execute("""
                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
@@ -262,7 +262,7 @@ extension RideGuardDatabase {
     }
 
     /// The database's size on disk, with SQLite's side files, in bytes.
-    public var sizeOnDisk: UInt64 {
+    package var sizeOnDisk: UInt64 {
         [path, path + "-journal", path + "-wal"].reduce(0) { sum, file in
             var info = stat()
             return sum + (stat(file, &info) == 0 ? UInt64(info.st_size) : 0)
@@ -272,17 +272,17 @@ extension RideGuardDatabase {
     // MARK: The emergency in progress
 
     /// The saved emergency workflow (JSON), if any.
-    public func emergencySnapshot() throws -> String? {
+    package func emergencySnapshot() throws -> String? {
         try textSetting("emergency", what: "the saved emergency")
     }
 
     /// Replaces the saved emergency workflow in one transaction (a power cut keeps the old or the new).
-    public func saveEmergencySnapshot(_ json: String) throws {
+    package func saveEmergencySnapshot(_ json: String) throws {
         try setSetting("emergency", json)
     }
 
     /// Parts of long SMS waiting for the others (the assembler's state, JSON), if any.
-    public func waitingSMSParts() throws -> Data? {
+    package func waitingSMSParts() throws -> Data? {
         try textSetting("sms_parts", what: "the parts of long SMS").map { Data($0.utf8) }
     }
 
@@ -296,12 +296,12 @@ extension RideGuardDatabase {
         }
     }
 
-    public func saveWaitingSMSParts(_ json: Data) throws {
+    package func saveWaitingSMSParts(_ json: Data) throws {
         try setSetting("sms_parts", String(decoding: json, as: UTF8.self))
     }
 
     /// Keeps an unreadable snapshot aside for inspection and clears it.
-    public func setAsideEmergencySnapshot() throws {
+    package func setAsideEmergencySnapshot() throws {
         try write { db in
             try db.execute("DELETE FROM settings WHERE key = 'emergency.bad'")
             try db.execute("UPDATE settings SET key = 'emergency.bad' WHERE key = 'emergency'")

@@ -7,13 +7,13 @@ import RideGuardCore
 import SystemPackage
 
 /// Reads trace files in fixed-size chunks, so a trace of any length streams in constant memory.
-public enum TraceFile {
-    public static let chunkSize = 1 << 20
+package enum TraceFile {
+    package static let chunkSize = 1 << 20
 
     /// Streams `path` (or standard input for "-") through a parser, calling `onSample` per sample.
     /// Returns the parser, whose header and sample count describe the trace. Throws `TraceError`.
     @discardableResult
-    public static func stream(path: String, onHeader: (TraceHeader) throws -> Void = { _ in },
+    package static func stream(path: String, onHeader: (TraceHeader) throws -> Void = { _ in },
                               onSample: (IMUSample) throws -> Void) throws -> TraceParser {
         let source = path == "-" ? "stdin" : path
         let fd: Int32

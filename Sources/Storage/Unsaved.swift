@@ -93,7 +93,7 @@ extension RideGuardDatabase {
     /// Whether the agent can keep its records: the file is still the one it opened, its filesystem
     /// is writable and not full, and the last write worked (what memory holds is written now if it
     /// can be). nil when all is well, else what is wrong and what to do, naming the file.
-    public func storageProblem() -> String? {
+    package func storageProblem() -> String? {
         var info = stat()
         guard stat(path, &info) == 0, info.st_dev == opened.device, info.st_ino == opened.inode else {
             return "the database \(path) was removed or replaced while the agent runs: what it records now is lost at the next start (restart the agent, then check the contacts)"

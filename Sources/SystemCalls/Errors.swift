@@ -5,7 +5,7 @@ import Glibc
 
 /// An error in words for a person: Foundation's file errors by their system error ("No such file
 /// or directory"), which is what they carry; anything else as it describes itself.
-public func explain(_ error: any Error) -> String {
+package func explain(_ error: any Error) -> String {
     if let error = error as? CocoaError {
         if let underlying = error.underlying as? POSIXError {
             return String(cString: strerror(underlying.code.rawValue))

@@ -6,7 +6,7 @@ import SystemPackage
 /// The one place where a system call that a signal interrupted (EINTR) is made again. Reads and
 /// writes go through swift-system's `FileDescriptor`, which does the same for them; the calls it
 /// does not wrap (poll, accept) come here. A failure is the call's `Errno`.
-public func retryingInterrupts<Result: BinaryInteger>(_ call: () -> Result) throws(Errno) -> Result {
+package func retryingInterrupts<Result: BinaryInteger>(_ call: () -> Result) throws(Errno) -> Result {
     while true {
         let result = call()
         if result >= 0 { return result }
@@ -18,12 +18,12 @@ public func retryingInterrupts<Result: BinaryInteger>(_ call: () -> Result) thro
 /// poll(2): how many of `descriptors` are ready within `milliseconds` (-1: no limit), 0 when the
 /// time is up. An interrupted poll starts again with the whole time: callers with a deadline pass
 /// what is left of it.
-public func poll(_ descriptors: inout [pollfd], milliseconds: Int) throws(Errno) -> Int {
+package func poll(_ descriptors: inout [pollfd], milliseconds: Int) throws(Errno) -> Int {
     Int(try retryingInterrupts { Glibc.poll(&descriptors, nfds_t(descriptors.count), Int32(clamping: milliseconds)) })
 }
 
 /// Everything left to read from `file`, up to its end.
-public func readToEnd(_ file: FileDescriptor) throws(Errno) -> [UInt8] {
+package func readToEnd(_ file: FileDescriptor) throws(Errno) -> [UInt8] {
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 65536)
     while true {

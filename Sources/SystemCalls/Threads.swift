@@ -5,7 +5,7 @@ import Glibc
 /// Runs `body` on a thread of its own, for work that blocks (a device read, poll, a socket's
 /// accept): never on Swift's concurrency pool, which has a thread per core. `name` is what `top -H`
 /// and `/proc/<pid>/task/*/comm` show (the kernel keeps 15 bytes).
-public func startThread(_ name: String, _ body: @escaping @Sendable () -> Void) {
+package func startThread(_ name: String, _ body: @escaping @Sendable () -> Void) {
     final class Work {
         let name: String
         let body: @Sendable () -> Void
@@ -39,7 +39,7 @@ private func nameThisThread(_ name: String) {
 
 /// Runs a program (`arguments[0]`, a path or a name looked up in PATH) and waits for it on a
 /// thread of its own: its exit status, or nil when it could not be started.
-public func runProgram(_ arguments: [String]) async -> Int32? {
+package func runProgram(_ arguments: [String]) async -> Int32? {
     await withCheckedContinuation { (done: CheckedContinuation<Int32?, Never>) in
         startThread("rg-run") {
             var pid = pid_t()

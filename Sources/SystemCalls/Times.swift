@@ -4,16 +4,16 @@ import Glibc
 
 /// Times as people read them, from the C library (its time zone is `TZ`, else /etc/localtime):
 /// no locale tables, which are most of a Foundation binary's size.
-public enum Times {
+package enum Times {
     /// ISO 8601 in UTC, to the second: 2026-11-25T06:30:00Z.
-    public static func iso8601(_ seconds: Double) -> String {
+    package static func iso8601(_ seconds: Double) -> String {
         var time = time_t(seconds.rounded(.down)), parts = tm()
         gmtime_r(&time, &parts)
         return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
     }
 
     /// The local time of day, 24-hour: 14:05.
-    public static func localHourMinute(_ seconds: Double) -> String {
+    package static func localHourMinute(_ seconds: Double) -> String {
         var time = time_t(seconds.rounded(.down)), parts = tm()
         localtime_r(&time, &parts)
         return "\(two(parts.tm_hour)):\(two(parts.tm_min))"
@@ -21,7 +21,7 @@ public enum Times {
 
     /// Reads 2026-11-25T06:30:00Z, or with an offset (+01:00, -0530) in place of Z; nil for
     /// anything else.
-    public static func parseISO8601(_ text: String) -> Double? {
+    package static func parseISO8601(_ text: String) -> Double? {
         let chars = Array(text.utf8)
         func number(_ from: Int, _ count: Int) -> Int? {
             guard from + count <= chars.count else { return nil }
