@@ -2,7 +2,7 @@
 # The agent's CPU time and memory: `rideguard run` on simulated hardware with the IMU at 1 kHz,
 # started cold (the binary's pages dropped from the page cache, as at boot), sampled every 10 s.
 #   scripts/agent-footprint.sh [SECONDS] [BINARY]    (defaults: 600, the `make` build)
-# Targets: under 0.5 % of one core, peak RSS at most 25.9 MB, not growing; wake-ups per second shown.
+# Targets: under 0.5 % of one core, peak RSS at most 21 MB, not growing; wake-ups per second shown.
 set -euo pipefail
 seconds=${1:-600}
 binary=$(realpath "${2:-.build/release/rideguard}")
