@@ -135,6 +135,9 @@ package struct CrashDetector: Sendable {
 
     /// Posture in degrees relative to the learned up (0 upright, 90 on its side, 180 upside down).
     package private(set) var postureDegrees = 0.0
+    /// The cones `learnUp` refines the reference in: once taught, and the wide one before.
+    private let learnedCone: Cone
+    private static let wideCone = Cone(degrees: 40)
 
     /// What the detector sees now, for `replay --state-every`, status displays and reports.
     package struct State: Sendable {
@@ -160,6 +163,7 @@ package struct CrashDetector: Sendable {
 
     package init(configuration: DetectorConfiguration = DetectorConfiguration()) {
         self.configuration = configuration
+        learnedCone = Cone(degrees: configuration.uprightLearningConeDegrees)
         if let up = configuration.calibratedUp, up.count == 3, let unit = Vector3(up[0], up[1], up[2]).normalized {
             reference = unit * standardGravity
             referenceConfirmed = true
@@ -197,7 +201,6 @@ package struct CrashDetector: Sendable {
     package mutating func process(_ incoming: IMUSample, emit: (DetectorEvent) -> Void) {
         var sample = incoming
         let t = sample.t
-        let cfg = configuration
         if let speed = sample.speed, !(speed.isFinite && speed >= 0 && speed < 200) { sample.speed = nil }
         guard t.isFinite, Self.physical(sample.accel, Self.largestAcceleration),
               sample.gyro.map({ Self.physical($0, Self.largestRotation) }) ?? true,
@@ -219,11 +222,11 @@ package struct CrashDetector: Sendable {
             emit(.sensorFault(t: t, fault: dt == 0 ? .duplicateTime : .timeWentBackwards(by: -dt)))
             return
         }
-        if dt > cfg.gapSeconds { emit(.sensorFault(t: t, fault: .gap(seconds: dt))) }
+        if dt > configuration.gapSeconds { emit(.sensorFault(t: t, fault: .gap(seconds: dt))) }
         lastT = t
 
         // Two cascaded first-order low-pass stages; alpha from the real dt handles jitter and gaps.
-        let alpha = dt / (cfg.smoothingSeconds + dt)
+        let alpha = dt / (configuration.smoothingSeconds + dt)
         let a = sample.accel
         smoothed1 += (a - smoothed1) * alpha
         smoothed += (smoothed1 - smoothed) * alpha
@@ -239,17 +242,20 @@ package struct CrashDetector: Sendable {
             rotationSinceStill.rotate(by: (w - gyroBias) * dt)
         }
 
-        guard let reference, let up = reference.normalized else {
+        // The reference's magnitude once a sample (learnUp and learnForward need it too).
+        guard let reference, case let referenceMagnitude = reference.magnitude, referenceMagnitude > 1e-9 else {
             learnInitialUp(t: t, emit: emit)
             return
         }
+        let up = reference * (1 / referenceMagnitude)
 
         // Posture: the angle between the reference and the current smoothed force, both in g. A dead
         // axis hides a component of each; the hidden parts are at most √(1−|m|²), so the largest
         // cosine the readings allow is m_ref·m + √(1−|m_ref|²)·√(1−|m|²): a conservative posture that
         // is the plain projection for a healthy sensor.
-        let mRef = reference / gravity
-        let m = smoothed / gravity
+        let perG = 1 / gravity
+        let mRef = reference * perG
+        let m = smoothed * perG
         let hiddenRef = max(0, 1 - mRef.dot(mRef)).squareRoot()
         let hidden = max(0, 1 - m.dot(m)).squareRoot()
         let cosine = max(-1, min(1, mRef.dot(m) + hiddenRef * hidden))
@@ -257,7 +263,7 @@ package struct CrashDetector: Sendable {
         let magnitude = smoothed.magnitude
         // At rest a healthy sensor reads its gravity; reading clearly less means part of gravity is
         // hidden (a dead axis, or free fall): the split into forward and sideways is then unreliable.
-        let degenerate = !plausible(reference.magnitude)
+        let degenerate = !plausible(referenceMagnitude)
         let uncertain = magnitude < 0.9 * gravity || degenerate || deadReported != .zero
         if uncertain && gyroTiltValid && t - gyroAnchorTime <= 60 {
             // How far gravity has turned since the bike was last still and upright, by the gyro
@@ -281,8 +287,8 @@ package struct CrashDetector: Sendable {
         trackImpact(a, up: up, t: t, dt: dt, emit: emit)
         if let speed = sample.speed { watchSpeed(speed, t: t) }
         let still = updateStillness(sample, t: t)
-        let shaking = max(activity.x, activity.y, activity.z) >= cfg.engineVibrationG * standardGravity
-        let gpsMoving = (sample.speed ?? 0) > cfg.movingSpeed
+        let shaking = max(activity.x, activity.y, activity.z) >= configuration.engineVibrationG * standardGravity
+        let gpsMoving = (sample.speed ?? 0) > configuration.movingSpeed
         if watchRiding(shaking: shaking, still: still, gpsMoving: gpsMoving, magnitude: magnitude, up: up, t: t, dt: dt, emit: emit) {
             return
         }
@@ -297,8 +303,8 @@ package struct CrashDetector: Sendable {
             if lyingSince.isNaN { lyingSince = t }
         } else {
             lyingSince = .nan
-            learnUp(magnitude: magnitude, still: still, dt: dt, up: up)
-            learnForward(up: up, dt: dt, t: t)
+            learnUp(magnitude: magnitude, still: still, dt: dt, up: up, referencePlausible: !degenerate)
+            learnForward(up: up, dt: dt, t: t, referencePlausible: !degenerate)
         }
 
         let stillFor = still ? t - stillSince : 0
@@ -327,7 +333,7 @@ package struct CrashDetector: Sendable {
         if !referenceConfirmed {
             // The reference may be a bike lying on its side (started lying, stored, carried): no
             // posture can raise a crash until riding has confirmed it. A collision still can.
-            if t - collisionTime <= cfg.collisionWatchSeconds && still && stillFor >= cfg.collisionRestSeconds {
+            if t - collisionTime <= configuration.collisionWatchSeconds && still && stillFor >= configuration.collisionRestSeconds {
                 declareCrash(.collisionThenStill, t: t, stillFor: stillFor, emit: emit)
                 return
             }
@@ -338,21 +344,21 @@ package struct CrashDetector: Sendable {
             // Uncertain postures wait longer (free fall cannot last that long). A reference far from 1 g
             // also needs a clearer angle, or a longer rest: there hard braking can look like a large
             // tilt for a few seconds.
-            let needed = uncertain ? cfg.lowMagnitudeRestConfirmationSeconds : cfg.restConfirmationSeconds
-            let clear = !degenerate || postureDegrees >= max(cfg.lyingAngleDegrees, 65)
-                || stillFor >= cfg.ambiguousRestConfirmationSeconds
-            if clear && stillFor >= needed && t - lyingSince >= min(needed, cfg.restConfirmationSeconds) {
+            let needed = uncertain ? configuration.lowMagnitudeRestConfirmationSeconds : configuration.restConfirmationSeconds
+            let clear = !degenerate || postureDegrees >= max(configuration.lyingAngleDegrees, 65)
+                || stillFor >= configuration.ambiguousRestConfirmationSeconds
+            if clear && stillFor >= needed && t - lyingSince >= min(needed, configuration.restConfirmationSeconds) {
                 declareCrash(.lyingStill, t: t, stillFor: stillFor, emit: emit)
                 return
             }
-        } else if still && postureDegrees >= cfg.lyingAngleDegrees && stillFor >= cfg.ambiguousRestConfirmationSeconds {
+        } else if still && postureDegrees >= configuration.lyingAngleDegrees && stillFor >= configuration.ambiguousRestConfirmationSeconds {
             // Past the lying angle but about the pitch axis: a wheelie moves, and is never held
             // still for seconds. A bike that came to rest that far over has gone down, whatever
             // the learned forward axis says (it can be wrong after a short ride).
             declareCrash(.lyingStill, t: t, stillFor: stillFor, emit: emit)
             return
         }
-        if t - collisionTime <= cfg.collisionWatchSeconds && still && stillFor >= cfg.collisionRestSeconds {
+        if t - collisionTime <= configuration.collisionWatchSeconds && still && stillFor >= configuration.collisionRestSeconds {
             declareCrash(.collisionThenStill, t: t, stillFor: stillFor, emit: emit)
             return
         }
@@ -441,7 +447,8 @@ package struct CrashDetector: Sendable {
     /// Lying: far from upright, and tilted sideways (a wheelie tilts as far, but about the pitch
     /// axis) or upside down. Before the forward axis is known, or when the reading is uncertain,
     /// any large tilt counts: better a countdown the rider cancels than a fall not seen.
-    private func isLying(cosine: Double, uncertain: Bool) -> Bool {
+    // Inlined: called on the detector's own (inout) value, a call copied all 1.3 kB of it first.
+    @inline(__always) private func isLying(cosine: Double, uncertain: Bool) -> Bool {
         guard postureDegrees >= configuration.lyingAngleDegrees else { return false }
         guard let forward, !uncertain, postureDegrees < configuration.wheelieMaximumDegrees else { return true }
         let longitudinal = smoothed.dot(forward) / gravity
@@ -456,17 +463,17 @@ package struct CrashDetector: Sendable {
     /// component of about 1 g counts: braking and accelerating add force sideways to gravity, while a
     /// turn raises the vertical component to g/cos(lean). The mean is removed, so a constant offset
     /// from a slightly wrong "up" teaches nothing.
-    private mutating func learnForward(up: Vector3, dt: Double, t: Double) {
+    private mutating func learnForward(up: Vector3, dt: Double, t: Double, referencePlausible: Bool) {
         let vertical = smoothed.dot(up)
         let horizontal = smoothed - up * vertical
         let shaking = max(activity.x, activity.y, activity.z) > 0.3
-        guard let reference, plausible(reference.magnitude), deadReported == .zero, shaking,
-              abs(vertical - gravity) < 0.03 * gravity, horizontal.magnitude < 0.8 * gravity else { return }
+        guard referencePlausible, deadReported == .zero, shaking,
+              abs(vertical - gravity) < 0.03 * gravity, horizontal.dot(horizontal) < square(0.8 * gravity) else { return }
         let k = dt / (60 + dt)
         horizontalMean += (horizontal - horizontalMean) * k
         let varying = horizontal - horizontalMean
         horizontalCovariance.blend(toward: varying, weight: k)
-        if varying.magnitude > 0.08 * gravity { horizontalWeight += dt }
+        if varying.dot(varying) > square(0.08 * gravity) { horizontalWeight += dt }
         guard t >= nextForwardUpdate, horizontalWeight >= 5 else { return }
         nextForwardUpdate = t + 1
         guard let axis = horizontalCovariance.principalAxis(start: forward ?? varying, orthogonalTo: up) else { return }
@@ -492,12 +499,15 @@ package struct CrashDetector: Sendable {
     /// riding taught it, only forces within `uprightLearningConeDegrees` of it refine it (riding
     /// keeps the force on the bike's up; a pushed lean, hard braking, a camber do not), and never
     /// while GPS says walking pace. Before that, a wide cone lets a start on the side stand fade.
-    private mutating func learnUp(magnitude: Double, still: Bool, dt: Double, up: Vector3) {
-        guard configuration.calibratedUp == nil, let reference, plausible(reference.magnitude) else { return }
+    private mutating func learnUp(magnitude: Double, still: Bool, dt: Double, up: Vector3, referencePlausible: Bool) {
+        guard configuration.calibratedUp == nil, referencePlausible else { return }
         let taught = uprightLearnedSeconds >= configuration.uprightLearningSeconds
-        let coneDegrees = taught ? configuration.uprightLearningConeDegrees : 40
-        guard magnitude > 0.6 * gravity && magnitude < 2 * gravity,
-              let direction = smoothed.normalized, acosDegrees(direction.dot(up)) < coneDegrees else { return }
+        // Within the cone: a cosine clearly above or below the edge's decides alone; within 0.01°
+        // of the edge, the same arccosine as the posture does (the decision is the one it was).
+        let cone = taught ? learnedCone : Self.wideCone
+        guard magnitude > 0.6 * gravity && magnitude < 2 * gravity, case let direction = smoothed / magnitude,
+              case let cosine = direction.dot(up), cosine <= 1, cosine > cone.outside,
+              cosine > cone.inside || acosDegrees(cosine) < cone.degrees else { return }
         let walkingPace = speedReading.isFinite && speedReading < configuration.movingSpeed && !still
         let shaking = max(activity.x, activity.y, activity.z) > 0.3
         if shaking && !walkingPace {
@@ -506,7 +516,7 @@ package struct CrashDetector: Sendable {
             if let refined = (up + (direction - up) * k).normalized { self.reference = refined * gravity }
         }
         // Gravity's magnitude (the sensor's own scale) only when quiet: turns read g/cos(lean).
-        let quiet = activity.x + activity.y + activity.z < 0.6 && gyroSmoothed.magnitude < 0.05
+        let quiet = activity.x + activity.y + activity.z < 0.6 && gyroSmoothed.dot(gyroSmoothed) < 0.05 * 0.05
         let k = dt / (configuration.uprightLearningSeconds + dt)
         if still && quiet && magnitude > 0.95 * gravity && magnitude < 1.05 * gravity {
             gravity += (magnitude - gravity) * k
@@ -516,11 +526,10 @@ package struct CrashDetector: Sendable {
     /// Impact pulses: integrate the horizontal change of force from just before the pulse, so that
     /// neither gravity (in a wheelie or a lean) nor steady braking counts as delta-v.
     private mutating func trackImpact(_ a: Vector3, up: Vector3, t: Double, dt: Double, emit: (DetectorEvent) -> Void) {
-        let cfg = configuration
         let g = standardGravity
         let dynamic = (a - up * gravity).magnitude
         if !inPulse {
-            guard dynamic > cfg.impactThresholdG * g else { return }
+            guard dynamic > configuration.impactThresholdG * g else { return }
             inPulse = true
             pulseStart = t
             pulseLastAbove = t
@@ -535,15 +544,15 @@ package struct CrashDetector: Sendable {
         pulseDeltaV += horizontal * dt
         pulsePeak = max(pulsePeak, a.magnitude / g)
         pulseHorizontalPeak = max(pulseHorizontalPeak, horizontal.magnitude / g)
-        guard t - pulseLastAbove > 0.1 || t - pulseStart > cfg.pulseMaximumSeconds else { return }
+        guard t - pulseLastAbove > 0.1 || t - pulseStart > configuration.pulseMaximumSeconds else { return }
         inPulse = false
         lastPulseEnd = t
         let deltaV = pulseDeltaV.magnitude
         recent.deltaV = max(recent.deltaV, deltaV)
-        if pulseHorizontalPeak >= cfg.collisionPeakG && deltaV >= cfg.collisionDeltaV {
+        if pulseHorizontalPeak >= configuration.collisionPeakG && deltaV >= configuration.collisionDeltaV {
             collisionTime = t
         }
-        if pulsePeak >= cfg.reportedImpactG && t - lastImpactReport >= 1 {
+        if pulsePeak >= configuration.reportedImpactG && t - lastImpactReport >= 1 {
             lastImpactReport = t
             emit(.impact(t: pulseStart, peakG: pulsePeak, horizontalG: pulseHorizontalPeak, deltaV: deltaV))
         }
@@ -554,12 +563,11 @@ package struct CrashDetector: Sendable {
     /// sees a pinned collision whose longitudinal pulse fell on a dead or clipped axis.
     private mutating func watchSpeed(_ speed: Double, t: Double) {
         guard speed.isFinite, speed != speedReading else { return }
-        let cfg = configuration
         if speedReading.isFinite {
             // A held value is the last fix repeated: GPS gives one at least every second.
             let drop = speedReading - speed
             let interval = min(t - speedReadingSince, 1)
-            if drop >= cfg.collisionSpeedDrop && drop > cfg.maximumBrakingG * standardGravity * interval
+            if drop >= configuration.collisionSpeedDrop && drop > configuration.maximumBrakingG * standardGravity * interval
                 && t - lastPulseEnd <= 1.5 {
                 collisionTime = t
                 recent.deltaV = max(recent.deltaV, drop)
@@ -571,13 +579,15 @@ package struct CrashDetector: Sendable {
 
     /// Still while the smoothed signals stay where they settled; returns whether still now.
     private mutating func updateStillness(_ sample: IMUSample, t: Double) -> Bool {
-        let cfg = configuration
-        var settled = (smoothed - stillAnchor).magnitude <= cfg.stillAccelerationTolerance
+        // Magnitudes compared squared: no square root per sample.
+        let moved = smoothed - stillAnchor
+        var settled = moved.dot(moved) <= square(configuration.stillAccelerationTolerance)
         if sample.gyro != nil {
-            settled = settled && (gyroSmoothed - gyroStillAnchor).magnitude <= cfg.stillRotationTolerance
-                && gyroSmoothed.magnitude <= cfg.stillRotationLimit
+            let turned = gyroSmoothed - gyroStillAnchor
+            settled = settled && turned.dot(turned) <= square(configuration.stillRotationTolerance)
+                && gyroSmoothed.dot(gyroSmoothed) <= square(configuration.stillRotationLimit)
         }
-        if let speed = sample.speed, speed > cfg.movingSpeed { settled = false }
+        if let speed = sample.speed, speed > configuration.movingSpeed { settled = false }
         if settled {
             if stillSince.isNaN { stillSince = t }
             return true
@@ -622,7 +632,6 @@ package struct CrashDetector: Sendable {
     /// Replacing it ends a crash and a parked bike's fall. Returns true when replaced.
     private mutating func watchRiding(shaking: Bool, still: Bool, gpsMoving: Bool, magnitude: Double, up: Vector3,
                                       t: Double, dt: Double, emit: (DetectorEvent) -> Void) -> Bool {
-        let cfg = configuration
         let active = shaking || gpsMoving || !still
         if active {
             spellLastShaken = t
@@ -638,7 +647,7 @@ package struct CrashDetector: Sendable {
         spellDirection += direction * dt
         spellMagnitude += magnitude * dt
         if gpsMoving || !still || t - stillSince < 2 { spellMovingSeconds += dt }
-        let needed = referenceConfirmed ? cfg.relearnRidingSeconds : cfg.ridingConfirmationSeconds
+        let needed = referenceConfirmed ? configuration.relearnRidingSeconds : configuration.ridingConfirmationSeconds
         if spellHalfDirection == nil && spellMovingSeconds >= needed / 2 { spellHalfDirection = spellDirection }
         // A window closes after `needed` seconds of moving; one that mostly idled starts afresh.
         guard spellMovingSeconds >= needed, let meanDirection = spellDirection.normalized else {
@@ -699,7 +708,6 @@ package struct CrashDetector: Sendable {
     /// speed (or at once with the ignition off); parked until the engine has run, GPS has moved or
     /// the bike has been moved about upright for `unparkSeconds` (or the ignition is on).
     private mutating func updateContext(still: Bool, shaking: Bool, gpsMoving: Bool, lying: Bool, t: Double) {
-        let cfg = configuration
         func since(_ condition: Bool, _ start: inout Double) -> Double {
             if !condition { start = .nan; return 0 }
             if start.isNaN { start = t }
@@ -712,10 +720,10 @@ package struct CrashDetector: Sendable {
         if ignition == false {
             context = .parked
         } else if context == .parked {
-            if ignition == true || engine >= cfg.unparkSeconds || moving >= cfg.unparkSeconds || moved >= cfg.unparkSeconds {
+            if ignition == true || engine >= configuration.unparkSeconds || moving >= configuration.unparkSeconds || moved >= configuration.unparkSeconds {
                 context = still ? .stopped : .riding
             }
-        } else if ignition == nil && quiet >= cfg.parkedAfterSeconds {
+        } else if ignition == nil && quiet >= configuration.parkedAfterSeconds {
             context = .parked
         } else {
             context = spellMovingSeconds > 0 && (gpsMoving || !still || t - stillSince < 2) ? .riding : .stopped
@@ -726,18 +734,17 @@ package struct CrashDetector: Sendable {
     /// reported once; a person laying it down is nothing. Upright again for `rearmSeconds` ends it.
     private mutating func watchParked(lying: Bool, still: Bool, stillFor: Double, uncertain: Bool, magnitude: Double,
                                       t: Double, emit: (DetectorEvent) -> Void) {
-        let cfg = configuration
         if downWhileParked {
             let upright = postureDegrees < 30 && magnitude > 0.7 * min(gravity, reference?.magnitude ?? gravity)
             if upright {
                 if uprightSince.isNaN { uprightSince = t }
-                if t - uprightSince >= cfg.rearmSeconds { downWhileParked = false }
+                if t - uprightSince >= configuration.rearmSeconds { downWhileParked = false }
             } else {
                 uprightSince = .nan
             }
         } else if lying && still {
-            let needed = uncertain ? cfg.lowMagnitudeRestConfirmationSeconds : cfg.restConfirmationSeconds
-            if stillFor >= needed && t - lyingSince >= min(needed, cfg.restConfirmationSeconds) {
+            let needed = uncertain ? configuration.lowMagnitudeRestConfirmationSeconds : configuration.restConfirmationSeconds
+            if stillFor >= needed && t - lyingSince >= min(needed, configuration.restConfirmationSeconds) {
                 downWhileParked = true
                 uprightSince = .nan
                 if fellLikeAFall {
@@ -800,10 +807,10 @@ package struct CrashDetector: Sendable {
             recent = EvidenceBucket()
             bucketStart = t
         }
-        recent.peakG = max(recent.peakG, sample.accel.magnitude / standardGravity)
+        recent.peakAccelSquared = max(recent.peakAccelSquared, sample.accel.dot(sample.accel))
         if let w = sample.gyro {
             recent.sawGyro = true
-            recent.peakRotation = max(recent.peakRotation, w.magnitude)
+            recent.peakRotationSquared = max(recent.peakRotationSquared, w.dot(w))
         }
         if let speed = sample.speed {
             recent.sawSpeed = true
@@ -868,27 +875,57 @@ struct SymmetricMatrix3: Sendable {
 }
 
 private struct EvidenceBucket: Sendable {
-    var peakG = 0.0
+    /// Squared magnitudes, kept per sample (a square root each only when read).
+    var peakAccelSquared = 0.0
+    var peakRotationSquared = 0.0
+    /// The peak force, in g.
+    var peakG: Double { peakAccelSquared.squareRoot() / standardGravity }
+    /// The peak rotation rate, rad/s.
+    var peakRotation: Double { peakRotationSquared.squareRoot() }
     var deltaV = 0.0
-    var peakRotation = 0.0
     var peakSpeed = 0.0
     var sawGyro = false
     var sawSpeed = false
 }
 
+@inlinable func square(_ x: Double) -> Double { x * x }
+
+/// A cone around the upright, with the cosines 0.01° inside and outside its edge: a direction whose
+/// cosine is above `inside` is in it, below `outside` is not, between needs the arccosine.
+private struct Cone: Sendable {
+    let degrees: Double
+    let inside: Double
+    let outside: Double
+
+    init(degrees: Double) {
+        self.degrees = degrees
+        inside = Self.cosine(max(0, degrees - 0.01))
+        outside = Self.cosine(degrees + 0.01)
+    }
+
+    /// cos of an angle of at most 90°, in degrees: its Taylor series to the x¹⁴ term (error below
+    /// 1e-10), the core having no C library's `cos`.
+    static func cosine(_ degrees: Double) -> Double {
+        let x = degrees * Double.pi / 180
+        var term = 1.0, sum = 1.0
+        for n in stride(from: 2, through: 14, by: 2) {
+            term *= -x * x / Double((n - 1) * n)
+            sum += term
+        }
+        return sum
+    }
+}
+
 /// acos in degrees without Foundation (the standard library has no acos): Abramowitz–Stegun's
 /// polynomial, good to 2e-8 rad (about 1e-6°), far below what a posture needs.
-@inlinable func acosDegrees(_ x: Double) -> Double {
-    // Abramowitz–Stegun 4.4.46 (error below 2e-8 rad).
+@inlinable @inline(__always) func acosDegrees(_ x: Double) -> Double {
+    // Abramowitz–Stegun 4.4.46 (error below 2e-8 rad), its polynomial evaluated as pairs
+    // (Estrin's scheme) rather than one long chain: it runs on every sample.
     let ax = abs(x)
-    var p = -0.0012624911
-    p = p * ax + 0.0066700901
-    p = p * ax - 0.0170881256
-    p = p * ax + 0.0308918810
-    p = p * ax - 0.0501743046
-    p = p * ax + 0.0889789874
-    p = p * ax - 0.2145988016
-    p = p * ax + 1.5707963050
+    let x2 = ax * ax
+    let low = (1.5707963050 - 0.2145988016 * ax) + (0.0889789874 - 0.0501743046 * ax) * x2
+    let high = (0.0308918810 - 0.0170881256 * ax) + (0.0066700901 - 0.0012624911 * ax) * x2
+    let p = low + high * (x2 * x2)
     let r = (1 - ax).squareRoot() * p
     let radians = x >= 0 ? r : Double.pi - r
     return radians * 180 / Double.pi

@@ -78,6 +78,15 @@ func ride(_ feeder: inout SignalFeeder, seconds: Double) {
         #expect(abs(crash.evidence.postureDegrees - 86) < 4)
     }
 
+    /// The detector's own arccosine (the core has no libm), behind every posture, against the C
+    /// library's.
+    @Test func ownArccosineAgreesWithTheCLibrary() {
+        for i in 0...20_000 {
+            let x = -1 + Double(i) / 10_000
+            #expect(abs(acosDegrees(x) - acos(x) * 180 / .pi) < 2e-6, "acos(\(x))")
+        }
+    }
+
     @Test func sideStandAndStopsAreNotCrashes() {
         var feeder = SignalFeeder()
         feeder.feed(5) { _ in rolled(-14 * .pi / 180) }       // parked on the side stand
