@@ -65,6 +65,9 @@ package struct TraceParser {
     @usableFromInline var roles: [Role] = []
     /// The header names the gyro's columns (read once, not per row).
     @usableFromInline var hasGyro = false
+    /// The header is exactly time_s,ax,ay,az[,gx,gy,gz] (what RideGuard writes): rows are read
+    /// without looking up each column's role.
+    @usableFromInline var plainColumns = 0
     @usableFromInline var lineNumber = 0
     @usableFromInline var partialLine: [UInt8] = []
     @usableFromInline var sawAnyByte = false
@@ -214,6 +217,7 @@ package struct TraceParser {
         }
         self.roles = roles
         hasGyro = gyro.count == 3
+        plainColumns = roles == [.time, .ax, .ay, .az] ? 4 : roles == [.time, .ax, .ay, .az, .gx, .gy, .gz] ? 7 : 0
         header = TraceHeader(metadata: pendingMetadata, columns: names)
         pendingMetadata = []
     }
@@ -221,6 +225,11 @@ package struct TraceParser {
     /// One pass over the row: each field's number is read where it starts, and must end at a comma
     /// (spaces around it allowed). A column no role reads is skipped unread.
     @usableFromInline mutating func parseRow(_ line: UnsafeBufferPointer<UInt8>, onSample: (IMUSample) throws -> Void) throws {
+        if plainColumns > 0, let sample = plainRow(line) {
+            sampleCount += 1
+            try onSample(sample)
+            return
+        }
         var t = 0.0, ax = 0.0, ay = 0.0, az = 0.0, gx = 0.0, gy = 0.0, gz = 0.0
         var speed: Double? = nil
         let count = line.count
@@ -274,6 +283,26 @@ package struct TraceParser {
         try onSample(IMUSample(t: t, accel: Vector3(ax, ay, az), gyro: hasGyro ? Vector3(gx, gy, gz) : nil, speed: speed))
     }
 
+    /// A row of plain columns, each a number followed by a comma (the last by the end), without
+    /// spaces; nil for anything else, which the general path then reads (and reports).
+    @inline(__always) func plainRow(_ line: UnsafeBufferPointer<UInt8>) -> IMUSample? {
+        let count = line.count
+        var i = 0
+        func next(last: Bool) -> Double? {
+            guard let value = NumberParser.scan(line, &i, count) else { return nil }
+            if last { return i == count ? value : nil }
+            guard i < count && line[i] == UInt8(ascii: ",") else { return nil }
+            i += 1
+            return value
+        }
+        let gyro = plainColumns == 7
+        guard let t = next(last: false), let ax = next(last: false), let ay = next(last: false),
+              let az = next(last: !gyro) else { return nil }
+        guard gyro else { return IMUSample(t: t, accel: Vector3(ax, ay, az)) }
+        guard let gx = next(last: false), let gy = next(last: false), let gz = next(last: true) else { return nil }
+        return IMUSample(t: t, accel: Vector3(ax, ay, az), gyro: Vector3(gx, gy, gz))
+    }
+
     func fieldError(_ line: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, field: Int) -> TraceError {
         let name = header?.columns[field] ?? "field \(field + 1)"
         if line.contains(where: { $0 < 0x09 || ($0 > 0x0d && $0 < 0x20) }) {
@@ -325,32 +354,28 @@ package struct TraceParser {
             negative = s[i] == UInt8(ascii: "-")
             i += 1
         }
+        // Digits go onto the mantissa as they come; more than 19 in all (no trace writes that many)
+        // overflow it, and are read again keeping the first 19 significant ones.
+        let digitsStart = i
         var mantissa: UInt64 = 0
-        var digits = 0
-        var exponent = 0
-        var sawDigit = false
         while i < end, s[i] &- UInt8(ascii: "0") < 10 {
-            sawDigit = true
-            if digits < 19 {
-                mantissa = mantissa &* 10 &+ UInt64(s[i] &- UInt8(ascii: "0"))
-                if mantissa != 0 { digits += 1 }
-            } else {
-                exponent += 1
-            }
+            mantissa = mantissa &* 10 &+ UInt64(s[i] &- UInt8(ascii: "0"))
             i += 1
         }
+        var digits = i - digitsStart
+        var exponent = 0
         if i < end && s[i] == UInt8(ascii: ".") {
             i += 1
+            let fractionStart = i
             while i < end, s[i] &- UInt8(ascii: "0") < 10 {
-                sawDigit = true
-                if digits < 19 {
-                    mantissa = mantissa &* 10 &+ UInt64(s[i] &- UInt8(ascii: "0"))
-                    if mantissa != 0 { digits += 1 }
-                    exponent -= 1
-                }
+                mantissa = mantissa &* 10 &+ UInt64(s[i] &- UInt8(ascii: "0"))
                 i += 1
             }
+            exponent = fractionStart - i
+            digits -= exponent
         }
+        let sawDigit = digits > 0
+        if digits > 19 { (mantissa, exponent) = significand(s, from: digitsStart, to: i) }
         guard sawDigit else { return nil }
         if i < end && (s[i] == UInt8(ascii: "e") || s[i] == UInt8(ascii: "E")) {
             i += 1
@@ -381,6 +406,26 @@ package struct TraceParser {
         }
         guard value.isFinite else { return nil }
         return negative ? -value : value
+    }
+
+    /// The first 19 significant digits of `s[from..<to]` (digits and at most one point) and the
+    /// power of ten that scales them.
+    @usableFromInline static func significand(_ s: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> (UInt64, Int) {
+        var mantissa: UInt64 = 0, digits = 0, exponent = 0, afterPoint = false
+        for i in from..<to {
+            guard s[i] != UInt8(ascii: ".") else {
+                afterPoint = true
+                continue
+            }
+            if digits < 19 {
+                mantissa = mantissa * 10 + UInt64(s[i] &- UInt8(ascii: "0"))
+                if mantissa != 0 { digits += 1 }
+                if afterPoint { exponent -= 1 }
+            } else if !afterPoint {
+                exponent += 1
+            }
+        }
+        return (mantissa, exponent)
     }
 }
 

@@ -161,6 +161,28 @@ func parseError(_ text: String) -> TraceError? {
         #expect(samples.map(\.t) == (0...40).map(Double.init))
     }
 
+    /// More than 19 digits (no trace writes them, a spreadsheet may): the first 19 significant
+    /// ones count, leading zeros do not.
+    @Test func longNumbersKeepTheirFirstNineteenDigits() throws {
+        for text in ["0.000000000000000000001234567890123456789012", "1234567890123456789012345.5", "-00000000000000000000012.25",
+                     "3.14159265358979323846264338327950288", "98765432109876543210e-5", "0.1000000000000000000000000001"] {
+            let parsed = try #require(Array(text.utf8).withUnsafeBufferPointer { NumberParser.parse($0, from: 0, to: $0.count) }, "\(text)")
+            let expected = try #require(Double(text))
+            #expect(abs(parsed - expected) <= abs(expected) * 1e-15, "\(text): \(parsed) vs \(expected)")
+        }
+    }
+
+    /// The plain columns RideGuard writes are read by a faster path; the same rows with spaces, a
+    /// '+' or an exponent take the general one: both give the same samples.
+    @Test func plainAndGeneralRowsAgree() throws {
+        let (_, plain) = try parse("time_s,ax,ay,az,gx,gy,gz\n0.001,-9.8123,0.5,1e1,0.01234,-0.5,3\n")
+        let (_, spaced) = try parse("time_s,ax,ay,az,gx,gy,gz\n 0.001 , -9.8123,+0.5,10.0,0.01234 ,-5e-1,3\n")
+        #expect(plain == spaced && plain.count == 1)
+        #expect(plain[0] == IMUSample(t: 0.001, accel: Vector3(-9.8123, 0.5, 10), gyro: Vector3(0.01234, -0.5, 3)))
+        #expect(parseError("time_s,ax,ay,az\n0,1,2,3,4\n")?.reason == "expected 4 fields as in the header, found more")
+        #expect(parseError("time_s,ax,ay,az\n0,1,2\n")?.reason == "expected 4 fields as in the header, found 3")
+    }
+
     @Test func numberParserAgreesWithTheStandardLibrary() throws {
         var rng = SplitMix64(seed: 7)
         for _ in 0..<20_000 {
