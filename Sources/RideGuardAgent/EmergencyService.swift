@@ -53,8 +53,10 @@ package actor EmergencyService {
     private let outputs: Outputs
     private var timers: [WorkflowTimer: Task<Void, Never>] = [:]
     private var gestureTick: Task<Void, Never>?
-    /// Messages waiting out the delay before they are tried again.
-    private var retries: [Task<Void, Never>] = []
+    /// Messages waiting out the delay before they are tried again, by number (each leaves once
+    /// posted: a storage failure lasting days does not pile them up).
+    private var retries: [Int: Task<Void, Never>] = [:]
+    private var retriesStarted = 0
     private typealias Posted = (input: Input, done: CheckedContinuation<Void, Never>?)
     private let inputs: AsyncStream<Posted>
     private nonisolated let sink: AsyncStream<Posted>.Continuation
@@ -212,11 +214,17 @@ package actor EmergencyService {
         let retry = Input.retryMessages(kind, to: recipients, queued: queued.union(outcome.queued), attempt: attempt + 1)
         let deadline = now + min(30, Double(1 << min(attempt - 1, 5)))
         let clock = self.clock
-        retries.removeAll { $0.isCancelled }
-        retries.append(Task { [weak self] in
+        retriesStarted += 1
+        let number = retriesStarted
+        retries[number] = Task { [weak self] in
             do { try await clock.sleep(until: deadline) } catch { return }
             self?.post(retry)
-        })
+            await self?.retryPosted(number)
+        }
+    }
+
+    private func retryPosted(_ number: Int) {
+        retries[number] = nil
     }
 
     /// Stops taking inputs, the timers and the buzzer's pattern (graceful shutdown; the saved state
@@ -225,8 +233,8 @@ package actor EmergencyService {
         sink.finish()
         for task in timers.values { task.cancel() }
         timers = [:]
-        for task in retries { task.cancel() }
-        retries = []
+        for task in retries.values { task.cancel() }
+        retries = [:]
         gestureTick?.cancel()
         await buzzer.play(.off)
     }
