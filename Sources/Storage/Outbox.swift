@@ -58,7 +58,7 @@ package struct OutboxMessage: Codable, Equatable, Sendable {
         self.nextAttemptAt = nextAttemptAt
     }
 
-    /// Written as a new row (its id is SQLite's) or over its own.
+    /// Written as a new row; its id is SQLite's.
     mutating func insert(_ db: SQLiteConnection) throws {
         try db.execute(#"INSERT INTO outbox (recipient, kind, body, status, attempts, last_error, "references", created_at, updated_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"#,
                        [SQLValue(recipient), SQLValue(kind), SQLValue(body), SQLValue(status.rawValue), SQLValue(attempts), SQLValue(lastError),
@@ -66,6 +66,7 @@ package struct OutboxMessage: Codable, Equatable, Sendable {
         id = db.lastInsertedRowID
     }
 
+    /// Written over its own row (none when the row is gone: nothing to update).
     func update(_ db: SQLiteConnection) throws {
         try db.execute(#"UPDATE outbox SET recipient = ?, kind = ?, body = ?, status = ?, attempts = ?, last_error = ?, "references" = ?, created_at = ?, updated_at = ?, next_attempt_at = ? WHERE id = ?"#,
                        [SQLValue(recipient), SQLValue(kind), SQLValue(body), SQLValue(status.rawValue), SQLValue(attempts), SQLValue(lastError),

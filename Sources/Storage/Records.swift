@@ -17,11 +17,14 @@ package struct Contact: Codable, Equatable, Sendable {
         case createdAt = "created_at"
     }
 
-    /// The contacts a query of `SELECT id, name, number, created_at FROM contacts …` finds; a row
-    /// that is not a contact (edited by hand) is passed over.
+    /// The contacts a query of `SELECT id, name, number, created_at FROM contacts …` finds. A row
+    /// that is not a contact (bytes where the number belongs: a hand edit, a damaged card) is an
+    /// error naming it, never a contact quietly left out of the alert.
     static func fetch(_ db: SQLiteConnection, _ whereAndOrder: String, _ arguments: [SQLValue] = []) throws -> [Contact] {
-        try db.query("SELECT id, name, number, created_at FROM contacts " + whereAndOrder, arguments).compactMap { row in
-            guard let id = row[0].integer, let name = row[1].text, let number = row[2].text, let createdAt = row[3].real else { return nil }
+        try db.query("SELECT id, name, number, created_at FROM contacts " + whereAndOrder, arguments).map { row in
+            guard let id = row[0].integer, let name = row[1].text, let number = row[2].text, let createdAt = row[3].real else {
+                throw RecordError(reason: "contact row \(row[0].integer.map(String.init) ?? "?") is damaged (a value that is not what a contact holds): remove it with sqlite3, or restore a backup")
+            }
             return Contact(id: id, name: name, number: number, createdAt: createdAt)
         }
     }

@@ -110,7 +110,8 @@ final class SQLiteConnection: @unchecked Sendable {
                 switch sqlite3_column_type(statement, column) {
                 case SQLITE_INTEGER: .integer(sqlite3_column_int64(statement, column))
                 case SQLITE_FLOAT: .real(sqlite3_column_double(statement, column))
-                case SQLITE_TEXT: .text(String(cString: sqlite3_column_text(statement, column)))
+                // NULL only when SQLite ran out of memory converting it: read as no value.
+                case SQLITE_TEXT: sqlite3_column_text(statement, column).map { .text(String(cString: $0)) } ?? .null
                 case SQLITE_BLOB:
                     .blob(Array(UnsafeRawBufferPointer(start: sqlite3_column_blob(statement, column),
                                                        count: Int(sqlite3_column_bytes(statement, column)))))

@@ -209,6 +209,19 @@ extension AgentTests {
         return path
     }
 
+    /// A contact row holding bytes where its number belongs is said, with its row, never read as
+    /// one contact fewer (the agent then treats the contacts as unreadable, as for a damaged page).
+    @Test func aDamagedContactRowIsNamed() throws {
+        let path = try folder() + "/rideguard.sqlite"
+        let database = try RideGuardDatabase(path: path)
+        _ = try database.addContact(name: "Sam", number: "+33612345678", now: 1)
+        _ = try database.addContact(name: "Kim", number: "+447700900123", now: 2)
+        try SQLiteConnection(path: path).execute("UPDATE contacts SET number = x'00ff' WHERE name = 'Kim'")
+        #expect(throws: RecordError(reason: "contact row 2 is damaged (a value that is not what a contact holds): remove it with sqlite3, or restore a backup")) {
+            try database.contacts()
+        }
+    }
+
     @Test func anEmptyDatabaseFileIsSaidOutLoud() throws {
         let path = try folder() + "/rideguard.sqlite"
         FileManager.default.createFile(atPath: path, contents: Data())
