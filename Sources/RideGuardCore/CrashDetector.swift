@@ -28,11 +28,16 @@ package struct CrashDetector: Sendable {
 
     // Learned reference: the smoothed force of the upright bike (m/s²). Its magnitude is about 1 g
     // for a healthy sensor and less when a dead axis carries part of gravity.
-    package private(set) var reference: Vector3?
+    package private(set) var reference: Vector3? { didSet { referenceChanged() } }
     /// The bike's up in the sensor frame, once learned.
     package var up: Vector3? { reference?.normalized }
     /// Gravity as this sensor reads it (its scale), used to express readings in g.
-    package private(set) var gravity = standardGravity
+    package private(set) var gravity = standardGravity { didSet { referenceChanged() } }
+    // Kept with the reference and gravity (they change far less often than samples come): 1/g, the
+    // reference in g, and the most a dead axis can hide of it, √(1−|m_ref|²).
+    private var perG = 1 / standardGravity
+    private var referenceInG = Vector3.zero
+    private var hiddenReference = 0.0
     private var learningSum = Vector3.zero
     private var learningStart = Double.nan
     private var learningCount = 0
@@ -116,11 +121,12 @@ package struct CrashDetector: Sendable {
     private var referenceConfirmed = false
     private var spellLastShaken = -Double.infinity
     private var spellDirection = Vector3.zero
-    private var spellMagnitude = 0.0
+    private var spellForce = Vector3.zero
+    private var spellCosine = 0.0
     private var spellSeconds = 0.0
     private var spellMovingSeconds = 0.0
-    /// The direction sum when the window was half way (in moving seconds): both halves must agree.
-    private var spellHalfDirection: Vector3?
+    /// The sums when the window was half way (in moving seconds): both halves must agree.
+    private var spellHalf: (direction: Vector3, cosine: Double, seconds: Double)?
 
     // Context: parked after a quiet stillness, until the engine, GPS or moving about says otherwise.
     package private(set) var context = Context.stopped
@@ -132,6 +138,11 @@ package struct CrashDetector: Sendable {
     private var movedSince = Double.nan
     /// A parked bike went down (fell, or was laid down): nothing more until it stands upright again.
     private var downWhileParked = false
+    // How fast the posture last went from upright (under 20°) to past 60°: the last time it was
+    // upright, the upright time already judged, and when a crossing was as fast as a fall.
+    private var lastUprightTime = -Double.infinity
+    private var tiltJudgedFrom = -Double.infinity
+    private var fastTiltTime = -Double.infinity
 
     /// Posture in degrees relative to the learned up (0 upright, 90 on its side, 180 upside down).
     package private(set) var postureDegrees = 0.0
@@ -168,6 +179,7 @@ package struct CrashDetector: Sendable {
             reference = unit * standardGravity
             referenceConfirmed = true
         }
+        referenceChanged()      // an initializer's assignments call no didSet
     }
 
     /// The ignition input changed (where one is wired): off, the bike is parked at once; on, a ride
@@ -249,16 +261,8 @@ package struct CrashDetector: Sendable {
         }
         let up = reference * (1 / referenceMagnitude)
 
-        // Posture: the angle between the reference and the current smoothed force, both in g. A dead
-        // axis hides a component of each; the hidden parts are at most √(1−|m|²), so the largest
-        // cosine the readings allow is m_ref·m + √(1−|m_ref|²)·√(1−|m|²): a conservative posture that
-        // is the plain projection for a healthy sensor.
-        let perG = 1 / gravity
-        let mRef = reference * perG
-        let m = smoothed * perG
-        let hiddenRef = max(0, 1 - mRef.dot(mRef)).squareRoot()
-        let hidden = max(0, 1 - m.dot(m)).squareRoot()
-        let cosine = max(-1, min(1, mRef.dot(m) + hiddenRef * hidden))
+        // Posture: the angle between the reference and the current smoothed force.
+        let cosine = postureCosine(smoothed)
         postureDegrees = acosDegrees(cosine)
         let magnitude = smoothed.magnitude
         // At rest a healthy sensor reads its gravity; reading clearly less means part of gravity is
@@ -279,17 +283,32 @@ package struct CrashDetector: Sendable {
                 let fellFast = max(recent.peakRotation, previous.peakRotation) >= 1.5
                 if fellFast, let tilt = deadAxisGyroTilt(now: smoothed) { postureDegrees = max(postureDegrees, tilt) }
             } else if !degenerate && postureDegrees >= 40 {
-                postureDegrees = max(postureDegrees, acosDegrees(max(-1, min(1, up.dot(rotationSinceUpright.inverseRotate(up))))))
+                // Gravity as read at the anchor (in full there: the bike may have leaned on its
+                // stand), turned by the rotation since: the posture includes that lean.
+                let anchorMagnitude = forceAtAnchor.magnitude
+                let before = plausible(anchorMagnitude) ? forceAtAnchor * (1 / anchorMagnitude) : up
+                postureDegrees = max(postureDegrees, acosDegrees(max(-1, min(1, up.dot(rotationSinceUpright.inverseRotate(before))))))
             }
         }
         let lying = isLying(cosine: cosine, uncertain: uncertain)
+        // A fall crosses from 20° to 60° in a few tenths of a second (the pendulum's last part
+        // turns at 150–300 °/s; the smoothing slows what it shows, never speeds it up); a person
+        // laying the bike down takes seconds. It needs no gyro and no axis in particular, so it
+        // still sees a fall whose landing struck a dead axis.
+        if postureDegrees < 20 {
+            lastUprightTime = t
+        } else if postureDegrees >= 60 && lastUprightTime > tiltJudgedFrom {
+            tiltJudgedFrom = lastUprightTime
+            if 40 >= configuration.parkedFallRotationDegreesPerSecond * (t - lastUprightTime) { fastTiltTime = t }
+        }
 
         trackImpact(a, up: up, t: t, dt: dt, emit: emit)
         if let speed = sample.speed { watchSpeed(speed, t: t) }
         let still = updateStillness(sample, t: t)
         let shaking = max(activity.x, activity.y, activity.z) >= configuration.engineVibrationG * standardGravity
         let gpsMoving = (sample.speed ?? 0) > configuration.movingSpeed
-        if watchRiding(shaking: shaking, still: still, gpsMoving: gpsMoving, magnitude: magnitude, up: up, t: t, dt: dt, emit: emit) {
+        if watchRiding(shaking: shaking, still: still, gpsMoving: gpsMoving, magnitude: magnitude, up: up,
+                       cosine: cosine, referencePlausible: !degenerate, t: t, dt: dt, emit: emit) {
             return
         }
         updateContext(still: still, shaking: shaking, gpsMoving: gpsMoving, lying: lying, t: t)
@@ -403,11 +422,10 @@ package struct CrashDetector: Sendable {
             gravity = mean.magnitude
         } else {
             // Far from 1 g: a dead axis carries part of gravity (or the range is wrong). Keep the
-            // reading as the reference; posture is then estimated conservatively. Riding cannot
-            // confirm a direction the sensor does not show in full: it stands as it is (a bike
-            // started lying with such a sensor reads its lift as a fall).
+            // reading as the reference; posture is then estimated conservatively. Provisional like
+            // any first reference: the bike may be lying with the dead axis along gravity, and
+            // riding that reads the full 1 g elsewhere replaces it (`watchRiding`).
             emit(.sensorFault(t: t, fault: .implausibleGravity(g: mean.magnitude / standardGravity)))
-            referenceConfirmed = true
         }
         reference = mean
         phase = .moving
@@ -484,8 +502,24 @@ package struct CrashDetector: Sendable {
         forward = major >= 4 * minor ? axis : nil
     }
 
+    /// The cosine of the angle between a force and the reference, both in g. A dead axis hides a
+    /// component of each; the hidden parts are at most √(1−|m|²), so the largest cosine the
+    /// readings allow is m_ref·m + √(1−|m_ref|²)·√(1−|m|²): a conservative posture that is the
+    /// plain projection for a healthy sensor.
+    @inline(__always) private func postureCosine(_ force: Vector3) -> Double {
+        let m = force * perG
+        let hidden = max(0, 1 - m.dot(m)).squareRoot()
+        return max(-1, min(1, referenceInG.dot(m) + hiddenReference * hidden))
+    }
+
+    private mutating func referenceChanged() {
+        perG = 1 / gravity
+        referenceInG = (reference ?? .zero) * perG
+        hiddenReference = max(0, 1 - referenceInG.dot(referenceInG)).squareRoot()
+    }
+
     private func plausible(_ magnitude: Double) -> Bool {
-        abs(magnitude / standardGravity - 1) < 0.2
+        abs(magnitude / standardGravity - 1) < 0.1
     }
 
     /// Riding refines the up direction: the average force while the frame shakes (engine, road),
@@ -527,9 +561,11 @@ package struct CrashDetector: Sendable {
     /// neither gravity (in a wheelie or a lean) nor steady braking counts as delta-v.
     private mutating func trackImpact(_ a: Vector3, up: Vector3, t: Double, dt: Double, emit: (DetectorEvent) -> Void) {
         let g = standardGravity
-        let dynamic = (a - up * gravity).magnitude
+        // Compared squared: no square root per sample.
+        let dynamicVector = a - up * gravity
+        let dynamicSquared = dynamicVector.dot(dynamicVector)
         if !inPulse {
-            guard dynamic > configuration.impactThresholdG * g else { return }
+            guard dynamicSquared > square(configuration.impactThresholdG * g) else { return }
             inPulse = true
             pulseStart = t
             pulseLastAbove = t
@@ -540,7 +576,7 @@ package struct CrashDetector: Sendable {
         }
         let change = a - pulseBaseline
         let horizontal = change - up * change.dot(up)
-        if dynamic > 1.5 * g { pulseLastAbove = t }
+        if dynamicSquared > square(1.5 * g) { pulseLastAbove = t }
         pulseDeltaV += horizontal * dt
         pulsePeak = max(pulsePeak, a.magnitude / g)
         pulseHorizontalPeak = max(pulseHorizontalPeak, horizontal.magnitude / g)
@@ -631,6 +667,7 @@ package struct CrashDetector: Sendable {
     /// does neither). Within 30° of the reference it confirms it; elsewhere it replaces it.
     /// Replacing it ends a crash and a parked bike's fall. Returns true when replaced.
     private mutating func watchRiding(shaking: Bool, still: Bool, gpsMoving: Bool, magnitude: Double, up: Vector3,
+                                      cosine: Double, referencePlausible: Bool,
                                       t: Double, dt: Double, emit: (DetectorEvent) -> Void) -> Bool {
         let active = shaking || gpsMoving || !still
         if active {
@@ -639,16 +676,17 @@ package struct CrashDetector: Sendable {
             if spellSeconds > 0 { resetSpell() }
             return false
         }
-        // Around what the reference reads: less than 1 g when a dead axis hides part of gravity.
-        let expected = min(gravity, reference?.magnitude ?? gravity)
-        guard active, magnitude > 0.5 * expected, magnitude < 2 * gravity else { return false }
+        // Whatever the live axes read (with a dead axis carrying gravity, riding may read far less
+        // than 1 g), short of a direction lost in noise or a blow.
+        guard active, magnitude > 0.02 * standardGravity, magnitude < 2 * gravity else { return false }
         let direction = smoothed / magnitude      // the magnitude the posture step computed already
         spellSeconds += dt
         spellDirection += direction * dt
-        spellMagnitude += magnitude * dt
+        spellForce += smoothed * dt
+        spellCosine += cosine * dt
         if gpsMoving || !still || t - stillSince < 2 { spellMovingSeconds += dt }
         let needed = referenceConfirmed ? configuration.relearnRidingSeconds : configuration.ridingConfirmationSeconds
-        if spellHalfDirection == nil && spellMovingSeconds >= needed / 2 { spellHalfDirection = spellDirection }
+        if spellHalf == nil && spellMovingSeconds >= needed / 2 { spellHalf = (spellDirection, spellCosine, spellSeconds) }
         // A window closes after `needed` seconds of moving; one that mostly idled starts afresh.
         guard spellMovingSeconds >= needed, let meanDirection = spellDirection.normalized else {
             if spellSeconds >= 120 { resetSpell() }
@@ -656,21 +694,61 @@ package struct CrashDetector: Sendable {
         }
         // Consistent: the directions bunched (the mean of unit vectors at least 0.95 long), and the
         // window's two halves within 15° of each other (a lift followed by a stand is neither).
-        let halves = spellHalfDirection.flatMap { first in
-            first.normalized.flatMap { a in (spellDirection - first).normalized.map { a.dot($0) } }
+        let halves = spellHalf.flatMap { half in
+            half.direction.normalized.flatMap { a in (spellDirection - half.direction).normalized.map { a.dot($0) } }
         } ?? 0
         let consistent = spellDirection.magnitude / spellSeconds >= 0.95 && halves >= 0.966
-        let meanMagnitude = spellMagnitude / spellSeconds
+        // The mean force: braking and accelerating cancel in it, turns add along the bike's up; its
+        // magnitude is how much of gravity the sensor shows in the riding posture.
+        let meanForce = spellForce / spellSeconds
+        let meanMagnitude = meanForce.magnitude
+        // The posture's cosine (the largest the readings allow) over each half of the window.
+        let halfCosines = spellHalf.map { half in
+            (half.cosine / half.seconds, (spellCosine - half.cosine) / max(spellSeconds - half.seconds, 1e-9))
+        } ?? (0, 0)
         resetSpell()
+        // Riding's force averages to at least 1 g along the bike's up: a window that reads about
+        // 1 g in full (0.95 g or more hides at most 18° on a dead axis) shows the up; less, only
+        // part of it.
+        let shownInFull = consistent && meanMagnitude >= 0.95 * standardGravity && plausible(meanMagnitude)
+        if !referencePlausible {
+            // A reference the sensor showed only in part (a dead axis carried gravity at start).
+            // Riding shown in full replaces it, wherever it points. Otherwise braking, accelerating
+            // and turns spread the small visible force's direction too widely to judge by it, but
+            // a posture within 30° in both halves of the window confirms it (a lift followed by a
+            // stand does not); the visible part of a lying bike's gravity may point along its up.
+            if shownInFull {
+                replaceReference(with: meanDirection * gravity, t: t, emit: emit)
+                return true
+            }
+            if min(halfCosines.0, halfCosines.1) >= 0.866 { referenceConfirmed = true }
+            return false
+        }
+        if meanMagnitude < 0.9 * gravity && max(halfCosines.0, halfCosines.1) < 0.866 {
+            // Ridden far from a reference shown in full, and riding reads clearly less than 1 g: a
+            // dead axis carries gravity in the riding posture, and the reference was learned in
+            // another one (a bike started lying). The bike cannot be ridden lying: riding's mean
+            // force, shown in part, is the reference now, as if the agent had started upright with
+            // this sensor.
+            replaceReference(with: meanForce, t: t, emit: emit)
+            return true
+        }
         guard consistent else { return false }
         if meanDirection.dot(up) >= 0.866 {
             referenceConfirmed = true
             return false
         }
-        // Only what the sensor shows in full replaces a reference: with a dead axis the visible
-        // force's direction is not the bike's up (riding reads about 1 g in full, not less).
-        guard plausible(meanMagnitude), deadReported == .zero, reference.map({ plausible($0.magnitude) }) ?? true else { return false }
-        reference = meanDirection * (plausible(meanMagnitude) ? gravity : meanMagnitude)
+        // Elsewhere: with a healthy sensor about 1 g replaces it; with a dead axis, only what is
+        // shown in full is the bike's up.
+        guard deadReported == .zero ? plausible(meanMagnitude) : shownInFull else { return false }
+        replaceReference(with: meanDirection * gravity, t: t, emit: emit)
+        return true
+    }
+
+    /// Riding contradicted the reference: this one replaces it, confirmed, and the crash or the
+    /// parked bike's fall read against the old one ends.
+    private mutating func replaceReference(with force: Vector3, t: Double, emit: (DetectorEvent) -> Void) {
+        reference = force
         referenceConfirmed = true
         uprightLearnedSeconds = 0
         horizontalCovariance = SymmetricMatrix3()
@@ -680,19 +758,20 @@ package struct CrashDetector: Sendable {
         gyroTiltValid = false
         lyingSince = .nan
         downWhileParked = false
-        emit(.uprightLearned(t: t, up: meanDirection))
+        emit(.uprightLearned(t: t, up: force.normalized ?? force))
         if crashed {
             rearm()
             emit(.rearmed(t: t))
         }
         phase = .moving
-        return true
     }
 
     /// A fall, not a person's hands, in the last 10–20 s: a rotation as fast as a falling bike's
-    /// (150–300 °/s before it lands; a person lowers or lifts one at a few tens), or a landing.
+    /// (150–300 °/s before it lands; a person lowers or lifts one at a few tens), by the gyro or by
+    /// the posture's own speed, or a landing.
     private var fellLikeAFall: Bool {
         max(recent.peakRotation, previous.peakRotation) * 180 / Double.pi >= configuration.parkedFallRotationDegreesPerSecond
+            || lastT - fastTiltTime <= 20
             || max(recent.peakG, previous.peakG) >= configuration.parkedFallPeakG
     }
 
@@ -700,8 +779,9 @@ package struct CrashDetector: Sendable {
         spellSeconds = 0
         spellMovingSeconds = 0
         spellDirection = .zero
-        spellMagnitude = 0
-        spellHalfDirection = nil
+        spellForce = .zero
+        spellCosine = 0
+        spellHalf = nil
     }
 
     /// Riding, stopped or parked. Parked after `parkedAfterSeconds` still with no vibration and no GPS
@@ -833,7 +913,8 @@ struct Quaternion: Sendable {
         let ny = y + w * hy + z * hx - x * hz
         let nz = z + w * hz + x * hy - y * hx
         let norm = (nw * nw + nx * nx + ny * ny + nz * nz).squareRoot()
-        (w, x, y, z) = (nw / norm, nx / norm, ny / norm, nz / norm)
+        let perNorm = 1 / norm
+        (w, x, y, z) = (nw * perNorm, nx * perNorm, ny * perNorm, nz * perNorm)
     }
 
     /// A vector fixed in the world, seen from the rotated body: q* v q.

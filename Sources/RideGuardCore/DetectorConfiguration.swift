@@ -7,7 +7,7 @@ package struct DetectorConfiguration: Equatable, Sendable, Codable {
     /// Posture (angle between the learned "up" and the smoothed force) beyond which the bike is
     /// lying, degrees. A side stand leans 8–16°; a held wheelie reads the angle of the centre of mass
     /// seen from the rear tyre, 45–55°, whatever its pitch; a bike on its side lies at 70–100°.
-    package var lyingAngleDegrees = 62.0
+    package var lyingAngleDegrees = 60.0
     /// Beyond this posture the bike is lying even if the tilt looks like a pitch (a wheelie): bars and
     /// pegs hold a fallen bike at 70–100°, wheelies run at 20–60°, degrees.
     package var wheelieMaximumDegrees = 70.0
@@ -156,7 +156,7 @@ extension DetectorConfiguration {
     }
 
     package static let settings: [Setting] = [
-        Setting("lyingAngleDegrees", \.lyingAngleDegrees, "posture beyond which the bike is lying (°); wheelies read 45–55°, a fallen bike 70–100°"),
+        Setting("lyingAngleDegrees", \.lyingAngleDegrees, "posture beyond which the bike is lying (°); wheelies read 45–55°, a fallen bike 66–100° (66 on crash bars)"),
         Setting("wheelieMaximumDegrees", \.wheelieMaximumDegrees, "beyond this posture a pitch-like tilt is lying too (°)"),
         Setting("restConfirmationSeconds", \.restConfirmationSeconds, "lying and still for this long before the alarm (s)"),
         Setting("lowMagnitudeRestConfirmationSeconds", \.lowMagnitudeRestConfirmationSeconds, "the same when the sensor reads well under 1 g at rest or has a dead axis (s)"),

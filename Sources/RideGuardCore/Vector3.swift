@@ -40,7 +40,8 @@ package struct Vector3: Equatable, Sendable {
     @inlinable package static func + (a: Vector3, b: Vector3) -> Vector3 { Vector3(a.x + b.x, a.y + b.y, a.z + b.z) }
     @inlinable package static func - (a: Vector3, b: Vector3) -> Vector3 { Vector3(a.x - b.x, a.y - b.y, a.z - b.z) }
     @inlinable package static func * (a: Vector3, k: Double) -> Vector3 { Vector3(a.x * k, a.y * k, a.z * k) }
-    @inlinable package static func / (a: Vector3, k: Double) -> Vector3 { Vector3(a.x / k, a.y / k, a.z / k) }
+    /// One division and three products: three divisions cost several times more, per sample.
+    @inlinable package static func / (a: Vector3, k: Double) -> Vector3 { a * (1 / k) }
     @inlinable package static func += (a: inout Vector3, b: Vector3) { a = a + b }
 }
 

@@ -38,6 +38,21 @@ import Testing
         #expect(feeder.crashes.isEmpty && parkedFalls(feeder).isEmpty)
     }
 
+    /// Accelerometer only, no landing shock: how fast the posture left upright decides. Tipped over
+    /// in 0.4 s it fell; lowered over 4 s a person laid it down.
+    @Test(arguments: [(0.4, 1), (4.0, 0)])
+    func withoutAGyroThePostureSpeedTellsAFallFromALayingDown(seconds: Double, falls: Int) {
+        var feeder = SignalFeeder()
+        ride(&feeder, seconds: 40)
+        feeder.feed(250) { _ in rolled(-0.2) }
+        #expect(feeder.detector.context == .parked)
+        let start = feeder.t
+        feeder.feed(seconds) { t in rolled(-0.2 + 1.65 * (t - start) / seconds) }
+        feeder.feed(20) { _ in rolled(1.45) }
+        #expect(feeder.crashes.isEmpty)
+        #expect(parkedFalls(feeder).count == falls)
+    }
+
     @Test func aStopAtLightsIsNotParked() {
         var feeder = SignalFeeder()
         ride(&feeder, seconds: 40)

@@ -262,6 +262,20 @@ func ride(_ feeder: inout SignalFeeder, seconds: Double) {
         #expect(crash.t - rest > 1 && crash.t - rest < 3)
     }
 
+    /// A calibrated up is the reference from the first sample, confirmed: no riding needed, and a
+    /// fall right after the start is a crash (the posture reads against it at once).
+    @Test func aCalibratedUpReadsThePostureFromTheStart() {
+        var config = DetectorConfiguration()
+        config.calibratedUp = [0, 0, 1]
+        var feeder = SignalFeeder(detector: CrashDetector(configuration: config))
+        feeder.feed(3) { _ in rolled(0.1) }
+        #expect(abs(feeder.detector.state.postureDegrees - 0.1 * 180 / .pi) < 1)
+        let start = feeder.t
+        feeder.feed(0.8, gyro: Vector3(-1.45 / 0.8, 0, 0)) { t in rolled(0.1 + 1.35 * (t - start) / 0.8) }
+        feeder.feed(6) { _ in rolled(1.45) }
+        #expect(feeder.crashes.count == 1)
+    }
+
     @Test func configurationValidationNamesTheField() {
         var config = DetectorConfiguration()
         #expect(config.validationErrors().isEmpty)

@@ -48,9 +48,11 @@ import ScenarioSynth
     }
 
     /// Pushed at walking pace, leaned 6–20° toward the rider, then dropped onto crash bars (66–85°):
-    /// the upright reference must not follow the push's lean (it did: these two were missed, lying
-    /// at 57° from a reference that had leaned with the bike). One trace has GPS speed, one has not.
-    @Test(arguments: [UInt64(17322176838642444209), 10142586107325357260])
+    /// the upright reference must not follow the push's lean (it did: the first two were missed,
+    /// lying at 57° from a reference that had leaned with the bike). One trace has GPS speed, one
+    /// has not. The last two read 62° (a healthy sensor) and 61° (a dead axis, a gyro) lying: missed
+    /// while the lying angle was 62°.
+    @Test(arguments: [UInt64(17322176838642444209), 10142586107325357260, 14029026131552847397, 11271635511363695283])
     func aBikePushedAtALeanThenDroppedIsACrash(seed: UInt64) throws {
         var detector = CrashDetector()
         var detections: [Double] = []
@@ -62,6 +64,64 @@ import ScenarioSynth
         let rest = try #require(label.rest)
         let detection = try #require(detections.first, "missed; posture at the end \(detector.state.postureDegrees)°")
         #expect(detection >= label.crashStart! && detection - rest <= 6)
+    }
+
+    /// What the detector decides on one whole generated trace.
+    static func replay(_ scenario: Scenario, seed: UInt64) -> (label: TraceLabel, crashes: [Double], parkedFalls: [Double]) {
+        var detector = CrashDetector()
+        var crashes: [Double] = []
+        var parkedFalls: [Double] = []
+        let label = TraceSynthesizer.generate(scenario, seed: seed) { sample in
+            detector.process(sample) { event in
+                switch event {
+                case .crashDetected(let t, _): crashes.append(t)
+                case .parkedFall(let t, _): parkedFalls.append(t)
+                default: break
+                }
+            }
+        }
+        return (label, crashes, parkedFalls)
+    }
+
+    /// Started lying with a dead axis, lifted, ridden, then crashed. The dead axis hides gravity
+    /// lying (reading 0.52 g, then 0.12 g, at the start: the reference is provisional, and riding
+    /// at a full 1 g replaces it), or upright (the lying start reads 0.99 g and 0.98 g in full;
+    /// riding reads far less and its mean force replaces it). Each was a false alarm at the lift,
+    /// a crash missed, or both.
+    @Test(arguments: [UInt64(10474606660689889733), 16947835455629281663, 8250771440123491159, 15850430801003795979])
+    func aStartLyingWithADeadAxisNeitherAlarmsAtTheLiftNorMissesTheCrash(seed: UInt64) throws {
+        let (label, crashes, _) = Self.replay(.startedLyingThenCrash, seed: seed)
+        #expect(label.deadAxis != nil)
+        let start = try #require(label.crashStart), rest = try #require(label.rest)
+        let detection = try #require(crashes.first, "missed")
+        #expect(detection >= start && detection - rest <= 6, "detected at \(detection) s; crash at \(start) s")
+    }
+
+    /// Started lying with a dead axis that left the lying bike reading 0.88 g: within the ±20% once
+    /// taken for a healthy sensor, it was learned as gravity, and the lift read as a crash.
+    @Test func aStartLyingReadingAlmostOneGWithADeadAxisIsNoCrash() {
+        let (label, crashes, _) = Self.replay(.startedLying, seed: 7003849500513421414)
+        #expect(label.deadAxis != nil)
+        #expect(crashes.isEmpty)
+    }
+
+    /// Upright, this sensor's dead vertical axis leaves 0.28 g; riding reads even less, in
+    /// directions braking and turns spread wide. Riding must still confirm the reference.
+    @Test func aDeadVerticalAxisStillConfirmsTheUprightAndFindsTheCrash() throws {
+        let (label, crashes, _) = Self.replay(.lowside, seed: 14667279751080310563)
+        #expect(label.deadAxis != nil)
+        let detection = try #require(crashes.first, "missed")
+        #expect(detection >= label.crashStart! && detection - label.rest! <= 6)
+    }
+
+    /// A parked bike knocked over, no gyro, its landing on the dead axis: the posture's own speed
+    /// (upright to past 60° in a fraction of a second) tells the fall from a bike laid down.
+    @Test func aParkedFallWithoutGyroOrVisibleLandingIsStillAParkedFall() throws {
+        let (label, crashes, parkedFalls) = Self.replay(.parkedKnockedOver, seed: 9842318859210151340)
+        #expect(label.deadAxis != nil && !label.gyro)
+        #expect(crashes.isEmpty)
+        let fall = try #require(label.parkedFall)
+        #expect(parkedFalls.count == 1 && parkedFalls.allSatisfy { $0 >= fall })
     }
 
     @Test func generatorIsDeterministicAndLabelsAreConsistent() {
