@@ -56,7 +56,7 @@ extension ConfigurationFile {
           map_link: google          # google, openstreetmap, geo
 
         detector:                   # any detector setting by name (see README, Field testing)
-          lying_angle_degrees: 62
+          lying_angle_degrees: 60
 
         database: /var/lib/rideguard/rideguard.sqlite
         control_socket: /run/rideguard/control.sock
