@@ -711,27 +711,31 @@ package struct CrashDetector: Sendable {
         // 1 g in full (0.95 g or more hides at most 18° on a dead axis) shows the up; less, only
         // part of it.
         let shownInFull = consistent && meanMagnitude >= 0.95 * standardGravity && plausible(meanMagnitude)
-        if !referencePlausible {
-            // A reference the sensor showed only in part (a dead axis carried gravity at start).
-            // Riding shown in full replaces it, wherever it points. Otherwise braking, accelerating
-            // and turns spread the small visible force's direction too widely to judge by it, but
-            // a posture within 30° in both halves of the window confirms it (a lift followed by a
-            // stand does not); the visible part of a lying bike's gravity may point along its up.
+        if !referencePlausible || !plausible(meanMagnitude) {
+            // The reference or the window shown only in part (a dead axis carries gravity). Riding
+            // shown in full replaces a partial reference, wherever it points. Otherwise the
+            // directions say little (braking, accelerating and turns spread a small visible force
+            // widely, and the visible part of a lying bike's gravity may point along its up): the
+            // posture does. Within 30° in both halves of the window it confirms the reference (a
+            // lift followed by a stand does not).
             if shownInFull {
                 replaceReference(with: meanDirection * gravity, t: t, emit: emit)
                 return true
             }
-            if min(halfCosines.0, halfCosines.1) >= 0.866 { referenceConfirmed = true }
+            if min(halfCosines.0, halfCosines.1) >= 0.866 {
+                referenceConfirmed = true
+                return false
+            }
+            // Ridden far from a reference shown in full (in both halves of the window), reading
+            // clearly less than 1 g: the dead axis carries gravity in the riding posture, and the reference was
+            // learned in another one (a bike started lying). The bike cannot be ridden lying:
+            // riding's mean force, shown in part, is the reference now, as if the agent had started
+            // upright with this sensor.
+            if referencePlausible && meanMagnitude < 0.9 * gravity && max(halfCosines.0, halfCosines.1) < 0.866 {
+                replaceReference(with: meanForce, t: t, emit: emit)
+                return true
+            }
             return false
-        }
-        if meanMagnitude < 0.9 * gravity && max(halfCosines.0, halfCosines.1) < 0.866 {
-            // Ridden far from a reference shown in full, and riding reads clearly less than 1 g: a
-            // dead axis carries gravity in the riding posture, and the reference was learned in
-            // another one (a bike started lying). The bike cannot be ridden lying: riding's mean
-            // force, shown in part, is the reference now, as if the agent had started upright with
-            // this sensor.
-            replaceReference(with: meanForce, t: t, emit: emit)
-            return true
         }
         guard consistent else { return false }
         if meanDirection.dot(up) >= 0.866 {

@@ -67,11 +67,11 @@ import ScenarioSynth
     }
 
     /// What the detector decides on one whole generated trace.
-    static func replay(_ scenario: Scenario, seed: UInt64) -> (label: TraceLabel, crashes: [Double], parkedFalls: [Double]) {
+    static func replay(_ scenario: Scenario, seed: UInt64, ridingScale: Double = 1) -> (label: TraceLabel, crashes: [Double], parkedFalls: [Double]) {
         var detector = CrashDetector()
         var crashes: [Double] = []
         var parkedFalls: [Double] = []
-        let label = TraceSynthesizer.generate(scenario, seed: seed) { sample in
+        let label = TraceSynthesizer.generate(scenario, seed: seed, ridingScale: ridingScale) { sample in
             detector.process(sample) { event in
                 switch event {
                 case .crashDetected(let t, _): crashes.append(t)
@@ -95,6 +95,16 @@ import ScenarioSynth
         let start = try #require(label.crashStart), rest = try #require(label.rest)
         let detection = try #require(crashes.first, "missed")
         #expect(detection >= start && detection - rest <= 6, "detected at \(detection) s; crash at \(start) s")
+    }
+
+    /// Started lying (1 g in full), lifted and ridden at once: the first riding window still holds
+    /// the lying bike, and upright reads 0.05–0.18 g. That window's visible direction lay along the
+    /// reference and "confirmed" it; the lift became a crash and the real one was missed.
+    @Test func aWindowShownOnlyInPartConfirmsNothingByItsDirection() throws {
+        let (label, crashes, _) = Self.replay(.startedLyingThenCrash, seed: 3716666189729517639, ridingScale: 0.3)
+        #expect(label.deadAxis != nil)
+        let detection = try #require(crashes.first, "missed")
+        #expect(detection >= label.crashStart! && detection - label.rest! <= 6, "detected at \(detection) s")
     }
 
     /// Started lying with a dead axis that left the lying bike reading 0.88 g: within the ±20% once
