@@ -366,7 +366,11 @@ package struct CrashDetector: Sendable {
             let needed = uncertain ? configuration.lowMagnitudeRestConfirmationSeconds : configuration.restConfirmationSeconds
             let clear = !degenerate || postureDegrees >= max(configuration.lyingAngleDegrees, 65)
                 || stillFor >= configuration.ambiguousRestConfirmationSeconds
-            if clear && stillFor >= needed && t - lyingSince >= min(needed, configuration.restConfirmationSeconds) {
+            // A fall lies down before it comes to rest. A posture that passes the lying angle while
+            // the force stays still (the gyro's tilt on a dead axis, turned by a rotation the live
+            // axes never saw) must last the whole wait itself.
+            let lyingNeeded = lyingSince > stillSince ? needed : min(needed, configuration.restConfirmationSeconds)
+            if clear && stillFor >= needed && t - lyingSince >= lyingNeeded {
                 declareCrash(.lyingStill, t: t, stillFor: stillFor, emit: emit)
                 return
             }

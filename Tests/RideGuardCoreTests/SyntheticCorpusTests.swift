@@ -107,6 +107,15 @@ import ScenarioSynth
         #expect(detection >= label.crashStart! && detection - label.rest! <= 6, "detected at \(detection) s")
     }
 
+    /// A normal ride with a dead axis: stopped and still for 14 s, the gyro's tilt (rebuilt around
+    /// the dead axis after a quick rotation) said 82° for a second while the force did not move at
+    /// all. Read as a crash at once, the stillness before it counting as the rest after a fall.
+    @Test func aPostureThatPassesTheLyingAngleWhileTheForceStaysStillIsNoFall() {
+        let (label, crashes, _) = Self.replay(.normalRide, seed: 13173660290846257320, ridingScale: 0.3)
+        #expect(label.deadAxis != nil)
+        #expect(crashes.isEmpty, "\(crashes)")
+    }
+
     /// Started lying with a dead axis that left the lying bike reading 0.88 g: within the ±20% once
     /// taken for a healthy sensor, it was learned as gravity, and the lift read as a crash.
     @Test func aStartLyingReadingAlmostOneGWithADeadAxisIsNoCrash() {
