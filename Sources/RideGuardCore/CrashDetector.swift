@@ -366,11 +366,7 @@ package struct CrashDetector: Sendable {
             let needed = uncertain ? configuration.lowMagnitudeRestConfirmationSeconds : configuration.restConfirmationSeconds
             let clear = !degenerate || postureDegrees >= max(configuration.lyingAngleDegrees, 65)
                 || stillFor >= configuration.ambiguousRestConfirmationSeconds
-            // A fall lies down before it comes to rest. A posture that passes the lying angle while
-            // the force stays still (the gyro's tilt on a dead axis, turned by a rotation the live
-            // axes never saw) must last the whole wait itself.
-            let lyingNeeded = lyingSince > stillSince ? needed : min(needed, configuration.restConfirmationSeconds)
-            if clear && stillFor >= needed && t - lyingSince >= lyingNeeded {
+            if clear && restedLying(stillFor: stillFor, needed: needed, t: t) {
                 declareCrash(.lyingStill, t: t, stillFor: stillFor, emit: emit)
                 return
             }
@@ -735,7 +731,9 @@ package struct CrashDetector: Sendable {
             // learned in another one (a bike started lying). The bike cannot be ridden lying:
             // riding's mean force, shown in part, is the reference now, as if the agent had started
             // upright with this sensor.
-            if referencePlausible && meanMagnitude < 0.9 * gravity && max(halfCosines.0, halfCosines.1) < 0.866 {
+            // (Not a force too small to point anywhere: the same 0.05 g floor as the first reference.)
+            if referencePlausible && meanMagnitude < 0.9 * gravity && meanMagnitude > 0.05 * standardGravity
+                && max(halfCosines.0, halfCosines.1) < 0.866 {
                 replaceReference(with: meanForce, t: t, emit: emit)
                 return true
             }
@@ -748,7 +746,8 @@ package struct CrashDetector: Sendable {
         }
         // Elsewhere: with a healthy sensor about 1 g replaces it; with a dead axis, only what is
         // shown in full is the bike's up.
-        guard deadReported == .zero ? plausible(meanMagnitude) : shownInFull else { return false }
+        // (The window reads about 1 g here: the branch above took every other.)
+        guard deadReported == .zero || shownInFull else { return false }
         replaceReference(with: meanDirection * gravity, t: t, emit: emit)
         return true
     }
@@ -772,6 +771,15 @@ package struct CrashDetector: Sendable {
             emit(.rearmed(t: t))
         }
         phase = .moving
+    }
+
+    /// Lying and still for `needed` seconds, a crash's or a parked fall's rest. A fall lies down
+    /// before it comes to rest; a posture that passes the lying angle while the force stays still
+    /// (the gyro's tilt on a dead axis, turned by a rotation the live axes never saw) must last the
+    /// whole wait itself.
+    private func restedLying(stillFor: Double, needed: Double, t: Double) -> Bool {
+        let lyingNeeded = lyingSince > stillSince ? needed : min(needed, configuration.restConfirmationSeconds)
+        return stillFor >= needed && t - lyingSince >= lyingNeeded
     }
 
     /// A fall, not a person's hands, in the last 10–20 s: a rotation as fast as a falling bike's
@@ -832,7 +840,7 @@ package struct CrashDetector: Sendable {
             }
         } else if lying && still {
             let needed = uncertain ? configuration.lowMagnitudeRestConfirmationSeconds : configuration.restConfirmationSeconds
-            if stillFor >= needed && t - lyingSince >= min(needed, configuration.restConfirmationSeconds) {
+            if restedLying(stillFor: stillFor, needed: needed, t: t) {
                 downWhileParked = true
                 uprightSince = .nan
                 if fellLikeAFall {
