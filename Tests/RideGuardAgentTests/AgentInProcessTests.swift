@@ -192,7 +192,7 @@ import Testing
         await agent.advance(by: 1)
         modem.deliver(from: "+4915112345678", "ok!")
         let joOK = agent.clock.now()
-        await agent.settle(until: { Self.journal(folder, kind: "alerts").contains("acknowledged the alert") })
+        await agent.clock.settle(until: { Self.journal(folder, kind: "alerts").contains("acknowledged the alert") })
         try await agent.advance(until: { modem.calls[1].ended != nil }, limit: 10)
         #expect(agent.clock.now() - joOK < 3, "Jo's phone rang on after the OK: \(agent.log.text)")
         try await agent.advance(until: { (try? AgentTests.status(folder))??.acknowledgement != nil }, limit: 10)
@@ -250,10 +250,10 @@ import Testing
         let sends = { modem.commands.filter { $0.hasPrefix("AT+CMGS=") }.count }
         try await agent.advance(until: { sends() == 1 }, limit: 60)
         // The network's second is a real one: the clock stands still while the modem sends.
-        await agent.settle(until: { sends() == 2 }, seconds: 10)
+        await agent.clock.settle(until: { sends() == 2 }, seconds: 10)
         #expect(sends() == 2)
         modem.deliver(from: "+33612345678", "OK")
-        await agent.settle(until: { (try? AgentTests.status(folder))??.acknowledgement != nil }, seconds: 10)
+        await agent.clock.settle(until: { (try? AgentTests.status(folder))??.acknowledgement != nil }, seconds: 10)
         try await agent.advance(until: { (try? AgentTests.status(folder))??.acknowledgement != nil && modem.stored == 0 }, limit: 10)
         await agent.advance(by: 60, step: 1)
         await agent.stop()
@@ -271,7 +271,7 @@ import Testing
         let configuration = InProcessAgent.configuration(in: folder, modem: modem)
         let agent = try InProcessAgent(configuration)
         try await agent.advance(until: { modem.calls.count == 1 }, limit: 60)
-        await agent.settle(until: { modem.calls[0].answered })          // Sam picks up a second (real time) after it rings
+        await agent.clock.settle(until: { modem.calls[0].answered })          // Sam picks up a second (real time) after it rings
         try await agent.advance(until: { (try? AgentTests.status(folder))??.acknowledgement != nil }, limit: 20)
         let calls = modem.calls
         #expect(calls.count == 1 && calls[0].number == "+33612345678" && calls[0].answered && calls[0].ended != nil, "\(calls)")
@@ -369,7 +369,7 @@ import Testing
         await first.stop()
 
         let second = try InProcessAgent(configuration, clock: first.clock)
-        await second.settle(until: { modem.commands.filter { $0 == "AT+CNMI=2,1,0,0,0" }.count == 2 })   // the modem's bring-up: real I/O
+        await second.clock.settle(until: { modem.commands.filter { $0 == "AT+CNMI=2,1,0,0,0" }.count == 2 })   // the modem's bring-up: real I/O
         try await second.advance(until: { await second.agent.state == .armed && modem.commands.filter { $0 == "AT+CNMI=2,1,0,0,0" }.count == 2 },
                                  limit: 20)
         modem.deliver(from: "+4915112345678", text, parts: 2, only: [1], reference: 0x4242)

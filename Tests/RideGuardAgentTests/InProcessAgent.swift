@@ -46,13 +46,6 @@ final class InProcessAgent: Sendable {
         }
     }
 
-    /// Waits in real time, the agent's clock stopped, until `done` holds (at most `seconds`): for
-    /// what the agent and its peers do without time passing, such as reading an SMS just delivered.
-    func settle(until done: () async throws -> Bool, seconds: Double = 5) async rethrows {
-        let deadline = Date().addingTimeInterval(seconds)
-        while try await !done(), Date() < deadline { try? await Task.sleep(for: .milliseconds(1)) }
-    }
-
     /// Lets the parts woken by a step finish what they do at this instant (AT exchanges, writes,
     /// log lines) before time moves again: up to 20 ms, until nothing changed for a millisecond.
     private func quiet() async {
