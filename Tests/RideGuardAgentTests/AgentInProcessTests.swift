@@ -7,7 +7,7 @@ import Testing
 /// The agent's end-to-end paths, in-process on a manual clock (`InProcessAgent`): the crash in the
 /// trace, the countdown, the SMS to a fake modem on a pty, the calls, the journal. Time is moved by
 /// the test, so a 10 s countdown or a 60 s round of calls costs no real seconds.
-@Suite(.serialized) struct AgentInProcessTests {
+@Suite(.serialized, .onOneThread) struct AgentInProcessTests {
     /// A folder with a database holding Sam and Jo and the rider's message (unless `contacts` is false).
     /// The database is `database` when given, else `rideguard.sqlite` in the folder.
     static func folder(_ name: String, contacts: Bool = true, database path: String? = nil) throws -> URL {
@@ -114,7 +114,7 @@ import Testing
         let agent = try InProcessAgent(InProcessAgent.configuration(in: folder, modem: modem))
         try await agent.advance(until: { modem.messages.count == 2 && agent.log.contains("the modem cannot make voice calls") }, limit: 60)
         #expect(!agent.log.contains("ringing"), "\(agent.log.text)")
-        #expect(try AgentTests.status(folder)?.calls == "off (the modem cannot make voice calls)")
+        #expect(try await AgentTests.status(folder)?.calls == "off (the modem cannot make voice calls)")
         await agent.stop()
         #expect(!modem.commands.contains { $0.hasPrefix("ATD") })
     }
@@ -127,16 +127,16 @@ import Testing
         let configuration = InProcessAgent.configuration(in: folder, modem: modem)
         let agent = try InProcessAgent(configuration)
         try await agent.advance(untilState: .armed, limit: 20)
-        let armed = try #require(try AgentTests.status(folder))
+        let armed = try #require(try await AgentTests.status(folder))
         #expect(armed.contacts == 2)
         #expect(armed.sensor.samples > 0 && !armed.sensor.blind)
         try await agent.advance(untilState: .alertCountdown, limit: 60)
-        let press = try Rideguard.run(["ctl", "press", "--hold", "1.5", "--socket", configuration.controlSocket])
+        let press = try await Rideguard.run(["ctl", "press", "--hold", "1.5", "--socket", configuration.controlSocket])
         #expect(press.status == 0, "\(press.stderr)")
         try await agent.advance(untilState: .armed, limit: 10)
         await agent.advance(by: 12)                          // past the end of the countdown
         #expect(modem.received.isEmpty)
-        let human = try Rideguard.run(["status", "--socket", configuration.controlSocket])
+        let human = try await Rideguard.run(["status", "--socket", configuration.controlSocket])
         #expect(human.stdout.contains("state: armed") && human.stdout.contains("outbox: 0 pending; contacts: 2"), "\(human.stdout)")
         await agent.stop()
     }
@@ -145,14 +145,14 @@ import Testing
     /// nothing is detected as a crash.
     @Test func aNormalRideSendsNothing() async throws {
         let synth = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-synth-\(UUID().uuidString)")
-        #expect(try Rideguard.run(["synth", "--out", synth.path, "--seed", "12", "--scenario", "normal_ride", "--count", "1",
+        #expect(try await Rideguard.run(["synth", "--out", synth.path, "--seed", "12", "--scenario", "normal_ride", "--count", "1",
                                    "--riding-scale", "0.1", "--rate", "100"]).status == 0)
         let modem = try FakeModem()
         let folder = try Self.folder("ride")
         let trace = synth.appendingPathComponent("0001-normal_ride.csv")
         let agent = try InProcessAgent(InProcessAgent.configuration(in: folder, trace: trace, modem: modem))
         try await agent.advance(until: { agent.log.contains("simulated IMU: end of the trace") }, limit: 600, step: 0.5)
-        let samples = try #require(try AgentTests.status(folder)).sensor.samples
+        let samples = try #require(try await AgentTests.status(folder)).sensor.samples
         await agent.stop()
         let rows = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }.count - 1
         #expect(samples == rows, "the whole ride was played")
@@ -195,8 +195,8 @@ import Testing
         await agent.clock.settle(until: { Self.journal(folder, kind: "alerts").contains("acknowledged the alert") })
         try await agent.advance(until: { modem.calls[1].ended != nil }, limit: 10)
         #expect(agent.clock.now() - joOK < 3, "Jo's phone rang on after the OK: \(agent.log.text)")
-        try await agent.advance(until: { (try? AgentTests.status(folder))??.acknowledgement != nil }, limit: 10)
-        let human = try Rideguard.run(["status", "--socket", configuration.controlSocket]).stdout
+        try await agent.advance(until: { (try? await AgentTests.status(folder))??.acknowledgement != nil }, limit: 10)
+        let human = try await Rideguard.run(["status", "--socket", configuration.controlSocket]).stdout
         #expect(human.contains("acknowledged: by Jo (+49•••••••5678), replying OK at "), "\(human)")
         #expect(human.contains("calls: stopped"), "\(human)")
         await agent.advance(by: 120, step: 1)
@@ -253,8 +253,8 @@ import Testing
         await agent.clock.settle(until: { sends() == 2 }, seconds: 10)
         #expect(sends() == 2)
         modem.deliver(from: "+33612345678", "OK")
-        await agent.clock.settle(until: { (try? AgentTests.status(folder))??.acknowledgement != nil }, seconds: 10)
-        try await agent.advance(until: { (try? AgentTests.status(folder))??.acknowledgement != nil && modem.stored == 0 }, limit: 10)
+        await agent.clock.settle(until: { (try? await AgentTests.status(folder))??.acknowledgement != nil }, seconds: 10)
+        try await agent.advance(until: { (try? await AgentTests.status(folder))??.acknowledgement != nil && modem.stored == 0 }, limit: 10)
         await agent.advance(by: 60, step: 1)
         await agent.stop()
         #expect(modem.messages.count == 2)
@@ -272,15 +272,15 @@ import Testing
         let agent = try InProcessAgent(configuration)
         try await agent.advance(until: { modem.calls.count == 1 }, limit: 60)
         await agent.clock.settle(until: { modem.calls[0].answered })          // Sam picks up a second (real time) after it rings
-        try await agent.advance(until: { (try? AgentTests.status(folder))??.acknowledgement != nil }, limit: 20)
+        try await agent.advance(until: { (try? await AgentTests.status(folder))??.acknowledgement != nil }, limit: 20)
         let calls = modem.calls
         #expect(calls.count == 1 && calls[0].number == "+33612345678" && calls[0].answered && calls[0].ended != nil, "\(calls)")
-        #expect(try AgentTests.status(folder)?.calls == "answered by Sam (+33•••••5678)")
+        #expect(try await AgentTests.status(folder)?.calls == "answered by Sam (+33•••••5678)")
         let alerts = Self.journal(folder, kind: "alerts")
         #expect(alerts.contains("call to Sam (+33•••••5678): answered (AT port held "), "\(alerts)")
         #expect(alerts.contains("Sam (+33•••••5678) acknowledged the alert (answered the call): calls stopped"), "\(alerts)")
         #expect(!alerts.contains("nobody answered round 1"), "the round went on after the answer: \(alerts)")
-        #expect(try Rideguard.run(["ctl", "press", "--hold", "3.5", "--socket", configuration.controlSocket]).status == 0)
+        #expect(try await Rideguard.run(["ctl", "press", "--hold", "3.5", "--socket", configuration.controlSocket]).status == 0)
         try await agent.advance(until: { modem.messages.count >= 4 }, limit: 30)
         let clears = modem.received.filter { $0.decoded.text.contains("the rider cancelled the alert") }
         #expect(Set(clears.map(\.decoded.number)) == ["+33612345678", "+4915112345678"])

@@ -204,6 +204,11 @@ import Testing
         return try? JSONDecoder().decode(ControlReply.self, from: Data(result.stdout.utf8)).status
     }
 
+    static func status(_ folder: URL) async throws -> AgentStatus? {
+        let result = try await Rideguard.run(["status", "--json", "--socket", folder.appendingPathComponent("control.sock").path])
+        return try? JSONDecoder().decode(ControlReply.self, from: Data(result.stdout.utf8)).status
+    }
+
     func status(_ folder: URL) throws -> AgentStatus? { try Self.status(folder) }
 
     func waitForState(_ folder: URL, _ state: String, seconds: Double = 60) throws {

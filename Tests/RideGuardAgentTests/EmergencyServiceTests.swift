@@ -27,7 +27,7 @@ func temporaryStore() -> WorkflowStore {
     return WorkflowStore(database: try! RideGuardDatabase(path: path))
 }
 
-@Suite(.serialized) struct EmergencyServiceTests {
+@Suite(.serialized, .onOneThread) struct EmergencyServiceTests {
     func makeService(store: WorkflowStore, clock: ManualClock, recorder: Recorder, buzzer: SimulatedBuzzer = SimulatedBuzzer())
         -> (EmergencyService, BuzzerPlayer) {
         let player = BuzzerPlayer(output: buzzer, clock: clock)
@@ -102,16 +102,10 @@ func temporaryStore() -> WorkflowStore {
         #expect(await service.state == .alertCountdown)
         #expect(recorder.kinds.isEmpty)
         await clock.advance(by: 2)
-        await clock.settle {
-            let (state, last) = (await service.state, await player.history.last)
-            return state == .emergencySending && last == .alarm && recorder.kinds == [.alert]
-        }
         #expect(await service.state == .emergencySending)
         #expect(recorder.kinds == [.alert])
         #expect(await player.history == [.armed, .countdownSlow, .countdownFast, .countdownUrgent, .alarm])
-        // It really beeped, faster and faster: 43 beeps when every step reacts at once (a beep whose
-        // next step registered after the clock moved on is lost: seen under heavy load).
-        #expect(buzzer.beeps > 20)
+        #expect(buzzer.beeps > 30)                       // it really beeped, faster and faster
         await service.shutdown()
     }
 
@@ -136,10 +130,7 @@ func temporaryStore() -> WorkflowStore {
         Task { await service.run() }
         await service.handle(.arm(at: clock.now(), problems: []))
         await service.handle(.crashDetected(at: clock.now(), summary: "bike down"))
-        // Time stops exactly at each step's deadline and the test waits for the reaction's last
-        // effect: what the service does then reads that instant, however late it runs.
         await clock.advance(by: 30)
-        await clock.settle { let last = await player.history.last; return last == .fault && journal.withLock { $0.contains("could not queue the alert: disk I/O error; retrying") } }
         #expect(requests.withLock { $0.count } == 1)
         #expect(journal.withLock { $0.contains("could not queue the alert: disk I/O error; retrying") })
         #expect(await player.history.last == .fault)
@@ -148,12 +139,10 @@ func temporaryStore() -> WorkflowStore {
         await clock.advance(by: 0.9)
         #expect(requests.withLock { $0.count } == 1, "tried again before 1 s")
         await clock.advance(by: 0.1)
-        await clock.settle { requests.withLock { $0.count } == 2 }
         #expect(requests.withLock { $0.map(\.skipping) } == [[], ["+33611111111"]])
         await clock.advance(by: 1.9)
         #expect(requests.withLock { $0.count } == 2, "tried again before 2 s")
         await clock.advance(by: 0.1)
-        await clock.settle { let last = await player.history.last; return last == .alarm && journal.withLock { $0.contains("alert queued after 3 attempts") } }
         #expect(requests.withLock { $0.map(\.skipping) } == [[], ["+33611111111"], ["+33611111111"]])
         #expect(journal.withLock { $0.contains("alert queued after 3 attempts") })
         #expect(await player.history.last == .alarm)
@@ -185,14 +174,12 @@ func temporaryStore() -> WorkflowStore {
         await service.handle(.gesture(.held(seconds: 3, at: clock.now() + 3)))           // manual SOS
         await service.handle(.gesture(.released(duration: 3.1, at: clock.now() + 3.1)))
         await clock.advance(by: 13.5)                   // the SOS's 10 s countdown, from the hold
-        await clock.settle { let state = await service.state; return state == .emergencySending && requests.withLock { $0 } == 1 }
         #expect(await service.state == .emergencySending && requests.withLock { $0 } == 1)
         await service.handle(.gesture(.down(at: clock.now())))                          // "I'm fine", held 3 s
         await service.handle(.gesture(.held(seconds: 3, at: clock.now() + 3)))
         await service.handle(.gesture(.released(duration: 3.1, at: clock.now() + 3.1)))
         #expect(await service.state == .emergencyEnded)
         await clock.advance(by: 1)
-        await clock.settle { journal.withLock { $0.contains("alert no longer needed (emergencyEnded): not queued") } }
         #expect(requests.withLock { $0 } == 1)
         #expect(journal.withLock { $0.contains("alert no longer needed (emergencyEnded): not queued") }, "\(journal.withLock { $0 })")
         await service.shutdown()
@@ -213,10 +200,6 @@ func temporaryStore() -> WorkflowStore {
         // Then a real 1.5 s hold: acknowledged as soon as one second is reached, still held.
         await service.handle(.buttonEdge(pressed: true, at: clock.now()))
         await clock.advance(by: 1.1)
-        await clock.settle {
-            let (state, last) = (await service.state, await player.history.last)
-            return state == .armed && last == .acknowledge
-        }
         #expect(await service.state == .armed)
         #expect(await player.history.last == .acknowledge)
         await clock.advance(by: 0.4)
@@ -242,8 +225,6 @@ func temporaryStore() -> WorkflowStore {
         await second.resume()
         #expect(await player.history.first == .countdownSlow)
         await clock.advance(by: 16)
-        // The timers resumed just before: the countdown's fires at the latest when it registers.
-        await clock.settle { let state = await second.state; return state == .emergencySending && again.kinds == [.alert] }
         #expect(await second.state == .emergencySending)
         #expect(again.kinds == [.alert])
         await second.shutdown()

@@ -2,9 +2,11 @@ import Foundation
 import RideGuardAgent
 import RideGuardCore
 import Synchronization
+import Testing
 
 /// A clock the test moves by hand: `advance` wakes sleepers in deadline order and lets each react
-/// (schedule its next sleep) before moving on.
+/// to the end (schedule its next sleep, post what it must) before moving on. Under `.onOneThread`
+/// only: the reactions' end is known there, with no real sleep.
 final class ManualClock: ServiceClock {
     private struct Waiter {
         var id: Int
@@ -57,11 +59,15 @@ final class ManualClock: ServiceClock {
     }
 
     /// Moves time forward by `seconds`, waking every sleeper whose deadline passes, in order. Each
-    /// woken task gets up to 10 ms of real time to react (most schedule their next sleep at once:
-    /// the buzzer's next step, the trace player's next batch) before time moves on.
-    func advance(by seconds: Double) async {
+    /// woken task reacts (schedules its next sleep, posts what it must) and everything that reaction
+    /// starts runs to its end before time moves on: the test's jobs all run on one thread
+    /// (`.onOneThread`), so "nothing left to run" is known, not waited for.
+    func advance(by seconds: Double, sourceLocation: SourceLocation = #_sourceLocation) async {
+        if !OneThreadExecutor.isInstalled {
+            Issue.record("a manual clock moves only under .onOneThread", sourceLocation: sourceLocation)
+        }
         // Tasks started just before (a buzzer pattern, a timer) register their first sleep first.
-        await pause()
+        await OneThreadExecutor.shared.idle()
         let target = now() + seconds
         while true {
             let next = state.withLock { s -> Waiter? in
@@ -72,15 +78,10 @@ final class ManualClock: ServiceClock {
                 return waiter
             }
             guard let next else { break }
-            let sleepsBefore = state.withLock { $0.nextID }
             next.continuation.resume()
-            for _ in 0..<100 {
-                await pause()
-                if state.withLock({ $0.nextID }) != sleepsBefore { break }
-            }
+            await OneThreadExecutor.shared.idle()
         }
         state.withLock { $0.now = target }
-        await pause()
     }
 
     /// Waits in real time, this clock stopped, until `done` holds (at most `seconds`): for what the
@@ -89,10 +90,5 @@ final class ManualClock: ServiceClock {
     func settle(until done: () async throws -> Bool, seconds: Double = 5) async rethrows {
         let deadline = Date().addingTimeInterval(seconds)
         while try await !done(), Date() < deadline { try? await Task.sleep(for: .milliseconds(1)) }
-    }
-
-    /// A tenth of a millisecond of real time, for other tasks and threads to run.
-    private func pause() async {
-        try? await Task.sleep(for: .microseconds(100))
     }
 }

@@ -12,7 +12,7 @@ import Testing
     /// Issue 28, point 1: a command's timeout runs on the agent's clock and ends with the command.
     /// Answered commands leave no timer behind; a message the network never confirms fails after
     /// exactly its timeout of the clock's time, however long that takes in real time.
-    @Test func timeoutsAreTheClocksAndEndWithTheirCommand() async throws {
+    @Test(.onOneThread) func timeoutsAreTheClocksAndEndWithTheirCommand() async throws {
         var script = FakeModem.Script()
         script.outcomes = [.silence]
         let fake = try FakeModem(script: script)

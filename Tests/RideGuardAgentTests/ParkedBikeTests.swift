@@ -30,12 +30,12 @@ extension AgentInProcessTests {
         #expect(sms.contains("your parked bike fell over. Nobody was riding it: your contacts were not told."), "\(sms)")
         #expect(sms.contains("https://maps.google.com/?q=45.10000,5.70000"), "\(sms)")
 
-        try await agent.advance(until: { (try? AgentTests.status(folder))??.bike?.underVoltage == true }, limit: 30)
-        let now = try #require(try AgentTests.status(folder))
+        try await agent.advance(until: { (try? await AgentTests.status(folder))??.bike?.underVoltage == true }, limit: 30)
+        let now = try #require(try await AgentTests.status(folder))
         #expect(now.state == .armed, "a countdown started: \(now.state)")
         let bike = try #require(now.bike)
         #expect(bike.context == "parked" && bike.lastParkedFall != nil, "\(bike)")
-        let human = try Rideguard.run(["status", "--socket", configuration.controlSocket]).stdout
+        let human = try await Rideguard.run(["status", "--socket", configuration.controlSocket]).stdout
         #expect(human.contains("bike: parked, supply UNDER-VOLTAGE") && human.contains("parked bike fell over at "), "\(human)")
         await agent.advance(by: 30)
         await agent.stop()
@@ -90,7 +90,7 @@ extension AgentInProcessTests {
         let config = folder.appendingPathComponent("config.yaml")
         let yaml = "database: \(configuration.database)\nimu:\n  simulated: true\n  trace: \(configuration.imu.trace!)\n  speed: 8\ngpio:\n  simulated: true\ngps:\n  simulated: true\nmodem:\n  simulated: true\n"
         try Data(yaml.utf8).write(to: config)
-        let doctor = try Rideguard.run(["doctor", "--config", config.path])
+        let doctor = try await Rideguard.run(["doctor", "--config", config.path])
         #expect(doctor.stdout.contains("! contacts: 1: Sam +33•••••5678; no alert message of your own"), "\(doctor.stdout)")
     }
 }

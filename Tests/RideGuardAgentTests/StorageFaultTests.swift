@@ -51,7 +51,7 @@ extension AgentTests {
     /// Point 1: a card read-only when the agent starts. It protects, degraded, and says so; the
     /// crash's alert goes to both contacts; once the card is writable again, what was kept in
     /// memory (the alerts, the journal's crash and countdown lines) is written.
-    @Test(.enabled(if: geteuid() == 0, "mounts a tmpfs")) func aReadOnlyCardStillSendsTheAlert() async throws {
+    @Test(.enabled(if: geteuid() == 0, "mounts a tmpfs"), .onOneThread) func aReadOnlyCardStillSendsTheAlert() async throws {
         let card = try Card(megabytes: 4)
         let modem = try FakeModem()
         let folder = try AgentInProcessTests.folder("read-only", database: card.path + "/rideguard.sqlite")
@@ -60,15 +60,15 @@ extension AgentTests {
         try card.remount(readOnly: true)
         let agent = try InProcessAgent(configuration)
         try await agent.advance(untilState: .armed, limit: 20)
-        let armed = try #require(try AgentTests.status(folder))
+        let armed = try #require(try await AgentTests.status(folder))
         #expect(armed.storageProblem?.contains("read-only filesystem") == true, "\(String(describing: armed.storageProblem))")
-        try await agent.advance(until: { (try? AgentTests.status(folder))??.buzzer == .storageFault }, limit: 5)
+        try await agent.advance(until: { (try? await AgentTests.status(folder))??.buzzer == .storageFault }, limit: 5)
         try await agent.advance(until: { modem.messages.count >= 2 }, limit: 60)
         #expect(modem.messages.allSatisfy { $0.hasPrefix("Crash! Call me.") })
         #expect(agent.log.contains("storage: the database"), "\(agent.log.text)")
 
         try card.remount(readOnly: false)
-        try await agent.advance(until: { (try? AgentTests.status(folder))??.storageProblem == nil }, limit: 30)
+        try await agent.advance(until: { (try? await AgentTests.status(folder))??.storageProblem == nil }, limit: 30)
         await agent.stop()
         let database = try RideGuardDatabase(path: configuration.database)
         let alerts = try database.outbox.all().filter { $0.kind == MessageKind.alert.rawValue }
@@ -82,7 +82,7 @@ extension AgentTests {
 
     /// Point 2: the card fills up while the agent protects. The alert is sent all the same, no cut
     /// or empty crash trace is left, and no journal line is lost once space is freed.
-    @Test(.enabled(if: geteuid() == 0, "mounts a tmpfs")) func aFullCardStillSendsTheAlertAndLosesNoJournalLine() async throws {
+    @Test(.enabled(if: geteuid() == 0, "mounts a tmpfs"), .onOneThread) func aFullCardStillSendsTheAlertAndLosesNoJournalLine() async throws {
         let card = try Card(megabytes: 4)
         let modem = try FakeModem()
         let folder = try AgentInProcessTests.folder("full", database: card.path + "/rideguard.sqlite")
@@ -91,7 +91,7 @@ extension AgentTests {
         let agent = try InProcessAgent(configuration)
         try await agent.advance(untilState: .armed, limit: 20)
         card.fill()                                  // the crash comes at 31 s of trace: 15 s from the start
-        try await agent.advance(until: { (try? AgentTests.status(folder))??.storageProblem?.contains("is full") == true }, limit: 20)
+        try await agent.advance(until: { (try? await AgentTests.status(folder))??.storageProblem?.contains("is full") == true }, limit: 20)
         try await agent.advance(until: { modem.messages.count >= 2 }, limit: 60)
         // The stream ends 15 s after the crash: its trace cannot be written, and leaves nothing.
         try await agent.advance(until: { agent.log.contains("could not save the trace around the crash") }, limit: 40)
@@ -126,7 +126,7 @@ extension AgentTests {
 
     /// Point 4: a database that cannot be opened sounds the fault pattern (the buzzer comes first),
     /// is tried again every 10 s, and the agent arms as soon as it opens: `rideguard run`'s start.
-    @Test func anUnopenableDatabaseSoundsTheFaultAndWaits() async throws {
+    @Test(.onOneThread) func anUnopenableDatabaseSoundsTheFaultAndWaits() async throws {
         let folder = try AgentInProcessTests.folder("unopenable", contacts: false)
         let blocked = folder.appendingPathComponent("state").path
         FileManager.default.createFile(atPath: blocked, contents: Data("not a folder".utf8))   // the database's folder is a file

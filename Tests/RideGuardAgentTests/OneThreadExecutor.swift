@@ -1,0 +1,125 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// While a test runs under `.onOneThread`, every job the Swift runtime hands its global executor
+/// (a new task's start, an actor's turn, a resumed continuation) runs here instead: one at a time,
+/// on one thread, in the order enqueued. The manual clock can then tell when everything it woke has
+/// finished reacting, with no real time slept: no job is waiting (`idle()`).
+///
+/// Work on threads of its own (a pty's reader, a fake peer, a `Thread` a test starts) is not seen
+/// here; what waits on it waits in real time (`ManualClock.settle`). Nothing run here may block
+/// waiting for another task: that task would wait behind it.
+final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
+    static let shared = OneThreadExecutor()
+
+    private let condition = NSCondition()
+    private var queue: [UnownedJob] = []            // guarded by `condition`
+    private var head = 0
+    private var thread: Thread!                     // set once, in init
+
+    private init() {
+        thread = Thread { [unowned self] in self.runJobs() }
+        thread.name = "one-thread executor"
+        thread.start()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        enqueue(UnownedJob(job))
+    }
+
+    func enqueue(_ job: UnownedJob) {
+        condition.lock()
+        queue.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Jobs enqueued and not yet started.
+    private var waiting: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return queue.count - head
+    }
+
+    /// Returns once no other job waits: everything enqueued before, and all it enqueued in turn, has
+    /// run. From a test under `.onOneThread`: its first turn may still be on a thread of the
+    /// runtime's (the test began before the hook), so it yields until it runs here, where no other
+    /// job can be running beside it.
+    func idle() async {
+        repeat { await Task.yield() } while !isCurrent || waiting > 0
+    }
+
+    private var isCurrent: Bool { Thread.current === thread }
+
+    private func runJobs() {
+        while true {
+            condition.lock()
+            while head == queue.count { condition.wait() }
+            let job = queue[head]
+            head += 1
+            if head == queue.count {
+                queue.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+
+    // MARK: - The runtime's hook
+
+    private typealias Original = @convention(thin) (UnownedJob) -> Void
+    private typealias Hook = @convention(thin) (UnownedJob, Original) -> Void
+
+    /// How many scopes have asked for the hook (a suite's and its tests').
+    private static let scopes = Mutex(0)
+
+    /// Whether the runtime's global jobs come here now.
+    static var isInstalled: Bool { scopes.withLock { $0 > 0 } }
+
+    // Written only under `scopes`' lock; the runtime reads it as it enqueues.
+    nonisolated(unsafe) private static let hook: UnsafeMutablePointer<Hook?> = {
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "swift_task_enqueueGlobal_hook") else {
+            fatalError("the Swift runtime has no swift_task_enqueueGlobal_hook")
+        }
+        return symbol.assumingMemoryBound(to: Hook?.self)
+    }()
+
+    static func withJobsHere<T>(_ body: () async throws -> T) async rethrows -> T {
+        _ = shared
+        scopes.withLock { count in
+            if count == 0 { hook.pointee = { job, _ in OneThreadExecutor.shared.enqueue(job) } }
+            count += 1
+        }
+        defer {
+            scopes.withLock { count in
+                count -= 1
+                if count == 0 { hook.pointee = nil }
+            }
+        }
+        return try await body()
+    }
+}
+
+/// Runs `body` on a thread of its own and waits for it without holding a thread of the runtime's:
+/// for what blocks (a spawned `rideguard` talking to the agent's socket).
+func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
+/// Runs a suite's or a test's jobs on `OneThreadExecutor`: what a manual clock needs to move time
+/// deterministically.
+struct OnOneThread: SuiteTrait, TestTrait, TestScoping {
+    var isRecursive: Bool { true }
+
+    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        try await OneThreadExecutor.withJobsHere(function)
+    }
+}
+
+extension Trait where Self == OnOneThread {
+    static var onOneThread: Self { OnOneThread() }
+}
