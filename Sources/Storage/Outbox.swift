@@ -226,13 +226,19 @@ package struct Outbox: Sendable {
         do {
             return try database.write { db in
                 let notInMemory = sendingInMemory.isEmpty ? "" : " AND id NOT IN (\(sendingInMemory.map(String.init).joined(separator: ", ")))"
-                guard var message = try OutboxMessage.fetch(db, Self.due + notInMemory + " ORDER BY kind = ? DESC, id LIMIT 1",
-                                                            [SQLValue(now), SQLValue(MessageKind.alert.rawValue)]).first else { return nil }
-                message.status = .sending
-                message.attempts += 1
-                message.updatedAt = now
-                try message.update(db)
-                return message
+                while true {
+                    guard let row = try db.query("SELECT \(OutboxMessage.columns) FROM outbox " + Self.due + notInMemory + " ORDER BY kind = ? DESC, id LIMIT 1",
+                                                 [SQLValue(now), SQLValue(MessageKind.alert.rawValue)]).first else { return nil }
+                    guard var message = OutboxMessage(row: row) else {
+                        try Self.setAside(row, db, now: now)       // else it would come first again, before every other
+                        continue
+                    }
+                    message.status = .sending
+                    message.attempts += 1
+                    message.updatedAt = now
+                    try message.update(db)
+                    return message
+                }
             }
         } catch {
             let stored = Result { try database.read { db in try OutboxMessage.fetch(db, Self.due, [SQLValue(now)]) } }
@@ -251,6 +257,16 @@ package struct Outbox: Sendable {
                 return message
             }
         }
+    }
+
+    /// A due row that is not a message (a value edited by hand, a damaged card): marked failed, so
+    /// that the messages after it go out, and journaled once with its id.
+    private static func setAside(_ row: [SQLValue], _ db: SQLiteConnection, now: Double) throws {
+        let id = row.first?.integer ?? -1
+        try db.execute("UPDATE outbox SET status = 'failed', last_error = 'damaged row', updated_at = ? WHERE id = ?", [SQLValue(now), SQLValue(id)])
+        var record = JournalRecord(id: nil, time: now, kind: "messages",
+                                   text: "outbox message \(id) is damaged (a value that is not what a message holds): set aside as failed, not sent; the messages after it go on")
+        try record.insert(db)
     }
 
     /// Pending and due at the time given as its argument.

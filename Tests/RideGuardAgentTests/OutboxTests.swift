@@ -1,5 +1,5 @@
 import Foundation
-import Storage
+@testable import Storage
 import Testing
 
 /// The outbox on SQLite on disk.
@@ -15,5 +15,23 @@ import Testing
         var order: [String] = []
         while let message = try outbox.claimNext(now: 10) { order.append("\(message.kind) \(message.recipient)") }
         #expect(order == ["alert +4915112345678", "alert +33612345678", "reply +33612345678", "location_update +33612345678"])
+    }
+
+    /// A due alert whose body was damaged (a blob where text must be) is set aside, failed and
+    /// journaled with its id: the alert after it still goes, and the damaged one never blocks again.
+    @Test func aDamagedRowIsSetAsideAndTheNextAlertGoes() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-outbox-damaged-\(UUID().uuidString).sqlite").path
+        let database = try RideGuardDatabase(path: path)
+        let outbox = database.outbox
+        let damaged = try #require(try outbox.enqueue(recipient: "+4915112345678", kind: "alert", body: "crash", now: 1).id)
+        _ = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "crash", now: 2)
+        try SQLiteConnection(path: path).execute("UPDATE outbox SET body = x'00ff' WHERE id = ?", [SQLValue(damaged)])
+        let next = try #require(try outbox.claimNext(now: 10))
+        #expect(next.recipient == "+33612345678")
+        #expect(try outbox.claimNext(now: 10) == nil)
+        let lines = try database.journal(kind: "messages").map(\.text)
+        #expect(lines.filter { $0.hasPrefix("outbox message \(damaged) is damaged") }.count == 1, "\(lines)")
+        let status = try SQLiteConnection(path: path).query("SELECT status FROM outbox WHERE id = ?", [SQLValue(damaged)]).first?.first?.text
+        #expect(status == "failed")
     }
 }
