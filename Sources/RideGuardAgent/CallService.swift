@@ -11,7 +11,8 @@ final class CallSwitch: Sendable {
     private let continuation: AsyncStream<Bool>.Continuation
     let changes: AsyncStream<Bool>
     private let summary = Mutex<String?>(nil)
-    private let ringing = Mutex<Task<Void, Never>?>(nil)
+    /// The last switch (what the workflow wants now) and the task ringing.
+    private let state = Mutex<(on: Bool, ringing: Task<Void, Never>?)>((false, nil))
 
     init() {
         (changes, continuation) = AsyncStream.makeStream(of: Bool.self)
@@ -20,13 +21,21 @@ final class CallSwitch: Sendable {
     /// Off cancels the ringing at once, before this returns: a call waiting for the modem (busy
     /// reading the contact's OK that stopped the calls) is never dialled.
     func set(_ on: Bool) {
-        if !on { ringing.withLock { $0?.cancel() } }
+        state.withLock { state in
+            state.on = on
+            if !on { state.ringing?.cancel() }
+        }
         continuation.yield(on)
     }
 
-    /// The task ringing the contacts now.
+    /// The task ringing the contacts now; cancelled at once when the calls were switched off since
+    /// the "on" it answers (an OK read just after the alert went out: on, then off, both before
+    /// the ringing began). It may never dial.
     func ring(_ task: Task<Void, Never>?) {
-        ringing.withLock { $0 = task }
+        state.withLock { state in
+            state.ringing = task
+            if !state.on { task?.cancel() }
+        }
     }
 
     /// What the calls are doing, for `status`; nil before any emergency rang anybody.
@@ -96,6 +105,7 @@ struct CallService: Service, CustomStringConvertible {
         for round in 1...rounds {
             let started = clock.now()
             for contact in contacts {
+                guard !Task.isCancelled else { return stopped() }
                 let who = contact.forLogs
                 calls.say("round \(round) of \(rounds): ringing \(who)")
                 logger.info("calls: round \(round) of \(rounds): ringing \(who)")
