@@ -723,6 +723,12 @@ package struct CrashDetector: Sendable {
                 return true
             }
             if min(halfCosines.0, halfCosines.1) >= 0.866 {
+                // The first riding window also gives the up itself to a reference shown in part,
+                // which riding never refines: learned at rest (on the side stand, 10-20° off), it
+                // would hide that much of every fall (a lowside read lying at 53° for 70°).
+                if !referencePlausible && !referenceConfirmed && meanMagnitude > 0.05 * standardGravity {
+                    reference = meanForce
+                }
                 referenceConfirmed = true
                 return false
             }

@@ -133,6 +133,16 @@ import ScenarioSynth
         #expect(detection >= label.crashStart! && detection - label.rest! <= 6)
     }
 
+    /// A short ride on a sensor whose dead axis carries most of gravity, started on the side stand
+    /// (0.38 g shown at rest, 0.12 g riding): the stand's lean, 15° off, was confirmed as upright
+    /// and the lowside's rest read 53° for about 70°. Riding's own mean is the up now.
+    @Test func aDeadAxisStartOnTheStandLearnsTheUpFromRiding() throws {
+        let (label, crashes, _) = Self.replay(.lowside, seed: 16722172193104759901, ridingScale: 0.3)
+        #expect(label.deadAxis != nil)
+        let detection = try #require(crashes.first, "missed")
+        #expect(detection >= label.crashStart! && detection - label.rest! <= 6)
+    }
+
     /// A parked bike knocked over, no gyro, its landing on the dead axis: the posture's own speed
     /// (upright to past 60° in a fraction of a second) tells the fall from a bike laid down.
     @Test func aParkedFallWithoutGyroOrVisibleLandingIsStillAParkedFall() throws {
