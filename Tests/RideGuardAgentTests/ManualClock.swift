@@ -63,8 +63,9 @@ final class ManualClock: ServiceClock {
     /// starts runs to its end before time moves on: the test's jobs all run on one thread
     /// (`.onOneThread`), so "nothing left to run" is known, not waited for.
     func advance(by seconds: Double, sourceLocation: SourceLocation = #_sourceLocation) async {
-        if !OneThreadExecutor.isInstalled {
+        guard OneThreadExecutor.isInstalled else {
             Issue.record("a manual clock moves only under .onOneThread", sourceLocation: sourceLocation)
+            return
         }
         // Tasks started just before (a buzzer pattern, a timer) register their first sleep first.
         await OneThreadExecutor.shared.idle()

@@ -9,7 +9,9 @@ import Testing
 ///
 /// Work on threads of its own (a pty's reader, a fake peer, a `Thread` a test starts) is not seen
 /// here; what waits on it waits in real time (`ManualClock.settle`). Nothing run here may block
-/// waiting for another task: that task would wait behind it.
+/// waiting for another task: that task would wait behind it. While the hook is in, every task of
+/// the process comes here, another test's too: the suite runs one test at a time (`--no-parallel`,
+/// as `scripts/test.sh` does).
 final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
     static let shared = OneThreadExecutor()
 
