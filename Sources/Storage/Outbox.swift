@@ -264,6 +264,8 @@ package struct Outbox: Sendable {
     private static func setAside(_ row: [SQLValue], _ db: SQLiteConnection, now: Double) throws {
         let id = row.first?.integer ?? -1
         try db.execute("UPDATE outbox SET status = 'failed', last_error = 'damaged row', updated_at = ? WHERE id = ?", [SQLValue(now), SQLValue(id)])
+        // Not set aside (no id to name it by): the claim must not pick it again for ever.
+        guard db.changes == 1 else { throw RecordError(reason: "outbox row \(id) is damaged and cannot be set aside: remove it with sqlite3") }
         var record = JournalRecord(id: nil, time: now, kind: "messages",
                                    text: "outbox message \(id) is damaged (a value that is not what a message holds): set aside as failed, not sent; the messages after it go on")
         try record.insert(db)

@@ -204,9 +204,9 @@ import Testing
         return try? JSONDecoder().decode(ControlReply.self, from: Data(result.stdout.utf8)).status
     }
 
+    /// `status`, waited for on a thread of its own (an in-process agent must answer meanwhile).
     static func status(_ folder: URL) async throws -> AgentStatus? {
-        let result = try await Rideguard.run(["status", "--json", "--socket", folder.appendingPathComponent("control.sock").path])
-        return try? JSONDecoder().decode(ControlReply.self, from: Data(result.stdout.utf8)).status
+        try await offThread { try status(folder) }
     }
 
     func status(_ folder: URL) throws -> AgentStatus? { try Self.status(folder) }

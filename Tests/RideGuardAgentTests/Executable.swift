@@ -24,14 +24,14 @@ enum Rideguard {
         var lines: [String] { stdout.split(separator: "\n").map(String.init) }
     }
 
-    /// Runs the binary (or another `program`) with its standard streams on files (Foundation's pipe
-    /// reads trap on EINTR while other tests' children exit), waits, and returns what it printed.
     /// `run`, waited for on a thread of its own: a test whose jobs run on one thread (`.onOneThread`)
     /// keeps that thread free for the agent that must answer the command meanwhile.
     static func run(_ arguments: [String], stdin: Data? = nil, program: URL = binary) async throws -> Result {
         try await offThread { try run(arguments, stdin: stdin, program: program) }
     }
 
+    /// Runs the binary (or another `program`) with its standard streams on files (Foundation's pipe
+    /// reads trap on EINTR while other tests' children exit), waits, and returns what it printed.
     static func run(_ arguments: [String], stdin: Data? = nil, program: URL = binary) throws -> Result {
         let process = Process()
         process.executableURL = program

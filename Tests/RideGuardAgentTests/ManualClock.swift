@@ -86,8 +86,8 @@ final class ManualClock: ServiceClock {
     }
 
     /// Waits in real time, this clock stopped, until `done` holds (at most `seconds`): for what the
-    /// woken parts and the peers do without time passing (an input a timer posted, handled by its
-    /// service; an SMS just delivered, read by the modem code). Returns at once when it holds already.
+    /// peers do on threads of their own (an SMS just delivered, read by the modem code; a modem that
+    /// takes a second to send). Returns at once when it holds already.
     func settle(until done: () async throws -> Bool, seconds: Double = 5) async rethrows {
         let deadline = Date().addingTimeInterval(seconds)
         while try await !done(), Date() < deadline { try? await Task.sleep(for: .milliseconds(1)) }
