@@ -723,10 +723,13 @@ package struct CrashDetector: Sendable {
                 return true
             }
             if min(halfCosines.0, halfCosines.1) >= 0.866 {
-                // The first riding window also gives the up itself to a reference shown in part,
-                // which riding never refines: learned at rest (on the side stand, 10-20° off), it
-                // would hide that much of every fall (a lowside read lying at 53° for 70°).
-                if !referencePlausible && !referenceConfirmed && meanMagnitude > 0.05 * standardGravity {
+                // Each riding window also gives the up itself to a reference shown in part, which
+                // nothing else refines: learned at rest (on the side stand, 10-20° off) it would hide
+                // that much of every fall (a lowside read lying at 53° for 70°); a first window
+                // closed during a lift is mostly the lying bike's (a crash read 15° for 90°). (The
+                // forward axis and horizontal statistics are not learned from a reference shown in
+                // part, so nothing learned against the old one stays.)
+                if !referencePlausible && meanMagnitude > 0.05 * standardGravity {
                     reference = meanForce
                 }
                 referenceConfirmed = true

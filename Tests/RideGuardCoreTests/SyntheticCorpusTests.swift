@@ -143,6 +143,18 @@ import ScenarioSynth
         #expect(detection >= label.crashStart! && detection - label.rest! <= 6)
     }
 
+    /// Started lying on a sensor whose dead axis hides part of gravity (0.85 g shown lying, 0.51 g
+    /// riding): the first riding window, closed while the bike was being lifted, read 0.82 g and was
+    /// taken as the up; later windows, within 30° of it by the posture's bound, only confirmed it, so
+    /// the crash's rest read 15°. Each riding window now gives its up to a reference shown in part.
+    @Test func aDeadAxisStartLyingTakesTheUpFromEveryRidingWindow() throws {
+        let (label, crashes, _) = Self.replay(.startedLyingThenCrash, seed: 11047287521044555973, ridingScale: 0.3)
+        #expect(label.deadAxis != nil)
+        let detection = try #require(crashes.first, "missed")
+        #expect(crashes.count == 1)
+        #expect(detection >= label.crashStart! && detection - label.rest! <= 6)
+    }
+
     /// A parked bike knocked over, no gyro, its landing on the dead axis: the posture's own speed
     /// (upright to past 60° in a fraction of a second) tells the fall from a bike laid down.
     @Test func aParkedFallWithoutGyroOrVisibleLandingIsStillAParkedFall() throws {
