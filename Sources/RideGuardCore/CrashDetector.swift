@@ -91,6 +91,10 @@ package struct CrashDetector: Sendable {
 
     // Dead-axis watch.
     private var activity = Vector3.zero
+    /// The most vibration each axis has shown this session (sampled once a second).
+    private var activityPeak = Vector3.zero
+    /// An axis has shown almost none of the vibration the others carry: it is dead, reported yet or not.
+    private var silentAxis = false
     private var smoothedMinimum = Vector3(.infinity, .infinity, .infinity)
     private var smoothedMaximum = Vector3(-.infinity, -.infinity, -.infinity)
     private var deadReported = Vector3.zero
@@ -485,7 +489,7 @@ package struct CrashDetector: Sendable {
         let vertical = smoothed.dot(up)
         let horizontal = smoothed - up * vertical
         let shaking = max(activity.x, activity.y, activity.z) > 0.3
-        guard referencePlausible, deadReported == .zero, shaking,
+        guard referencePlausible, deadReported == .zero, !silentAxis, shaking,
               abs(vertical - gravity) < 0.03 * gravity, horizontal.dot(horizontal) < square(0.8 * gravity) else { return }
         let k = dt / (60 + dt)
         horizontalMean += (horizontal - horizontalMean) * k
@@ -896,6 +900,17 @@ package struct CrashDetector: Sendable {
         let range = smoothedMaximum - smoothedMinimum
         let widest = max(range.x, range.y, range.z)
         let strongest = max(activity.x, activity.y, activity.z)
+        activityPeak = Vector3(max(activityPeak.x, activity.x), max(activityPeak.y, activity.y), max(activityPeak.z, activity.z))
+        // The engine and the road shake a frame in every direction (its rocking, the mount's give):
+        // a healthy axis shows a few per cent of the strongest axis's vibration at the very least. One
+        // showing less than 2 % is dead even where its report waits for a rest short of 1 g (a dead
+        // forward axis carries no gravity, so it never gets one); the variation along it is then
+        // none, and any other horizontal direction would seem to "dominate" as the forward axis.
+        let strongestPeak = max(activityPeak.x, activityPeak.y, activityPeak.z)
+        if !silentAxis && strongestPeak > 0.3 && min(activityPeak.x, activityPeak.y, activityPeak.z) < 0.02 * strongestPeak {
+            silentAxis = true
+            forward = nil
+        }
         for axis in 0..<3 where deadReported[axis] == 0 && sawDeficientRest {
             if widest > 3 && range[axis] < 0.3 && activity[axis] < 0.15 * strongest && t - startTime >= 60 {
                 deadReported[axis] = 1

@@ -165,6 +165,18 @@ import ScenarioSynth
         #expect(parkedFalls.count == 1 && parkedFalls.allSatisfy { $0 >= fall })
     }
 
+    /// A dead forward axis (it carries no gravity, upright or on the side, so the sensor reads 1 g at
+    /// every rest and the axis is never reported dead): the variation along it is none, so the
+    /// lateral axis "dominated" and was learned as forward, and the fallen bike read as pitched up,
+    /// not lying. An axis without the vibration the others carry teaches no forward axis.
+    @Test func aSilentForwardAxisTeachesNoForwardAxis() throws {
+        let (label, crashes, parkedFalls) = Self.replay(.parkedKnockedOver, seed: 12345319717689272941, ridingScale: 0.3)
+        #expect(label.deadAxis != nil && label.gyro)
+        #expect(crashes.isEmpty)
+        let fall = try #require(label.parkedFall)
+        #expect(parkedFalls.count == 1 && parkedFalls.allSatisfy { $0 >= fall && $0 - fall <= 10 })
+    }
+
     @Test func generatorIsDeterministicAndLabelsAreConsistent() {
         var first: [IMUSample] = []
         var second: [IMUSample] = []
