@@ -14,14 +14,15 @@ package actor OutboxSender {
     private let modem: any SMSTransport
     private let clock: any ServiceClock
     private let logger: Logger
-    /// Told of each message settled: sent (true), or given up for good (false).
-    private let onSettled: @Sendable (OutboxMessage, _ sent: Bool) async -> Void
+    /// Told of each message settled, by kind and recipient: sent (true), or given up for good
+    /// (false, also a damaged row the outbox set aside).
+    private let onSettled: @Sendable (_ kind: String, _ recipient: String, _ sent: Bool) async -> Void
     /// First retry delay, seconds; it doubles up to 5 min.
     private let retryBase: Double
 
     package init(outbox: Outbox, modem: any SMSTransport, clock: any ServiceClock, retryBase: Double = 5,
                 logger: Logger,
-                onSettled: @escaping @Sendable (OutboxMessage, _ sent: Bool) async -> Void = { _, _ in }) {
+                onSettled: @escaping @Sendable (_ kind: String, _ recipient: String, _ sent: Bool) async -> Void = { _, _, _ in }) {
         self.retryBase = retryBase
         self.outbox = outbox
         self.modem = modem
@@ -44,7 +45,7 @@ package actor OutboxSender {
     /// Sends every message that is due now. Returns how many are still waiting.
     @discardableResult
     package func sendDue() async throws -> Int {
-        while let message = try outbox.claimNext(now: clock.now()), let id = message.id {
+        while let message = try await claimNext(), let id = message.id {
             let references: [Int]
             do {
                 references = try await modem.send(message.body, to: message.recipient)
@@ -52,7 +53,7 @@ package actor OutboxSender {
                 if error.permanent {
                     let line = try outbox.markFailed(id, error: error.reason, now: clock.now())
                     logger.warning("\(line)")
-                    await onSettled(message, false)
+                    await onSettled(message.kind, message.recipient, false)
                 } else {
                     let wait = Self.backoff(afterAttempts: message.attempts, base: retryBase)
                     let line = try outbox.markRetry(id, error: error.reason, at: clock.now() + wait, now: clock.now())
@@ -62,9 +63,18 @@ package actor OutboxSender {
             }
             let line = try outbox.markSent(id, references: references, now: clock.now())
             logger.info("\(line)")
-            await onSettled(message, true)
+            await onSettled(message.kind, message.recipient, true)
         }
         return try outbox.countPending()
+    }
+
+    /// The next message due; the damaged alerts set aside on the way are settled as failed.
+    private func claimNext() async throws -> OutboxMessage? {
+        let message = try outbox.claimNext(now: clock.now())
+        for recipient in outbox.takeSetAsideAlerts() {
+            await onSettled(MessageKind.alert.rawValue, recipient, false)
+        }
+        return message
     }
 
     /// Sends until nothing is pending or `deadline` passes; returns how many are left.

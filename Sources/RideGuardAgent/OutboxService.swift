@@ -20,10 +20,10 @@ struct OutboxService: Service, CustomStringConvertible {
 
     func run() async throws {
         let outbox = outbox, emergency = emergency, clock = clock
-        let sender = OutboxSender(outbox: outbox, modem: transport, clock: clock, logger: logger) { message, sent in
-            guard message.kind == MessageKind.alert.rawValue else { return }
-            emergency.post(.event(sent ? .alertDelivered(contact: message.recipient, at: clock.now())
-                                       : .alertFailed(contact: message.recipient, at: clock.now())))
+        let sender = OutboxSender(outbox: outbox, modem: transport, clock: clock, logger: logger) { kind, recipient, sent in
+            guard kind == MessageKind.alert.rawValue else { return }
+            emergency.post(.event(sent ? .alertDelivered(contact: recipient, at: clock.now())
+                                       : .alertFailed(contact: recipient, at: clock.now())))
         }
         _ = try? await sender.resume()
         await cancelWhenGracefulShutdown {

@@ -92,6 +92,8 @@ package final class RideGuardDatabase: Sendable {
     /// by the agent at start; also in the journal.
     package let startupProblem: String?
     let contactsRead = Mutex<[Contact]>([])
+    /// The recipients of damaged alert rows the outbox set aside, until the sender takes them.
+    let setAsideAlerts = Mutex<[String]>([])
 
     /// Opens (or creates) the database. Whatever the umask, its folder is created 0750 and the file
     /// (with SQLite's side files) is 0600; a looser existing file is tightened, and the journal says so.
@@ -223,14 +225,17 @@ package struct Outbox: Sendable {
     /// SMS), marked `sending` in the same transaction, or in memory when the disk refuses writes.
     package func claimNext(now: Double) throws -> OutboxMessage? {
         let sendingInMemory = unsaved.content.withLock { c in c.messages.values.filter { $0.status == .sending }.map { $0.id! } }
+        var setAside: [String] = []
         do {
-            return try database.write { db in
+            let claimed = try database.write { db -> OutboxMessage? in
+                setAside = []       // only what the committed transaction set aside
                 let notInMemory = sendingInMemory.isEmpty ? "" : " AND id NOT IN (\(sendingInMemory.map(String.init).joined(separator: ", ")))"
                 while true {
                     guard let row = try db.query("SELECT \(OutboxMessage.columns) FROM outbox " + Self.due + notInMemory + " ORDER BY kind = ? DESC, id LIMIT 1",
                                                  [SQLValue(now), SQLValue(MessageKind.alert.rawValue)]).first else { return nil }
                     guard var message = OutboxMessage(row: row) else {
-                        try Self.setAside(row, db, now: now)       // else it would come first again, before every other
+                        // Else it would come first again, before every other.
+                        if let recipient = try Self.setAside(row, db, now: now) { setAside.append(recipient) }
                         continue
                     }
                     message.status = .sending
@@ -240,6 +245,8 @@ package struct Outbox: Sendable {
                     return message
                 }
             }
+            if !setAside.isEmpty { database.setAsideAlerts.withLock { $0 += setAside } }
+            return claimed
         } catch {
             let stored = Result { try database.read { db in try OutboxMessage.fetch(db, Self.due, [SQLValue(now)]) } }
             return try unsaved.content.withLock { c in
@@ -260,8 +267,9 @@ package struct Outbox: Sendable {
     }
 
     /// A due row that is not a message (a value edited by hand, a damaged card): marked failed, so
-    /// that the messages after it go out, and journaled once with its id.
-    private static func setAside(_ row: [SQLValue], _ db: SQLiteConnection, now: Double) throws {
+    /// that the messages after it go out, and journaled once with its id. Returns its recipient when
+    /// it was an alert whose number can still be read: the emergency awaits that contact.
+    private static func setAside(_ row: [SQLValue], _ db: SQLiteConnection, now: Double) throws -> String? {
         let id = row.first?.integer ?? -1
         try db.execute("UPDATE outbox SET status = 'failed', last_error = 'damaged row', updated_at = ? WHERE id = ?", [SQLValue(now), SQLValue(id)])
         // Not set aside (no id to name it by): the claim must not pick it again for ever.
@@ -269,6 +277,14 @@ package struct Outbox: Sendable {
         var record = JournalRecord(id: nil, time: now, kind: "messages",
                                    text: "outbox message \(id) is damaged (a value that is not what a message holds): set aside as failed, not sent; the messages after it go on")
         try record.insert(db)
+        guard row.count > 2, row[2].text == MessageKind.alert.rawValue, let recipient = row[1].text else { return nil }
+        return recipient
+    }
+
+    /// The recipients of damaged alerts set aside since the last call: each is an alert that will
+    /// never go, which the emergency must hear of (it would wait for it until the network-failure time).
+    package func takeSetAsideAlerts() -> [String] {
+        database.setAsideAlerts.withLock { taken in defer { taken = [] }; return taken }
     }
 
     /// Pending and due at the time given as its argument.

@@ -1,5 +1,8 @@
 import Foundation
+import Logging
+import RideGuardAgent
 @testable import Storage
+import Synchronization
 import Testing
 
 /// The outbox on SQLite on disk.
@@ -33,5 +36,26 @@ import Testing
         #expect(lines.filter { $0.hasPrefix("outbox message \(damaged) is damaged") }.count == 1, "\(lines)")
         let status = try SQLiteConnection(path: path).query("SELECT status FROM outbox WHERE id = ?", [SQLValue(damaged)]).first?.first?.text
         #expect(status == "failed")
+        #expect(outbox.takeSetAsideAlerts() == ["+4915112345678"])
+        #expect(outbox.takeSetAsideAlerts().isEmpty, "taken once")
+    }
+
+    /// The emergency awaits every contact an alert was queued for: a damaged alert set aside is
+    /// settled as failed for its contact, as a number the network refuses is (before, it was never
+    /// settled and the emergency waited for it until the network-failure time, 15 minutes).
+    @Test func aDamagedAlertSetAsideIsSettledAsFailed() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-outbox-settled-\(UUID().uuidString).sqlite").path
+        let database = try RideGuardDatabase(path: path)
+        let damaged = try #require(try database.outbox.enqueue(recipient: "+4915112345678", kind: "alert", body: "crash", now: 1).id)
+        _ = try database.outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "crash", now: 2)
+        try SQLiteConnection(path: path).execute("UPDATE outbox SET body = x'00ff' WHERE id = ?", [SQLValue(damaged)])
+        let settled = Mutex<[String]>([])
+        let clock = SystemServiceClock()
+        let sender = OutboxSender(outbox: database.outbox, modem: SimulatedTransport(clock: clock, logger: Logger(label: "test")),
+                                  clock: clock, logger: Logger(label: "test")) { kind, recipient, sent in
+            settled.withLock { $0.append("\(kind) \(recipient) \(sent ? "sent" : "failed")") }
+        }
+        #expect(try await sender.sendDue() == 0)
+        #expect(settled.withLock { $0 } == ["alert +4915112345678 failed", "alert +33612345678 sent"])
     }
 }
