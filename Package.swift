@@ -26,6 +26,7 @@ let package = Package(
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
 
         // Thin adapters over the C libraries, and the system calls they share (EINTR, in one place).
         .target(name: "SystemCalls", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
@@ -33,6 +34,7 @@ let package = Package(
         .target(name: "GPIOLines", dependencies: ["RideGuardCore", "CGPIOD", "SystemCalls"]),
         .target(name: "GPSDClient", dependencies: ["RideGuardCore", "CGPS", "SystemCalls"]),
         .target(name: "QRCode", dependencies: ["RideGuardCore", "CQRencode"]),
+        .target(name: "MQTTLink", dependencies: ["CMosquitto"]),
         .target(name: "SerialModem", dependencies: ["RideGuardCore", "SystemCalls", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Storage", dependencies: ["RideGuardCore", "CSQLite",
                                                 .product(name: "SystemPackage", package: "swift-system")]),
@@ -69,7 +71,7 @@ let package = Package(
         .testTarget(name: "RideGuardCoreTests", dependencies: ["RideGuardCore", "ScenarioSynth"]),
         .testTarget(name: "AdapterTests", dependencies: ["IIOSensor", "GPIOLines", "GPSDClient", "SystemCalls",
                                                      .product(name: "SystemPackage", package: "swift-system")]),
-        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "DetectorLab", "rideguard", "Fuzzing",
+        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "DetectorLab", "rideguard", "Fuzzing", "MQTTLink",
                                                             .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]

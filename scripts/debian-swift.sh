@@ -14,7 +14,7 @@ repo=$(cd "$here/.." && pwd)
 cache=${RIDEGUARD_CACHE:-/var/cache/rideguard}
 root="$cache/sid-amd64"
 mirror=${RIDEGUARD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-packages=swiftlang,libc6-dev,g++,pkg-config,libgpiod-dev,libiio-dev,libgps-dev,libsqlite3-dev,libqrencode-dev,libyaml-dev,git,ca-certificates
+packages=swiftlang,libc6-dev,g++,pkg-config,libgpiod-dev,libiio-dev,libgps-dev,libsqlite3-dev,libqrencode-dev,libyaml-dev,libmosquitto-dev,git,ca-certificates
 
 [ "$(id -u)" -eq 0 ] || { echo "debian-swift: run as root (chroot and bind mounts)" >&2; exit 1; }
 
@@ -24,7 +24,20 @@ if [ "${1:-}" = "--arm64-sysroot" ]; then
     sysroot=$(bash "$here/arm64-sysroot.sh")
 fi
 
-# A root made with another list of packages is made again.
+# A root made with another list of packages gets the ones it lacks (a minute, where making it again
+# takes several); one that cannot is made again.
+made_with=$(cat "$root/etc/rideguard-packages" 2>/dev/null || true)
+if [ -n "$made_with" ] && [ "$made_with" != "$packages" ]; then
+    echo "debian-swift: adding to $root what it lacks of: $packages" >&2
+    cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+    if chroot "$root" apt-get -qq update >&2 \
+        && chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get -qq -y --no-install-recommends install ${packages//,/ } >&2; then
+        rm -f "$root"/var/cache/apt/archives/*.deb
+        echo "$packages" > "$root/etc/rideguard-packages"
+    else
+        echo "debian-swift: could not add them; making the root again" >&2
+    fi
+fi
 if [ "$(cat "$root/etc/rideguard-packages" 2>/dev/null)" != "$packages" ]; then
     bash "$here/install-deps.sh" --cross >&2
     mkdir -p "$cache"

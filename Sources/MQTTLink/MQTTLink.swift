@@ -1,0 +1,221 @@
+import CMosquitto
+import Glibc
+import Synchronization
+
+/// Where and how to reach an MQTT broker. The password is read from a file by the caller (never
+/// written in the configuration).
+package struct MQTTSettings: Equatable, Sendable {
+    package var host: String
+    package var port: Int
+    /// TLS (`mqtts://`): the broker's certificate is checked against `caFile`.
+    package var caFile: String?
+    /// A client certificate and its key, for brokers that ask for one.
+    package var certFile: String?
+    package var keyFile: String?
+    package var username: String?
+    package var password: String?
+    package var clientID: String
+    package var keepaliveSeconds: Int
+    /// Published by the broker when the connection drops without a goodbye (a power cut, kill -9).
+    package var will: MQTTMessage?
+
+    package init(host: String, port: Int, caFile: String? = nil, certFile: String? = nil, keyFile: String? = nil,
+                 username: String? = nil, password: String? = nil, clientID: String, keepaliveSeconds: Int = 30,
+                 will: MQTTMessage? = nil) {
+        self.host = host
+        self.port = port
+        self.caFile = caFile
+        self.certFile = certFile
+        self.keyFile = keyFile
+        self.username = username
+        self.password = password
+        self.clientID = clientID
+        self.keepaliveSeconds = keepaliveSeconds
+        self.will = will
+    }
+}
+
+package struct MQTTMessage: Equatable, Sendable {
+    package var topic: String
+    package var payload: [UInt8]
+    /// 0: at most once; 1: at least once (the broker acknowledges it).
+    package var qos: Int32
+    package var retain: Bool
+
+    package init(topic: String, payload: [UInt8], qos: Int32 = 1, retain: Bool = false) {
+        self.topic = topic
+        self.payload = payload
+        self.qos = qos
+        self.retain = retain
+    }
+}
+
+/// What the link reports, from libmosquitto's own network thread.
+package enum MQTTLinkEvent: Equatable, Sendable {
+    /// The broker accepted the connection (again, after a drop: subscriptions must be made again).
+    case connected
+    /// The broker refused the connection (bad password, not authorised): the reason, in words.
+    case refused(String)
+    /// The connection dropped; libmosquitto reconnects by itself.
+    case disconnected
+    /// The broker acknowledged the QoS 1 message with this id (PUBACK): it is the broker's now.
+    case acknowledged(messageID: Int32)
+    case received(topic: String, payload: [UInt8])
+}
+
+package struct MQTTError: Error, Equatable, CustomStringConvertible, Sendable {
+    package var description: String
+    init(_ what: String, _ code: Int32) {
+        description = "\(what): \(String(cString: mosquitto_strerror(code)))"
+    }
+    init(_ description: String) { self.description = description }
+}
+
+/// One connection to a broker through libmosquitto, on a network thread of its own that
+/// reconnects after any loss (1 s, doubling to 60 s) — also after the TLS errors on which
+/// libmosquitto's own threaded loop gives up for good (a broker killed mid-session reads as one).
+/// Unacknowledged QoS 1 messages are kept in memory only, across reconnections: what must survive a
+/// power cut is the caller's to keep, and `acknowledged` is when it may forget it. Its thread keeps
+/// it alive until `stop()` or `drop()`.
+package final class MQTTLink: @unchecked Sendable {
+    // @unchecked: the handle is used through libmosquitto's thread-safe calls (publish, subscribe,
+    // disconnect, the loop on our thread) and destroyed once, in `finish`, after that thread ended.
+    private let handle: OpaquePointer
+    private let settings: MQTTSettings
+    private let onEvent: @Sendable (MQTTLinkEvent) -> Void
+    private struct State {
+        var stopping = false
+        var finished = false
+        var thread: pthread_t?
+    }
+    private let state = Mutex(State())
+
+    private static let initialised: Void = { _ = mosquitto_lib_init() }()
+
+    package init(_ settings: MQTTSettings, onEvent: @escaping @Sendable (MQTTLinkEvent) -> Void) throws(MQTTError) {
+        Self.initialised
+        self.settings = settings
+        self.onEvent = onEvent
+        guard let handle = mosquitto_new(settings.clientID, false, nil) else { throw MQTTError("mosquitto_new failed (out of memory?)") }
+        self.handle = handle
+        do {
+            try configure()
+        } catch {
+            mosquitto_destroy(handle)
+            throw error
+        }
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        guard pthread_create(&thread, nil, { context in
+            let link = Unmanaged<MQTTLink>.fromOpaque(context!).takeRetainedValue()
+            link.run()
+            return nil
+        }, context) == 0 else {
+            Unmanaged<MQTTLink>.fromOpaque(context).release()
+            mosquitto_destroy(handle)
+            throw MQTTError("cannot start the MQTT network thread")
+        }
+        state.withLock { $0.thread = thread }
+    }
+
+    private func configure() throws(MQTTError) {
+        mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
+        try check("threads", mosquitto_threaded_set(handle, true))
+        try check("MQTT 3.1.1", mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311)))
+        if settings.username != nil || settings.password != nil {
+            try check("username and password", mosquitto_username_pw_set(handle, settings.username, settings.password))
+        }
+        if let caFile = settings.caFile {
+            try check("TLS (CA \(caFile))", mosquitto_tls_set(handle, caFile, nil, settings.certFile, settings.keyFile, nil))
+        }
+        if let will = settings.will {
+            try check("the will", will.payload.withUnsafeBytes { bytes in
+                mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes.baseAddress, will.qos, will.retain)
+            })
+        }
+        try check("reconnect delay", mosquitto_reconnect_delay_set(handle, 1, 60, true))
+        mosquitto_connect_callback_set(handle) { _, context, code in
+            MQTTLink.from(context)?.onEvent(code == 0 ? .connected : .refused(String(cString: mosquitto_connack_string(code))))
+        }
+        mosquitto_disconnect_callback_set(handle) { _, context, _ in MQTTLink.from(context)?.onEvent(.disconnected) }
+        mosquitto_publish_callback_set(handle) { _, context, mid in MQTTLink.from(context)?.onEvent(.acknowledged(messageID: mid)) }
+        mosquitto_message_callback_set(handle) { _, context, message in
+            guard let link = MQTTLink.from(context), let message = message?.pointee, let topic = message.topic else { return }
+            let payload = message.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(message.payloadlen))) } ?? []
+            link.onEvent(.received(topic: String(cString: topic), payload: payload))
+        }
+    }
+
+    private static func from(_ context: UnsafeMutableRawPointer?) -> MQTTLink? {
+        context.map { Unmanaged<MQTTLink>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    private var stopping: Bool { state.withLock { $0.stopping } }
+
+    /// The network thread: connect, run libmosquitto's loop (which reconnects by itself after the
+    /// losses it deems passing) and, when it gives up (a TLS error, a broker unreachable at the
+    /// first try), wait and connect again; until `stop` or `drop`.
+    private func run() {
+        var delay: UInt32 = 1
+        var connected = false
+        while !stopping {
+            let code = connected ? mosquitto_reconnect(handle)
+                                 : mosquitto_connect(handle, settings.host, Int32(settings.port), Int32(settings.keepaliveSeconds))
+            if code == MOSQ_ERR_SUCCESS.rawValue {
+                connected = true
+                delay = 1
+                _ = mosquitto_loop_forever(handle, 1000, 1)
+            }
+            var waited: UInt32 = 0
+            while waited < delay * 10 && !stopping {
+                usleep(100_000)
+                waited += 1
+            }
+            delay = min(delay * 2, 60)
+        }
+    }
+
+    /// Hands a message to libmosquitto; returns its id (the one `acknowledged` will carry for QoS 1).
+    /// While disconnected it is queued in memory and sent after the reconnection.
+    @discardableResult
+    package func publish(_ message: MQTTMessage) throws(MQTTError) -> Int32 {
+        var id: Int32 = 0
+        try check("publish to \(message.topic)", message.payload.withUnsafeBytes { bytes in
+            mosquitto_publish(handle, &id, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos, message.retain)
+        }, allow: [MOSQ_ERR_NO_CONN.rawValue])
+        return id
+    }
+
+    /// Subscribes now; after a reconnection, again (on `connected`).
+    package func subscribe(_ topic: String, qos: Int32 = 1) throws(MQTTError) {
+        try check("subscribe to \(topic)", mosquitto_subscribe(handle, nil, topic, qos), allow: [MOSQ_ERR_NO_CONN.rawValue])
+    }
+
+    /// Says goodbye (no will is published), ends the network thread and frees the connection.
+    package func stop() { finish(goodbye: true) }
+
+    /// Drops the connection without a goodbye, as a power cut would: the broker publishes the will.
+    package func drop() { finish(goodbye: false) }
+
+    private func finish(goodbye: Bool) {
+        guard let thread = state.withLock({ s -> pthread_t? in
+            guard !s.finished else { return nil }
+            s.finished = true
+            s.stopping = true
+            return s.thread
+        }) else { return }
+        if !goodbye {
+            // The connection is cut first, so the DISCONNECT below cannot reach the broker.
+            let socket = mosquitto_socket(handle)
+            if socket >= 0 { _ = shutdown(socket, Int32(SHUT_RDWR)) }
+        }
+        _ = mosquitto_disconnect(handle)        // also what ends libmosquitto's loop
+        pthread_join(thread, nil)
+        mosquitto_destroy(handle)
+    }
+
+    private func check(_ what: String, _ code: Int32, allow: [Int32] = []) throws(MQTTError) {
+        guard code != MOSQ_ERR_SUCCESS.rawValue, !allow.contains(code) else { return }
+        throw MQTTError(what, code)
+    }
+}
