@@ -91,8 +91,10 @@ package struct CrashDetector: Sendable {
 
     // Dead-axis watch.
     private var activity = Vector3.zero
-    /// The most vibration each axis has shown this session (sampled once a second).
+    /// The most vibration each axis has shown while the frame shook, and for how many seconds it
+    /// shook (both sampled once a second).
     private var activityPeak = Vector3.zero
+    private var shakenSeconds = 0
     /// An axis has shown almost none of the vibration the others carry: it is dead, reported yet or not.
     private var silentAxis = false
     private var smoothedMinimum = Vector3(.infinity, .infinity, .infinity)
@@ -900,16 +902,19 @@ package struct CrashDetector: Sendable {
         let range = smoothedMaximum - smoothedMinimum
         let widest = max(range.x, range.y, range.z)
         let strongest = max(activity.x, activity.y, activity.z)
-        activityPeak = Vector3(max(activityPeak.x, activity.x), max(activityPeak.y, activity.y), max(activityPeak.z, activity.z))
         // The engine and the road shake a frame in every direction (its rocking, the mount's give):
-        // a healthy axis shows a few per cent of the strongest axis's vibration at the very least. One
-        // showing less than 2 % is dead even where its report waits for a rest short of 1 g (a dead
-        // forward axis carries no gravity, so it never gets one); the variation along it is then
-        // none, and any other horizontal direction would seem to "dominate" as the forward axis.
-        let strongestPeak = max(activityPeak.x, activityPeak.y, activityPeak.z)
-        if !silentAxis && strongestPeak > 0.3 && min(activityPeak.x, activityPeak.y, activityPeak.z) < 0.02 * strongestPeak {
-            silentAxis = true
-            forward = nil
+        // over half a minute of it, a healthy axis shows a few per cent of the strongest axis's
+        // vibration at the very least (a knock on a parked bike is too short to count). One showing
+        // less than 2 % is dead even where its report waits for a rest short of 1 g (a dead forward
+        // axis carries no gravity, so it never gets one); the variation along it is then none, and
+        // any other horizontal direction would seem to "dominate" as the forward axis.
+        if strongest > 0.3 {
+            shakenSeconds += 1
+            activityPeak = Vector3(max(activityPeak.x, activity.x), max(activityPeak.y, activity.y), max(activityPeak.z, activity.z))
+            let silent = shakenSeconds >= 30
+                && min(activityPeak.x, activityPeak.y, activityPeak.z) < 0.02 * max(activityPeak.x, activityPeak.y, activityPeak.z)
+            if silent && !silentAxis { forward = nil }
+            silentAxis = silent
         }
         for axis in 0..<3 where deadReported[axis] == 0 && sawDeficientRest {
             if widest > 3 && range[axis] < 0.3 && activity[axis] < 0.15 * strongest && t - startTime >= 60 {
