@@ -7,7 +7,7 @@ import Synchronization
 package struct MQTTSettings: Equatable, Sendable {
     package var host: String
     package var port: Int
-    /// TLS (`mqtts://`): the broker's certificate is checked against `caFile`.
+    /// TLS, when given: the broker's certificate is checked against this CA (without it, no TLS).
     package var caFile: String?
     /// A client certificate and its key, for brokers that ask for one.
     package var certFile: String?
@@ -50,13 +50,13 @@ package struct MQTTMessage: Equatable, Sendable {
     }
 }
 
-/// What the link reports, from libmosquitto's own network thread.
+/// What the link reports, from its network thread.
 package enum MQTTLinkEvent: Equatable, Sendable {
     /// The broker accepted the connection (again, after a drop: subscriptions must be made again).
     case connected
     /// The broker refused the connection (bad password, not authorised): the reason, in words.
     case refused(String)
-    /// The connection dropped; libmosquitto reconnects by itself.
+    /// The connection dropped; the link connects again by itself.
     case disconnected
     /// The broker acknowledged the QoS 1 message with this id (PUBACK): it is the broker's now.
     case acknowledged(messageID: Int32)
@@ -66,14 +66,16 @@ package enum MQTTLinkEvent: Equatable, Sendable {
 package struct MQTTError: Error, Equatable, CustomStringConvertible, Sendable {
     package var description: String
     init(_ what: String, _ code: Int32) {
-        description = "\(what): \(String(cString: mosquitto_strerror(code)))"
+        // A system error's own words (ECONNREFUSED, ENOENT…), not libmosquitto's "unknown error".
+        let reason = code == MOSQ_ERR_ERRNO.rawValue ? String(cString: strerror(errno)) : String(cString: mosquitto_strerror(code))
+        description = "\(what): \(reason)"
     }
     init(_ description: String) { self.description = description }
 }
 
 /// One connection to a broker through libmosquitto, on a network thread of its own that
-/// reconnects after any loss (1 s, doubling to 60 s) — also after the TLS errors on which
-/// libmosquitto's own threaded loop gives up for good (a broker killed mid-session reads as one).
+/// reconnects after any loss (1 s, doubling to 60 s). Not libmosquitto's own threaded loop: it
+/// gives up for good after a TLS error, and a broker killed mid-session reads as one.
 /// Unacknowledged QoS 1 messages are kept in memory only, across reconnections: what must survive a
 /// power cut is the caller's to keep, and `acknowledged` is when it may forget it. Its thread keeps
 /// it alive until `stop()` or `drop()`.
@@ -133,7 +135,6 @@ package final class MQTTLink: @unchecked Sendable {
                 mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes.baseAddress, will.qos, will.retain)
             })
         }
-        try check("reconnect delay", mosquitto_reconnect_delay_set(handle, 1, 60, true))
         mosquitto_connect_callback_set(handle) { _, context, code in
             MQTTLink.from(context)?.onEvent(code == 0 ? .connected : .refused(String(cString: mosquitto_connack_string(code))))
         }
@@ -152,19 +153,18 @@ package final class MQTTLink: @unchecked Sendable {
 
     private var stopping: Bool { state.withLock { $0.stopping } }
 
-    /// The network thread: connect, run libmosquitto's loop (which reconnects by itself after the
-    /// losses it deems passing) and, when it gives up (a TLS error, a broker unreachable at the
-    /// first try), wait and connect again; until `stop` or `drop`.
+    /// The network thread: connect, serve the connection until it fails (any error: lost, refused,
+    /// TLS) and wait before connecting again, 1 s doubling to 60 s; until `stop` or `drop`.
     private func run() {
         var delay: UInt32 = 1
-        var connected = false
+        var connectedOnce = false
         while !stopping {
-            let code = connected ? mosquitto_reconnect(handle)
-                                 : mosquitto_connect(handle, settings.host, Int32(settings.port), Int32(settings.keepaliveSeconds))
+            let code = connectedOnce ? mosquitto_reconnect(handle)
+                                     : mosquitto_connect(handle, settings.host, Int32(settings.port), Int32(settings.keepaliveSeconds))
             if code == MOSQ_ERR_SUCCESS.rawValue {
-                connected = true
+                connectedOnce = true
                 delay = 1
-                _ = mosquitto_loop_forever(handle, 1000, 1)
+                while !stopping && mosquitto_loop(handle, 1000, 1) == MOSQ_ERR_SUCCESS.rawValue {}
             }
             var waited: UInt32 = 0
             while waited < delay * 10 && !stopping {
@@ -176,13 +176,14 @@ package final class MQTTLink: @unchecked Sendable {
     }
 
     /// Hands a message to libmosquitto; returns its id (the one `acknowledged` will carry for QoS 1).
-    /// While disconnected it is queued in memory and sent after the reconnection.
+    /// While disconnected a QoS 1 message is queued in memory and sent after the reconnection; a
+    /// QoS 0 one cannot be, and throws.
     @discardableResult
     package func publish(_ message: MQTTMessage) throws(MQTTError) -> Int32 {
         var id: Int32 = 0
         try check("publish to \(message.topic)", message.payload.withUnsafeBytes { bytes in
             mosquitto_publish(handle, &id, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos, message.retain)
-        }, allow: [MOSQ_ERR_NO_CONN.rawValue])
+        }, allow: message.qos > 0 ? [MOSQ_ERR_NO_CONN.rawValue] : [])
         return id
     }
 
@@ -209,7 +210,7 @@ package final class MQTTLink: @unchecked Sendable {
             let socket = mosquitto_socket(handle)
             if socket >= 0 { _ = shutdown(socket, Int32(SHUT_RDWR)) }
         }
-        _ = mosquitto_disconnect(handle)        // also what ends libmosquitto's loop
+        _ = mosquitto_disconnect(handle)        // also what ends the loop in `run`
         pthread_join(thread, nil)
         mosquitto_destroy(handle)
     }
