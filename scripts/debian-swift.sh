@@ -24,14 +24,16 @@ if [ "${1:-}" = "--arm64-sysroot" ]; then
     sysroot=$(bash "$here/arm64-sysroot.sh")
 fi
 
-# A root made with another list of packages gets the ones it lacks (a minute, where making it again
-# takes several); one that cannot is made again.
+# A root made with another list of packages gets only the ones it lacks (seconds, where making it
+# again takes minutes), the rest left as they are: an upgraded swiftlang would no longer match the
+# arm64 sysroot's runtime. One that cannot is made again.
 made_with=$(cat "$root/etc/rideguard-packages" 2>/dev/null || true)
 if [ -n "$made_with" ] && [ "$made_with" != "$packages" ]; then
-    echo "debian-swift: adding to $root what it lacks of: $packages" >&2
+    lacking=$(comm -13 <(tr , '\n' <<< "$made_with" | sort) <(tr , '\n' <<< "$packages" | sort) | tr '\n' ' ')
+    echo "debian-swift: adding to $root: ${lacking:-nothing}" >&2
     cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
-    if chroot "$root" apt-get -qq update >&2 \
-        && chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get -qq -y --no-install-recommends install ${packages//,/ } >&2; then
+    if [ -z "$lacking" ] || { chroot "$root" apt-get -qq update >&2 \
+        && chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get -qq -y --no-install-recommends --no-upgrade install $lacking >&2; }; then
         rm -f "$root"/var/cache/apt/archives/*.deb
         echo "$packages" > "$root/etc/rideguard-packages"
     else
