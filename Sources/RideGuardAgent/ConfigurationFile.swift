@@ -241,7 +241,30 @@ package enum ConfigurationFile {
             },
         ],
         "detector": [:],
+        "mqtt": [
+            "url": mqtt { m, n throws(ValueError) in m.url = try string(n) },
+            "username": mqtt { m, n throws(ValueError) in m.username = try string(n) },
+            "password": { _, _ throws(ValueError) in
+                throw ValueError(reason: "a password is never written in the configuration: put it in a file readable only by the rideguard user and name that file with password_file")
+            },
+            "password_file": mqtt { m, n throws(ValueError) in m.passwordFile = try string(n) },
+            "ca_file": mqtt { m, n throws(ValueError) in m.caFile = try string(n) },
+            "cert_file": mqtt { m, n throws(ValueError) in m.certFile = try string(n) },
+            "key_file": mqtt { m, n throws(ValueError) in m.keyFile = try string(n) },
+            "topic_prefix": mqtt { m, n throws(ValueError) in m.topicPrefix = try string(n) },
+            "device": mqtt { m, n throws(ValueError) in m.device = try string(n) },
+            "keepalive_s": mqtt { m, n throws(ValueError) in m.keepaliveSeconds = try integer(n) },
+        ],
     ]
+
+    /// A key of the `mqtt:` section, which exists once one of its keys is read.
+    static func mqtt(_ set: @escaping @Sendable (inout AgentConfiguration.MQTT, YAMLNode) throws(ValueError) -> Void) -> Apply {
+        { c, n throws(ValueError) in
+            var mqtt = c.mqtt ?? AgentConfiguration.MQTT()
+            try set(&mqtt, n)
+            c.mqtt = mqtt
+        }
+    }
 
     static func string(_ n: YAMLNode) throws(ValueError) -> String {
         guard let text = n.string, !text.isEmpty else { throw ValueError(reason: "expected text") }
@@ -337,3 +360,4 @@ private extension Error {
         return "\(self)"
     }
 }
+

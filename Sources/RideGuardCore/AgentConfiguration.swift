@@ -69,6 +69,42 @@ package struct AgentConfiguration: Equatable, Sendable {
         package var mapLink = MapLinkStyle.google
     }
 
+    /// An MQTT broker to report to (fleets, riding groups); `mqtt:`, absent by default. The link
+    /// is built (`MQTTLink`); the agent does not use it yet.
+    package struct MQTT: Equatable, Sendable {
+        /// `mqtt://host[:1883]` or `mqtts://host[:8883]` (TLS).
+        package var url = ""
+        package var username: String?
+        /// A file holding the password: never the password itself in the configuration.
+        package var passwordFile: String?
+        /// The CA that signed the broker's certificate (mqtts); without it, the system's CAs.
+        package var caFile: String?
+        /// A client certificate and its key, for a broker that asks for one (both or neither).
+        package var certFile: String?
+        package var keyFile: String?
+        package var topicPrefix = "rideguard"
+        /// This bike's name in the topics; nil: the hostname.
+        package var device: String?
+        package var keepaliveSeconds = 30
+
+        /// The broker's address, read from `url`; nil when `url` is not one.
+        package var endpoint: (host: String, port: Int, tls: Bool)? {
+            let parts = url.split(separator: "://", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0] == "mqtt" || parts[0] == "mqtts" else { return nil }
+            let tls = parts[0] == "mqtts"
+            var authority = Substring(parts[1])
+            if authority.hasSuffix("/") { authority = authority.dropLast() }
+            guard !authority.contains("/"), !authority.contains("@") else { return nil }
+            let hostAndPort = authority.split(separator: ":", omittingEmptySubsequences: false)
+            guard (1...2).contains(hostAndPort.count), !hostAndPort[0].isEmpty else { return nil }
+            guard hostAndPort.count == 2 else { return (String(hostAndPort[0]), tls ? 8883 : 1883, tls) }
+            guard let port = Int(hostAndPort[1]), (1...65_535).contains(port) else { return nil }
+            return (String(hostAndPort[0]), port, tls)
+        }
+
+        package init() {}
+    }
+
     package var imu = IMU()
     package var gpio = GPIO()
     package var gps = GPS()
@@ -78,6 +114,7 @@ package struct AgentConfiguration: Equatable, Sendable {
     package var messages = Messages()
     package var calls = Calls()
     package var power = Power()
+    package var mqtt: MQTT?
     package var database = "/var/lib/rideguard/rideguard.sqlite"
     /// Delivered (or given-up) messages and journal lines older than this are pruned (`database:
     /// {path: …, keep_days: …}`).
@@ -127,6 +164,25 @@ package struct AgentConfiguration: Equatable, Sendable {
         }
         for problem in workflow.validationErrors() {
             errors.append(ConfigurationError(key: "workflow", reason: problem))
+        }
+        if let mqtt {
+            check(mqtt.endpoint != nil, "mqtt.url", "'\(mqtt.url)' is not mqtt://HOST[:PORT] or mqtts://HOST[:PORT]")
+            check((mqtt.certFile == nil) == (mqtt.keyFile == nil), "mqtt.cert_file", "a client certificate needs its key (key_file), and a key its certificate")
+            check(mqtt.endpoint?.tls ?? true || (mqtt.caFile == nil && mqtt.certFile == nil), "mqtt.url",
+                  "ca_file and cert_file are for TLS: use mqtts://")
+            let levels = mqtt.topicPrefix.split(separator: "/", omittingEmptySubsequences: false)
+            check(!levels.contains { $0.isEmpty || $0.contains("+") || $0.contains("#") }, "mqtt.topic_prefix",
+                  "must be topic levels without wildcards (+, #) or empty levels, such as rideguard or fleet/berlin")
+            if let device = mqtt.device {
+                check(!device.isEmpty && !device.contains { "/+#".contains($0) }, "mqtt.device", "must be one topic level: no /, + or #")
+            }
+            check((5...3600).contains(mqtt.keepaliveSeconds), "mqtt.keepalive_s", "must be 5...3600 s")
+            for (key, path) in [("mqtt.password_file", mqtt.passwordFile), ("mqtt.ca_file", mqtt.caFile),
+                                ("mqtt.cert_file", mqtt.certFile), ("mqtt.key_file", mqtt.keyFile)] {
+                guard let path else { continue }
+                check(path.hasPrefix("/"), key, "must be an absolute path")
+                if let problem = PathLimits.problem(path) { errors.append(ConfigurationError(key: key, reason: problem)) }
+            }
         }
         check(database.hasPrefix("/") || database.hasPrefix("."), "database", "must be a file path")
         check((7...3650).contains(keepDays), "database.keep_days", "must be 7...3650 days")

@@ -90,6 +90,54 @@ import Testing
         #expect(found.contains(.init(line: 11, key: "modme", reason: "unknown section (did you mean modem?)")))
     }
 
+    /// The broker for fleets and groups: the url gives host, port (the scheme's default) and TLS;
+    /// absent, there is no `mqtt` at all.
+    @Test func theMQTTSectionIsRead() throws {
+        #expect(try ConfigurationFile.parse("", source: "c").mqtt == nil)
+        let tls = try #require(try ConfigurationFile.parse("""
+            mqtt:
+              url: mqtts://broker.example.org
+              username: bike1
+              password_file: /etc/rideguard/mqtt-password
+              ca_file: /etc/rideguard/fleet-ca.crt
+              topic_prefix: fleet/berlin
+              device: courier-7
+              keepalive_s: 60
+            """, source: "c").mqtt)
+        #expect(tls.endpoint?.host == "broker.example.org" && tls.endpoint?.port == 8883 && tls.endpoint?.tls == true)
+        #expect(tls.username == "bike1" && tls.passwordFile == "/etc/rideguard/mqtt-password" && tls.caFile == "/etc/rideguard/fleet-ca.crt")
+        #expect(tls.topicPrefix == "fleet/berlin" && tls.device == "courier-7" && tls.keepaliveSeconds == 60)
+        let plain = try #require(try ConfigurationFile.parse("mqtt:\n  url: mqtt://10.0.0.2:1884/\n", source: "c").mqtt)
+        #expect(plain.endpoint?.host == "10.0.0.2" && plain.endpoint?.port == 1884 && plain.endpoint?.tls == false)
+        #expect(plain.topicPrefix == "rideguard" && plain.device == nil && plain.keepaliveSeconds == 30)
+    }
+
+    /// Each mistake in `mqtt:` names its line and key; a password written in the file is refused
+    /// with what to do instead.
+    @Test func mqttMistakesAreNamed() {
+        let found = problems("""
+            mqtt:
+              url: http://broker:1883
+              password: hunter2
+              cert_file: /etc/rideguard/bike.crt
+              topic_prefix: fleet/+/berlin
+              device: bikes/7
+              keepalive_s: 1
+              ca_file: relative/ca.crt
+            """)
+        #expect(found.contains { $0.line == 2 && $0.key == "mqtt.url" && $0.reason.contains("is not mqtt://HOST[:PORT]") }, "\(found)")
+        #expect(found.contains { $0.line == 3 && $0.key == "mqtt.password" && $0.reason.contains("password_file") })
+        #expect(found.contains { $0.key == "mqtt.cert_file" && $0.reason.contains("key_file") })
+        #expect(found.contains { $0.key == "mqtt.topic_prefix" && $0.reason.contains("wildcards") })
+        #expect(found.contains { $0.key == "mqtt.device" && $0.reason.contains("one topic level") })
+        #expect(found.contains { $0.key == "mqtt.keepalive_s" })
+        #expect(found.contains { $0.key == "mqtt.ca_file" && $0.reason.contains("absolute") })
+        for url in ["mqtt://", "mqtt://host:0", "mqtt://host:99999", "mqtt://user@host", "mqtts://host/path", "host:1883"] {
+            #expect(problems("mqtt:\n  url: \(url)\n").contains { $0.key == "mqtt.url" }, "\(url)")
+        }
+        #expect(problems("mqtt:\n  url: mqtt://host\n  ca_file: /ca.crt\n").contains { $0.key == "mqtt.url" && $0.reason.contains("mqtts://") })
+    }
+
     /// Values the system would refuse only at run time are refused by `config check`, each with
     /// its line and key.
     @Test func limitsTheSystemWouldEnforceLaterAreCheckedNow() {
