@@ -46,7 +46,7 @@ let package = Package(
         // Offline tools: replay, the HTML report, the detector's evaluation on labelled traces.
         .target(name: "DetectorLab", dependencies: ["RideGuardCore", "ScenarioSynth", "Storage", "SystemCalls", .product(name: "SystemPackage", package: "swift-system")]),
 
-        .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem", "Storage", "SystemCalls", .product(name: "SystemPackage", package: "swift-system"),
+        .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem", "Storage", "MQTTLink", "SystemCalls", .product(name: "SystemPackage", package: "swift-system"),
                                                     "CYAML",
                                                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                                     .product(name: "Logging", package: "swift-log")]),

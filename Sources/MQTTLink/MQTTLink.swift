@@ -7,7 +7,8 @@ import Synchronization
 package struct MQTTSettings: Equatable, Sendable {
     package var host: String
     package var port: Int
-    /// TLS, when given: the broker's certificate is checked against this CA (without it, no TLS).
+    /// TLS: the broker's certificate is checked against `caFile`, or the system's CAs without one.
+    package var tls: Bool
     package var caFile: String?
     /// A client certificate and its key, for brokers that ask for one.
     package var certFile: String?
@@ -19,11 +20,12 @@ package struct MQTTSettings: Equatable, Sendable {
     /// Published by the broker when the connection drops without a goodbye (a power cut, kill -9).
     package var will: MQTTMessage?
 
-    package init(host: String, port: Int, caFile: String? = nil, certFile: String? = nil, keyFile: String? = nil,
+    package init(host: String, port: Int, tls: Bool = false, caFile: String? = nil, certFile: String? = nil, keyFile: String? = nil,
                  username: String? = nil, password: String? = nil, clientID: String, keepaliveSeconds: Int = 30,
                  will: MQTTMessage? = nil) {
         self.host = host
         self.port = port
+        self.tls = tls
         self.caFile = caFile
         self.certFile = certFile
         self.keyFile = keyFile
@@ -70,7 +72,7 @@ package struct MQTTError: Error, Equatable, CustomStringConvertible, Sendable {
         let reason = code == MOSQ_ERR_ERRNO.rawValue ? String(cString: strerror(errno)) : String(cString: mosquitto_strerror(code))
         description = "\(what): \(reason)"
     }
-    init(_ description: String) { self.description = description }
+    package init(_ description: String) { self.description = description }
 }
 
 /// One connection to a broker through libmosquitto, on a network thread of its own that
@@ -91,6 +93,9 @@ package final class MQTTLink: @unchecked Sendable {
         var thread: pthread_t?
     }
     private let state = Mutex(State())
+
+    /// Debian's CA certificates, hashed (ca-certificates): what a broker with a public certificate is checked against.
+    static let systemCAs = "/etc/ssl/certs"
 
     private static let initialised: Void = { _ = mosquitto_lib_init() }()
 
@@ -127,8 +132,9 @@ package final class MQTTLink: @unchecked Sendable {
         if settings.username != nil || settings.password != nil {
             try check("username and password", mosquitto_username_pw_set(handle, settings.username, settings.password))
         }
-        if let caFile = settings.caFile {
-            try check("TLS (CA \(caFile))", mosquitto_tls_set(handle, caFile, nil, settings.certFile, settings.keyFile, nil))
+        if settings.tls {
+            let caPath = settings.caFile == nil ? Self.systemCAs : nil
+            try check("TLS (CA \(settings.caFile ?? caPath!))", mosquitto_tls_set(handle, settings.caFile, caPath, settings.certFile, settings.keyFile, nil))
         }
         if let will = settings.will {
             try check("the will", will.payload.withUnsafeBytes { bytes in

@@ -24,6 +24,7 @@ package final class Agent: Sendable {
     private let services: [any Service]
     private let button: SimulatedButton?
     private let modem: Modem?
+    private let fleet: FleetStatus
     private let stopping = Atomic<Bool>(false)
     private let group = Mutex<ServiceGroup?>(nil)
 
@@ -46,6 +47,9 @@ package final class Agent: Sendable {
             if simulated { logger.info("buzzer: \(pattern.meaning)") }
         }
         let whereabouts = Whereabouts()
+        let announcer = FleetAnnouncer(database: database, whereabouts: whereabouts, clock: clock)
+        let fleetStatus = FleetStatus()
+        fleet = fleetStatus
         let doorbell = Doorbell()
         let messages = MessageQueue(database: database, whereabouts: whereabouts, settings: configuration.messages,
                                     doorbell: doorbell, clock: clock, logger: part("messages"))
@@ -61,7 +65,8 @@ package final class Agent: Sendable {
                     workflowLogger.info("\(entry.kind): \(entry.text)")
                 },
                 tracking: { on in workflowLogger.info("\(on ? "tracking the rider's position" : "tracking stopped")") },
-                calls: { on in calls.set(on) }))
+                calls: { on in calls.set(on) },
+                announce: { event in announcer.announce(event) }))
         let location = LocationService(source: Self.location(configuration.gps), whereabouts: whereabouts, emergency: emergency,
                                        clock: clock, logger: part("location"))
         let sensor = SensorHealth(emergency: emergency, logger: part("sampler"))
@@ -82,7 +87,8 @@ package final class Agent: Sendable {
             OutboxService(outbox: database.outbox, transport: transport, doorbell: doorbell, emergency: emergency, clock: clock, logger: part("outbox")),
         ]
         if let modem {
-            services.append(ModemHealthService(modem: modem, outbox: database.outbox, database: database, clock: clock, logger: part("modem")))
+            services.append(ModemHealthService(modem: modem, outbox: database.outbox, database: database, announcer: announcer, clock: clock,
+                                               logger: part("modem")))
         }
         services.append(CallService(calls: calls, caller: caller, settings: configuration.calls, database: database, emergency: emergency,
                                     clock: clock, logger: part("calls")))
@@ -104,11 +110,16 @@ package final class Agent: Sendable {
                            recorder: recorder, health: sensor, bike: bike, emergency: emergency, database: database, clock: clock,
                            logger: part("sampler")),
             ControlService(path: configuration.controlSocket, emergency: emergency, sensor: sensor, simulatedIMU: configuration.imu.simulated,
-                           button: button, gpioProblems: gpioProblems, bike: bike, whereabouts: whereabouts, modem: modem, calls: calls, recorder: recorder,
+                           button: button, gpioProblems: gpioProblems, bike: bike, whereabouts: whereabouts, modem: modem, calls: calls,
+                           fleet: fleetStatus, recorder: recorder,
                            database: database, clock: clock, logger: part("control")),
             RetentionService(database: database, keepDays: configuration.keepDays, clock: clock, logger: part("retention")),
             ArmingService(emergency: emergency, sensor: sensor, database: database, clock: clock, logger: part("arming")),
         ]
+        if let mqtt = configuration.mqtt {
+            services.append(FleetService(settings: mqtt, emergency: emergency, announcer: announcer, whereabouts: whereabouts, sensor: sensor,
+                                         bike: bike, status: fleetStatus, database: database, clock: clock, logger: part("mqtt")))
+        }
         self.services = services
     }
 
@@ -146,6 +157,10 @@ package final class Agent: Sendable {
     }
 
     package var state: WorkflowState { get async { await emergency.state } }
+    /// Who acknowledged the emergency under way, if anybody has.
+    package var acknowledgement: Acknowledgement? { get async { await emergency.snapshot.acknowledgement } }
+    /// The broker, as `status` shows it; nil without `mqtt:`.
+    package var fleetStatus: AgentStatus.Fleet? { fleet.snapshot }
 
     /// The database, however long it takes: one that cannot be opened (a card not mounted, a
     /// folder gone, a damaged file) sounds the fault pattern, set up before anything else, and is

@@ -254,6 +254,7 @@ package enum ConfigurationFile {
             "topic_prefix": mqtt { m, n throws(ValueError) in m.topicPrefix = try string(n) },
             "device": mqtt { m, n throws(ValueError) in m.device = try string(n) },
             "keepalive_s": mqtt { m, n throws(ValueError) in m.keepaliveSeconds = try integer(n) },
+            "state_interval_s": mqtt { m, n throws(ValueError) in m.stateIntervalSeconds = try double(n) },
         ],
     ]
 

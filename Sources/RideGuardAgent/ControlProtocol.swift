@@ -234,6 +234,23 @@ package struct AgentStatus: Codable, Equatable, Sendable {
         }
     }
 
+    /// The fleet's broker (`mqtt:`): where, connected or not and since when, what is wrong, how many
+    /// events wait for it.
+    package struct Fleet: Codable, Equatable, Sendable {
+        package var broker: String
+        package var device: String
+        package var connected: Bool
+        package var since: Double?
+        package var problem: String?
+        package var backlog = 0
+
+        package init(broker: String, device: String, connected: Bool) {
+            self.broker = broker
+            self.device = device
+            self.connected = connected
+        }
+    }
+
     package var state: WorkflowState
     package var countdownSeconds: Double?
     package var buzzer: BuzzerPattern
@@ -251,10 +268,13 @@ package struct AgentStatus: Codable, Equatable, Sendable {
     package var bike: Bike?
     /// Why the database cannot be written (protecting, degraded); nil when it can.
     package var storageProblem: String?
+    /// Nil when no broker is configured.
+    package var fleet: Fleet?
 
     package init(state: WorkflowState, countdownSeconds: Double?, buzzer: BuzzerPattern, sensor: Sensor, gpio: GPIO, fix: Position?,
                 modem: Modem, pendingMessages: Int, contacts: Int, calls: String? = nil, acknowledgement: Acknowledgement? = nil,
-                bike: Bike? = nil, storageProblem: String? = nil) {
+                bike: Bike? = nil, storageProblem: String? = nil, fleet: Fleet? = nil) {
+        self.fleet = fleet
         self.bike = bike
         self.storageProblem = storageProblem
         self.state = state
@@ -271,7 +291,7 @@ package struct AgentStatus: Codable, Equatable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case state, buzzer, sensor, gpio, fix, modem, contacts, calls, acknowledgement, bike
+        case state, buzzer, sensor, gpio, fix, modem, contacts, calls, acknowledgement, bike, fleet
         case storageProblem = "storage_problem"
         case countdownSeconds = "countdown_s"
         case pendingMessages = "pending_messages"

@@ -21,6 +21,7 @@ struct ControlService: Service, CustomStringConvertible {
     /// The real modem, whose health `status` shows; nil for its simulated twin.
     let modem: Modem?
     let calls: CallSwitch
+    let fleet: FleetStatus
     let recorder: Recorder
     let database: RideGuardDatabase
     let clock: any ServiceClock
@@ -89,6 +90,6 @@ struct ControlService: Service, CustomStringConvertible {
             fix: whereabouts.lastFix.map { AgentStatus.Position(latitude: $0.latitude, longitude: $0.longitude, ageSeconds: now - $0.time) },
             modem: modemStatus, pendingMessages: (try? database.outbox.countPending()) ?? -1,
             contacts: ((try? database.contacts()) ?? []).count, calls: calls.status, acknowledgement: snapshot.acknowledgement,
-            bike: bike.status, storageProblem: database.storageProblem())
+            bike: bike.status, storageProblem: database.storageProblem(), fleet: fleet.snapshot)
     }
 }

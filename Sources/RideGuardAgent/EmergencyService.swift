@@ -31,17 +31,21 @@ package actor EmergencyService {
         package var journal: @Sendable (JournalEntry) -> Void
         package var tracking: @Sendable (Bool) -> Void
         package var calls: @Sendable (Bool) -> Void
+        /// Tells the fleet: the events table, which the MQTT publisher reads (never waits on it).
+        package var announce: @Sendable (FleetEvent) -> Void
 
         package init(queueMessages: @escaping @Sendable (MessageRequest) async -> QueueOutcome,
                     cancelQueuedAlerts: @escaping @Sendable () async -> Void = {},
                     journal: @escaping @Sendable (JournalEntry) -> Void,
                     tracking: @escaping @Sendable (Bool) -> Void = { _ in },
-                    calls: @escaping @Sendable (Bool) -> Void = { _ in }) {
+                    calls: @escaping @Sendable (Bool) -> Void = { _ in },
+                    announce: @escaping @Sendable (FleetEvent) -> Void = { _ in }) {
             self.queueMessages = queueMessages
             self.cancelQueuedAlerts = cancelQueuedAlerts
             self.journal = journal
             self.tracking = tracking
             self.calls = calls
+            self.announce = announce
         }
     }
 
@@ -194,6 +198,8 @@ package actor EmergencyService {
                 outputs.calls(false)
             case .journal(let entry):
                 outputs.journal(entry)
+            case .announce(let event):
+                outputs.announce(event)
             }
         }
     }

@@ -12,6 +12,7 @@ struct ModemHealthService: Service, CustomStringConvertible {
     let modem: Modem
     let outbox: Outbox
     let database: RideGuardDatabase
+    let announcer: FleetAnnouncer
     let clock: any ServiceClock
     let logger: Logger
     var description: String { "modem health" }
@@ -29,6 +30,7 @@ struct ModemHealthService: Service, CustomStringConvertible {
                     if summary != last {
                         last = summary
                         database.journal(JournalEntry(.system, "modem: \(summary)"), at: clock.now())
+                        announcer.announce(FleetEvent(health.problem == nil && health.registered ? .modemReady : .modemFault, summary: summary))
                         logger.info("modem: \(summary)\(health.signalDBm.map { ", \($0) dBm" } ?? "")")
                     }
                 } else {

@@ -69,8 +69,7 @@ package struct AgentConfiguration: Equatable, Sendable {
         package var mapLink = MapLinkStyle.google
     }
 
-    /// An MQTT broker to report to (fleets, riding groups); `mqtt:`, absent by default. The link
-    /// is built (`MQTTLink`); the agent does not use it yet.
+    /// An MQTT broker to report to (fleets, riding groups); `mqtt:`, absent by default.
     package struct MQTT: Equatable, Sendable {
         /// `mqtt://host[:1883]` or `mqtts://host[:8883]` (TLS).
         package var url = ""
@@ -86,6 +85,8 @@ package struct AgentConfiguration: Equatable, Sendable {
         /// This bike's name in the topics; nil: the hostname.
         package var device: String?
         package var keepaliveSeconds = 30
+        /// While the position moves, the retained state is published at most this often, s.
+        package var stateIntervalSeconds = 30.0
 
         /// The broker's address, read from `url`; nil when `url` is not one.
         package var endpoint: (host: String, port: Int, tls: Bool)? {
@@ -177,6 +178,7 @@ package struct AgentConfiguration: Equatable, Sendable {
                 check(!device.isEmpty && !device.contains { "/+#".contains($0) }, "mqtt.device", "must be one topic level: no /, + or #")
             }
             check((5...3600).contains(mqtt.keepaliveSeconds), "mqtt.keepalive_s", "must be 5...3600 s")
+            check((5...3600).contains(mqtt.stateIntervalSeconds), "mqtt.state_interval_s", "must be 5...3600 s")
             for (key, path) in [("mqtt.password_file", mqtt.passwordFile), ("mqtt.ca_file", mqtt.caFile),
                                 ("mqtt.cert_file", mqtt.certFile), ("mqtt.key_file", mqtt.keyFile)] {
                 guard let path else { continue }

@@ -70,9 +70,10 @@ package enum Recipients: Codable, Equatable, Sendable {
     case rider
 }
 
-/// A contact's sign that they know of the emergency: they answered a call, or replied OK by SMS.
+/// A contact's sign that they know of the emergency: they answered a call, replied OK by SMS, or a
+/// dispatcher acknowledged it over MQTT.
 package struct Acknowledgement: Codable, Equatable, Sendable {
-    package enum Channel: String, Codable, Sendable { case call, sms }
+    package enum Channel: String, Codable, Sendable { case call, sms, mqtt }
     /// The contact's name and masked number, as the journal and `status` show them.
     package var who: String
     package var channel: Channel
@@ -87,6 +88,26 @@ package struct Acknowledgement: Codable, Equatable, Sendable {
 
 /// A line for the journal: `kind` is alerts, detections, system or messages.
 /// What a journal line is about: `rideguard events --kind` takes these names.
+extension Acknowledgement.Channel {
+    /// "Sam (…) answered the call".
+    package var did: String {
+        switch self {
+        case .call: "answered the call"
+        case .sms: "replied OK"
+        case .mqtt: "acknowledged over MQTT"
+        }
+    }
+
+    /// "acknowledged: by Sam (…), answering a call".
+    package var how: String {
+        switch self {
+        case .call: "answering a call"
+        case .sms: "replying OK"
+        case .mqtt: "over MQTT"
+        }
+    }
+}
+
 package enum JournalKind: String, Codable, CaseIterable, Sendable, CustomStringConvertible {
     /// The emergency: countdowns, alerts, calls, acknowledgements.
     case alerts
@@ -150,6 +171,8 @@ package enum WorkflowAction: Equatable, Sendable {
     case startTracking
     case stopTracking
     case journal(JournalEntry)
+    /// Tell the fleet (the events table, published over MQTT when configured).
+    case announce(FleetEvent)
     /// Ring the contacts, round after round, until acknowledged or stopped.
     case startCalls
     case stopCalls
@@ -214,9 +237,14 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
                 state = .disarmed
                 play(.off, &actions)
                 actions.append(.journal(JournalEntry(.system, "protection stopped")))
+                actions.append(.announce(FleetEvent(.protectionStopped)))
             }
         case .crashDetected(let t, let summary, let evidence):
             actions.append(.journal(JournalEntry(.detections, "crash detected: \(summary)")))
+            var facts = JSONLine()
+            facts.add("summary", summary)
+            facts.add("protecting", state == .armed)
+            actions.append(.announce(FleetEvent(.crashDetected, facts: facts)))
             if state == .armed {
                 startCountdown(.crash, at: t, seconds: configuration.countdownSeconds, into: &actions)
                 crash = CrashFacts(time: t, evidence: evidence)
@@ -227,6 +255,7 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
             // Nobody was riding: no countdown, no contact. The rider's phone is told, and the buzzer
             // says it to whoever is near (unless an emergency's own pattern sounds).
             actions.append(.journal(JournalEntry(.detections, "parked bike fell over: \(summary) (nobody riding: no countdown, the rider's phone is told)")))
+            actions.append(.announce(FleetEvent(.parkedFall, summary: summary)))
             if state == .armed || state == .disarmed || state == .emergencyEnded { play(.parkedFall, &actions) }
             actions.append(.queueMessages(.parkedFall, to: .rider))
         case .gesture(let gesture):
@@ -245,12 +274,15 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
             if state == .emergencySending && !alerted.isEmpty && alertsAwaited?.isEmpty != false { enterSent(at: t, into: &actions) }
         case .sensorFault(_, let summary):
             actions.append(.journal(JournalEntry(.system, "sensor fault: \(summary)")))
+            actions.append(.announce(FleetEvent(.sensorFault, summary: summary)))
             if state == .armed { play(.fault, &actions) }
         case .storageFault(_, let summary):
             actions.append(.journal(JournalEntry(.system, "storage fault: \(summary) (protecting, degraded)")))
+            actions.append(.announce(FleetEvent(.storageFault, summary: summary)))
             if state == .armed && buzzer != .fault { play(.storageFault, &actions) }
         case .partRecovered(_, let summary):
             actions.append(.journal(JournalEntry(.system, summary)))
+            actions.append(.announce(FleetEvent(.partRecovered, summary: summary)))
             if buzzer == .fault || buzzer == .storageFault {
                 if state == .armed { play(.resumed, &actions) }
                 if state == .emergencySending || state == .emergencySendingFailed { play(.alarm, &actions) }
@@ -258,6 +290,7 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         case .messagesBlocked(_, let summary):
             // The rider must know that nobody is being alerted: the fault pattern replaces the alarm.
             actions.append(.journal(JournalEntry(.alerts, summary)))
+            actions.append(.announce(FleetEvent(.messagesBlocked, summary: summary)))
             play(.fault, &actions)
         case .acknowledged(let acknowledgement):
             acknowledge(acknowledgement, into: &actions)
@@ -311,11 +344,13 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
                     state = .armed
                     play(.armed, &actions)
                     actions.append(.journal(JournalEntry(.system, "armed: protecting the rider")))
+                    actions.append(.announce(FleetEvent(.armed)))
                 }
             } else {
                 state = .disarmed
                 play(.fault, &actions)
                 actions.append(.journal(JournalEntry(.system, "not protecting: " + problems.joined(separator: "; "))))
+                actions.append(.announce(FleetEvent(.notProtecting, summary: problems.joined(separator: "; "))))
             }
         default:
             break  // an emergency is not interrupted by a health check
@@ -336,6 +371,9 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         scheduleStep(after: .countdownSlow, deadline: t + seconds, &actions)
         let what = trigger == .crash ? "crash" : "manual SOS"
         actions.append(.journal(JournalEntry(.alerts, "\(what): countdown of \(Int(seconds)) s started")))
+        var facts = JSONLine()
+        facts.add("seconds", Int(seconds))
+        actions.append(.announce(FleetEvent(trigger == .crash ? .countdownStarted : .sosRaised, facts: facts)))
     }
 
     /// The buzzer speeds up at half time and again for the last seconds.
@@ -368,6 +406,7 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
             clearTimer(.countdownStep, &actions)
             play(.acknowledge, &actions)
             actions.append(.journal(JournalEntry(.alerts, "rider is fine: countdown cancelled, nothing sent")))
+            actions.append(.announce(FleetEvent(.imFine)))
         case (.armed, .held(let seconds, let t)) where seconds >= configuration.longHoldSeconds:
             startCountdown(.manual, at: t, seconds: configuration.manualCountdownSeconds, into: &actions)
         case (.emergencySending, .held(let seconds, _)), (.emergencySent, .held(let seconds, _)),
@@ -375,6 +414,9 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
             guard seconds >= configuration.longHoldSeconds else { break }
             actions.append(.cancelQueuedAlerts)
             if !alerted.isEmpty { actions.append(.queueMessages(.allClear, to: .only(alerted))) }
+            var facts = JSONLine()
+            facts.add("contacts", alerted.count)
+            actions.append(.announce(FleetEvent(.allClear, facts: facts)))
             endEmergency(pattern: .acknowledge, reason: "the rider cancelled the emergency: all-clear sent to \(alerted.count) contact(s)", &actions)
         case (.emergencySending, .released(let duration, _)), (.emergencySent, .released(let duration, _)),
              (.emergencySendingFailed, .released(let duration, _)):
@@ -408,10 +450,12 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
             play(.alarm, &actions)
             setTimer(.networkFailure, t + configuration.networkFailureSeconds, &actions)
             actions.append(.journal(JournalEntry(.alerts, "countdown over: alerting every contact")))
+            actions.append(.announce(FleetEvent(.alerting)))
         case (.emergencySending, .networkFailure):
             if alerted.isEmpty {
                 state = .emergencySendingFailed
                 actions.append(.journal(JournalEntry(.alerts, "no alert could be sent for \(Int(configuration.networkFailureSeconds / 60)) min: still trying")))
+                actions.append(.announce(FleetEvent(.sendingFailed, summary: "no alert could be sent for \(Int(configuration.networkFailureSeconds / 60)) min: still trying")))
             } else {
                 actions.append(.journal(JournalEntry(.alerts, "not every contact reached yet: still trying")))
                 enterSent(at: t, into: &actions)
@@ -450,13 +494,16 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         setTimer(.locationUpdate, t + configuration.locationUpdateIntervalSeconds, &actions)
         setTimer(.trackingEnd, t + configuration.trackingDurationSeconds, &actions)
         actions.append(.journal(JournalEntry(.alerts, "alert delivered: tracking the rider's position")))
+        var facts = JSONLine()
+        facts.add("contacts", alerted.count)
+        actions.append(.announce(FleetEvent(.emergencySent, facts: facts)))
         if acknowledgement == nil { actions.append(.startCalls) }
     }
 
     /// The first acknowledgement stops the calls; later ones are journaled. Outside an emergency
     /// there is nothing to acknowledge.
     private mutating func acknowledge(_ acknowledgement: Acknowledgement, into actions: inout [WorkflowAction]) {
-        let how = acknowledgement.channel == .call ? "answered the call" : "replied OK"
+        let how = acknowledgement.channel.did
         guard WorkflowState.alertsOut.contains(state) else {
             actions.append(.journal(JournalEntry(.messages, "\(acknowledgement.who) \(how) with no emergency under way: nothing to acknowledge")))
             return
@@ -468,6 +515,10 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         self.acknowledgement = acknowledgement
         actions.append(.stopCalls)
         actions.append(.journal(JournalEntry(.alerts, "\(acknowledgement.who) acknowledged the alert (\(how)): calls stopped")))
+        var facts = JSONLine()
+        facts.add("by", acknowledgement.who)
+        facts.add("channel", acknowledgement.channel.rawValue)
+        actions.append(.announce(FleetEvent(.acknowledged, facts: facts)))
     }
 
     private mutating func endEmergency(pattern: BuzzerPattern, reason: String, _ actions: inout [WorkflowAction]) {
@@ -478,6 +529,7 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         actions.append(.stopCalls)
         play(pattern, &actions)
         actions.append(.journal(JournalEntry(.alerts, reason)))
+        actions.append(.announce(FleetEvent(.emergencyEnded, summary: reason)))
     }
 
     // MARK: - Helpers

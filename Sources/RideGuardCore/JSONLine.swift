@@ -1,5 +1,5 @@
 /// One JSON object on one line, keys in the order they are added (JSON Lines output).
-package struct JSONLine: Sendable {
+package struct JSONLine: Equatable, Sendable {
     private var body: String
 
     /// Starts an event line: every line of `rideguard replay --json` has `event` and `t`.
@@ -40,6 +40,13 @@ package struct JSONLine: Sendable {
     }
 
     package var text: String { "{" + body + "}" }
+
+    /// Adds every key of `other`, after this line's own.
+    package mutating func append(contentsOf other: JSONLine) {
+        guard !other.body.isEmpty else { return }
+        if !body.isEmpty { body += "," }
+        body += other.body
+    }
 
     private mutating func appendKey(_ key: String) {
         if !body.isEmpty { body += "," }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import CSQLite
 import SystemPackage
 import RideGuardCore
 import Synchronization
@@ -109,7 +110,13 @@ package final class RideGuardDatabase: Sendable {
             : nil
         let tightened = try PrivateFiles.protectDatabase(path)
         let connection = try SQLiteConnection(path: path)
-        try Self.migrate(connection)
+        do {
+            try Self.migrate(connection)
+        } catch let error as SQLiteError where error.primary == SQLITE_READONLY {
+            // A card that turned read-only before an upgrade's first start: what the file holds is
+            // read as it is (the alerts need the contacts); the new steps are applied once it is
+            // writable again (`reopen`), and what needs them waits in memory meanwhile.
+        }
         self.connection = Mutex(connection)
         Self.giveToFolderOwner(path, folder: folder.isEmpty ? "." : folder)
         guard stat(path, &info) == 0 else { throw PrivateFileError(path: path, reason: String(cString: strerror(errno))) }
@@ -131,6 +138,7 @@ package final class RideGuardDatabase: Sendable {
     func reopen() throws {
         let path = self.path
         let fresh = try SQLiteConnection(path: path)
+        try Self.migrate(fresh)
         connection.withLock { connection in connection = fresh }
     }
 
@@ -158,6 +166,9 @@ package final class RideGuardDatabase: Sendable {
             #"CREATE TABLE "settings" ("key" TEXT PRIMARY KEY NOT NULL, "value" TEXT NOT NULL)"#,
             #"CREATE TABLE "journal" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "time" DOUBLE NOT NULL, "kind" TEXT NOT NULL, "text" TEXT NOT NULL)"#,
             #"CREATE INDEX "journal_on_time" ON "journal"("time")"#,
+        ]),
+        ("v3 fleet events", [
+            #"CREATE TABLE "events" ("seq" INTEGER PRIMARY KEY AUTOINCREMENT, "time" DOUBLE NOT NULL, "json" TEXT NOT NULL)"#,
         ]),
     ]
 
@@ -414,7 +425,7 @@ package struct Outbox: Sendable {
         let text = change(&message!)
         message!.updatedAt = now
         unsaved.content.withLock { $0.messages[id] = message }
-        unsaved.keep(JournalRecord(id: nil, time: now, kind: "messages", text: text))
+        unsaved.keep(.journal(JournalRecord(id: nil, time: now, kind: "messages", text: text)))
         return text
     }
 

@@ -191,7 +191,7 @@ extension RideGuardDatabase {
             }
             return true
         } catch {
-            unsaved.keep(record)
+            unsaved.keep(.journal(record))
             return false
         }
     }
@@ -215,14 +215,14 @@ extension RideGuardDatabase {
 extension RideGuardDatabase {
     // MARK: Retention
 
-    /// Deletes messages delivered or given up, and journal lines, last changed before `cutoff`
+    /// Deletes messages delivered or given up, journal lines and fleet events, last changed before `cutoff`
     /// (seconds since the epoch), `batch` rows a transaction so that the agent's own writes never
     /// wait long. Messages still to send are never touched, nor the newest `keepNewest` rows of
     /// each table: a clock set far ahead (a bad GPS time, a Pi without its RTC) would otherwise
     /// take the current emergency's own lines for old. Returns how many of each went.
     package func prune(before cutoff: Double, batch: Int = 500, keepNewest: Int = 1000) throws -> (messages: Int, journal: Int) {
         let done = [OutboxMessage.Status.sent.rawValue, OutboxMessage.Status.failed.rawValue]
-        var messages = 0, lines = 0
+        var messages = 0
         while true {
             let n = try write { db in
                 try db.execute("""
@@ -234,18 +234,26 @@ extension RideGuardDatabase {
             messages += n
             if n < batch { break }
         }
+        let lines = try pruneOldest("journal", id: "id", before: cutoff, batch: batch, keepNewest: keepNewest)
+        // Fleet events: a broker away longer than the history kept loses the oldest (their seq says so).
+        _ = try pruneOldest("events", id: "seq", before: cutoff, batch: batch, keepNewest: keepNewest)
+        return (messages, lines)
+    }
+
+    /// Deletes the rows of `table` (journal, events) timed before `cutoff`, but the newest `keepNewest`.
+    private func pruneOldest(_ table: String, id: String, before cutoff: Double, batch: Int, keepNewest: Int) throws -> Int {
+        var deleted = 0
         while true {
             let n = try write { db in
                 try db.execute("""
-                    DELETE FROM journal WHERE id IN (SELECT id FROM journal WHERE time < ? AND id <= (SELECT MAX(id) FROM journal) - ?
+                    DELETE FROM \(table) WHERE \(id) IN (SELECT \(id) FROM \(table) WHERE time < ? AND \(id) <= (SELECT MAX(\(id)) FROM \(table)) - ?
                         ORDER BY time LIMIT ?)
                     """, [SQLValue(cutoff), SQLValue(keepNewest), SQLValue(batch)])
                 return db.changes
             }
-            lines += n
-            if n < batch { break }
+            deleted += n
+            if n < batch { return deleted }
         }
-        return (messages, lines)
     }
 
     /// Years of history at once, for the growth test and the benchmark: `messages` delivered

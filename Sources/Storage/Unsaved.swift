@@ -4,12 +4,13 @@ import CSQLite
 import Synchronization
 
 /// What the agent could not write to its database (a read-only or full SD card): new messages and
-/// their outcomes, and journal lines. Kept in memory, and written first by the next write that works.
+/// their outcomes, journal lines and fleet events. Kept in memory, and written first by the next write that works.
 final class Unsaved: Sendable {
     struct Content {
         /// By id; a negative id was never written.
         var messages: [Int64: OutboxMessage] = [:]
-        var journal: [JournalRecord] = []
+        /// Journal lines and fleet events, in the order they came.
+        var journal: [Line] = []
         /// Journal lines dropped beyond `journalLimit` (said in the journal once it takes lines again).
         var journalLost = 0
         /// Lines ever dropped from the front (never decreases): what a write took from the front
@@ -23,9 +24,15 @@ final class Unsaved: Sendable {
     /// Hours of an agent's journal: a failing disk never grows memory without bound.
     static let journalLimit = 2000
 
+    /// A journal line or a fleet event.
+    enum Line {
+        case journal(JournalRecord)
+        case event(time: Double, json: String)
+    }
+
     let content = Mutex(Content())
 
-    func keep(_ record: JournalRecord) {
+    func keep(_ record: Line) {
         content.withLock { c in
             if c.journal.count >= Self.journalLimit {
                 c.journal.removeFirst()
@@ -67,10 +74,15 @@ extension RideGuardDatabase {
                         try row.update(db)
                     }
                 }
-                for var record in journal { try record.insert(db) }
+                for line in journal {
+                    switch line {
+                    case .journal(var record): try record.insert(db)
+                    case .event(let time, let json): try Unsaved.insertEvent(db, time: time, json: json)
+                    }
+                }
                 if lost > 0 {
                     var record = JournalRecord(id: nil, time: Date().timeIntervalSince1970, kind: "system",
-                                               text: "\(lost) journal lines were lost while the database could not be written")
+                                               text: "\(lost) journal lines and events were lost while the database could not be written")
                     try record.insert(db)
                 }
                 return try body(db)

@@ -73,9 +73,14 @@ struct Status: ParsableCommand {
         if let calls = status.calls { print("calls: \(calls)") }
         if let acknowledgement = status.acknowledgement {
             let time = Times.localHourMinute(acknowledgement.time)
-            print("acknowledged: by \(acknowledgement.who), \(acknowledgement.channel == .call ? "answering a call" : "replying OK") at \(time)")
+            print("acknowledged: by \(acknowledgement.who), \(acknowledgement.channel.how) at \(time)")
         }
         print("outbox: \(status.pendingMessages) pending; contacts: \(status.contacts)")
+        if let fleet = status.fleet {
+            let since = fleet.since.map { " since \(Times.localHourMinute($0))" } ?? ""
+            print("mqtt: \(fleet.device) on \(fleet.broker), " + (fleet.connected ? "connected\(since)" : "NOT connected\(since) (no IP link, or the broker is away: SMS alerts are not affected)")
+                  + (fleet.backlog > 0 ? ", \(fleet.backlog) event(s) waiting" : "") + (fleet.problem.map { "; \($0)" } ?? ""))
+        }
     }
 }
 

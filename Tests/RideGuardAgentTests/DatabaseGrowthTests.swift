@@ -90,11 +90,11 @@ import Testing
     @Test func journalLinesPastTheLimitAreCountedNotLost() throws {
         let database = try database()
         for i in 0..<(Unsaved.journalLimit + 5) {
-            database.unsaved.keep(JournalRecord(id: nil, time: Double(i), kind: "system", text: "line \(i)"))
+            database.unsaved.keep(.journal(JournalRecord(id: nil, time: Double(i), kind: "system", text: "line \(i)")))
         }
         #expect(database.storageProblem() == nil)                                  // writes what memory holds
         let lines = try database.journal(limit: 3000).map(\.text)
-        #expect(lines.contains("5 journal lines were lost while the database could not be written"))
+        #expect(lines.contains("5 journal lines and events were lost while the database could not be written"))
         #expect(lines.filter { $0.hasPrefix("line ") }.count == Unsaved.journalLimit)
         #expect(database.unsaved.content.withLock { $0.journal.isEmpty && $0.journalLost == 0 })
     }

@@ -22,7 +22,7 @@ import Testing
     }
 
     static func settings(_ broker: Mosquitto, password: String = Mosquitto.passwords["bike1"]!) -> MQTTSettings {
-        MQTTSettings(host: "localhost", port: broker.port, caFile: broker.caFile, username: "bike1", password: password,
+        MQTTSettings(host: "localhost", port: broker.port, tls: true, caFile: broker.caFile, username: "bike1", password: password,
                      clientID: "rideguard-bike1", keepaliveSeconds: 5,
                      will: MQTTMessage(topic: "rideguard/bike1/status", payload: Array("offline".utf8), qos: 1, retain: true))
     }

@@ -4,8 +4,9 @@ import Glibc
 /// Debian's Mosquitto broker, started for one test on a loopback port: TLS only (a CA and a server
 /// certificate made with openssl for the test), no anonymous clients, a password file and an ACL,
 /// as a fleet's broker would be set up. Clients: the bike `bike1` (its own topics) and the
-/// dispatcher `dispatch` (reads everything under `rideguard/`).
-final class Mosquitto {
+/// dispatcher `dispatch` (reads everything under `rideguard/`, writes the bikes' `cmd`). Sessions
+/// and their queued messages are saved when it stops (SIGTERM), as a broker restarted by systemd.
+final class Mosquitto: @unchecked Sendable {      // one test's, started and stopped by that test alone
     let folder: URL
     /// Drawn below Linux's ephemeral range, like GPSFake's.
     let port = Int.random(in: 20_000...25_999)
@@ -28,12 +29,14 @@ final class Mosquitto {
             mosquitto_passwd -b -c \(f)/passwd bike1 \(Self.passwords["bike1"]!)
             mosquitto_passwd -b \(f)/passwd dispatch \(Self.passwords["dispatch"]!)
             chmod 0644 \(f)/server.key \(f)/passwd
+            chmod 0777 \(f)
             """], what: "setting up the broker")
         try """
             user bike1
             topic readwrite rideguard/bike1/#
             user dispatch
             topic read rideguard/#
+            topic write rideguard/+/cmd
             """.write(to: folder.appendingPathComponent("acl"), atomically: true, encoding: .utf8)
         // Started as root, Mosquitto runs as the user `mosquitto`: it logs to its stderr (our file).
         try """
@@ -41,7 +44,8 @@ final class Mosquitto {
             allow_anonymous false
             password_file \(f)/passwd
             acl_file \(f)/acl
-            persistence false
+            persistence true
+            persistence_location \(f)/
             log_dest stderr
             listener \(port) 127.0.0.1
             cafile \(f)/ca.crt
@@ -67,6 +71,21 @@ final class Mosquitto {
         process = nil
     }
 
+    /// Stops the broker as systemd does (SIGTERM: it saves its sessions); `start()` brings it back.
+    func shutDown() throws {
+        guard process?.terminate() == 0 else { throw BrokerError("mosquitto did not stop on SIGTERM: \(log)") }
+        process = nil
+    }
+
+    /// Publishes each line of `lines` as one message on `topic`, as the dispatcher (Debian's mosquitto_pub).
+    func publish(_ topic: String, lines: [String]) throws {
+        let input = folder.appendingPathComponent("pub-\(UUID().uuidString).txt").path
+        try (lines.joined(separator: "\n") + "\n").write(toFile: input, atomically: true, encoding: .utf8)
+        try Self.run(["/usr/bin/mosquitto_pub", "-h", "localhost", "-p", "\(port)", "--cafile", caFile,
+                      "-u", "dispatch", "-P", Self.passwords["dispatch"]!, "-t", topic, "-q", "1", "-l"],
+                     stdin: input, what: "mosquitto_pub")
+    }
+
     deinit {
         stop()
         try? FileManager.default.removeItem(at: folder)
@@ -74,18 +93,21 @@ final class Mosquitto {
 
     /// The first `count` messages on `topic` as the dispatcher sees them (retained ones included),
     /// each "topic payload", read by Debian's mosquitto_sub; `[]` after `seconds` without them.
-    func subscribe(_ topic: String, count: Int = 1, seconds: Int = 10) throws -> [String] {
+    /// With `session`, a persistent session of that client id (QoS 1): what was published while it
+    /// was away is delivered now.
+    func subscribe(_ topic: String, count: Int = 1, seconds: Int = 10, session: String? = nil) throws -> [String] {
         let output = folder.appendingPathComponent("sub-\(UUID().uuidString).out").path
+        let persistent = session.map { ["-c", "-i", $0, "-q", "1"] } ?? []
         try Self.run(["/usr/bin/mosquitto_sub", "-h", "localhost", "-p", "\(port)", "--cafile", caFile,
-                      "-u", "dispatch", "-P", Self.passwords["dispatch"]!, "-t", topic, "-v", "-C", "\(count)", "-W", "\(seconds)"],
+                      "-u", "dispatch", "-P", Self.passwords["dispatch"]!, "-t", topic, "-v", "-C", "\(count)", "-W", "\(seconds)"] + persistent,
                      stdout: output, what: "mosquitto_sub", anyExit: true)      // what it printed is the answer
         return ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
 
-    private static func run(_ arguments: [String], stdout: String = "/dev/null", what: String, anyExit: Bool = false) throws {
+    private static func run(_ arguments: [String], stdin: String = "/dev/null", stdout: String = "/dev/null", what: String, anyExit: Bool = false) throws {
         let errors = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-mosquitto-\(UUID().uuidString).err").path
         defer { try? FileManager.default.removeItem(atPath: errors) }
-        let process = try Spawned(arguments, stdout: stdout, stderr: errors)
+        let process = try Spawned(arguments, stdin: stdin, stdout: stdout, stderr: errors)
         let code = process.wait(30)
         guard let code, code == 0 || anyExit else {
             throw BrokerError("\(what) failed (\(code.map(String.init) ?? "still running after 30 s")): \((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")")

@@ -1,0 +1,349 @@
+import FoundationEssentials
+import Glibc
+import Logging
+import MQTTLink
+import RideGuardCore
+import ServiceLifecycle
+import Storage
+import Synchronization
+
+/// Tells the fleet: each event the workflow or a part announces is written to the events table
+/// (with the position last known) and the publisher is woken. Never waits on the network.
+final class FleetAnnouncer: Sendable {
+    private let database: RideGuardDatabase
+    private let whereabouts: Whereabouts
+    private let clock: any ServiceClock
+    let doorbell = Doorbell()
+
+    init(database: RideGuardDatabase, whereabouts: Whereabouts, clock: any ServiceClock) {
+        self.database = database
+        self.whereabouts = whereabouts
+        self.clock = clock
+    }
+
+    func announce(_ event: FleetEvent) {
+        let now = clock.now()
+        database.recordEvent(event.json(at: now, position: whereabouts.lastFix), at: now)
+        doorbell.ring()
+    }
+}
+
+/// What `status` shows of the broker: where, connected or not since when, what is wrong, how many
+/// events wait for it.
+final class FleetStatus: Sendable {
+    private let value = Mutex<AgentStatus.Fleet?>(nil)
+    var snapshot: AgentStatus.Fleet? { value.withLock { $0 } }
+    func update(_ change: (inout AgentStatus.Fleet) -> Void) {
+        value.withLock { v in
+            guard var fleet = v else { return }
+            change(&fleet)
+            v = fleet
+        }
+    }
+    func set(_ fleet: AgentStatus.Fleet) { value.withLock { $0 = fleet } }
+}
+
+/// `mqtt:` — the agent on a fleet's broker (README, "Fleets and groups"): `status` (retained
+/// `online`, the will `offline`), `state` (retained JSON on each change, and at most every
+/// `state_interval_s` while the position moves), `event` (QoS 1, from the events table in `seq`
+/// order, the cursor moved only by the broker's PUBACK: hours offline or a power cut lose nothing),
+/// and `cmd` (an acknowledgement, or "publish the state now"; nothing there disarms, cancels or
+/// changes a setting).
+///
+/// Off the emergency's path: the link runs on its own thread, this service reads the table and
+/// posts at most an acknowledgement to the workflow; nothing else waits on the broker.
+final class FleetService: Service, CustomStringConvertible {
+    /// Events handed to the link and not yet acknowledged, at most.
+    static let window = 20
+    /// Events the broker has not acknowledged, kept at most (the oldest go, journaled).
+    static let backlogLimit = 10_000
+    /// A `cmd` message longer than this is not read.
+    static let commandLimit = 512
+
+    struct Topics {
+        var status, state, event, cmd: String
+        init(prefix: String, device: String) {
+            let base = "\(prefix)/\(device)/"
+            (status, state, event, cmd) = (base + "status", base + "state", base + "event", base + "cmd")
+        }
+    }
+
+    /// What the link's thread reports, taken by the service's loop.
+    private struct Inbox {
+        var connections = 0
+        var disconnected = false
+        var refused: String?
+        var acknowledged: [Int32] = []
+        /// Who acknowledged through `cmd` (the first since the last look).
+        var ackBy: String?
+        var stateAsked = false
+        var ignored = 0
+        var ignoredExample: String?
+    }
+
+    private let settings: AgentConfiguration.MQTT
+    private let device: String
+    private let topics: Topics
+    private let emergency: EmergencyService
+    private let announcer: FleetAnnouncer
+    private let whereabouts: Whereabouts
+    private let sensor: SensorHealth
+    private let bike: BikeContext
+    private let fleetStatus: FleetStatus
+    private let database: RideGuardDatabase
+    private let clock: any ServiceClock
+    private let logger: Logger
+    private let inbox = Mutex(Inbox())
+    var description: String { "mqtt" }
+
+    init(settings: AgentConfiguration.MQTT, emergency: EmergencyService, announcer: FleetAnnouncer, whereabouts: Whereabouts,
+         sensor: SensorHealth, bike: BikeContext, status: FleetStatus, database: RideGuardDatabase, clock: any ServiceClock, logger: Logger) {
+        self.settings = settings
+        device = settings.device ?? Self.hostname()
+        topics = Topics(prefix: settings.topicPrefix, device: device)
+        self.emergency = emergency
+        self.announcer = announcer
+        self.whereabouts = whereabouts
+        self.sensor = sensor
+        self.bike = bike
+        self.fleetStatus = status
+        self.database = database
+        self.clock = clock
+        self.logger = logger
+        status.set(AgentStatus.Fleet(broker: settings.url, device: device, connected: false))
+    }
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown { [self] in
+            let link = try await connect()
+            defer { link.stop() }
+            try await serve(link)
+        }
+    }
+
+    /// The link, once its settings can be read (the password file, the CA): a problem is said and
+    /// tried again every minute; the agent goes on without the broker meanwhile.
+    private func connect() async throws -> MQTTLink {
+        var said: String?
+        while true {
+            do {
+                return try MQTTLink(linkSettings()) { [self] event in
+                    take(event)
+                    announcer.doorbell.ring()
+                }
+            } catch {
+                let problem = "\(error)"
+                if problem != said {
+                    logger.error("mqtt: \(problem); trying again every minute (SMS alerts are not affected)")
+                    database.journal(JournalEntry(.system, "mqtt: \(problem)"), at: clock.now())
+                    fleetStatus.update { $0.problem = problem }
+                    said = problem
+                }
+                try await clock.sleep(until: clock.now() + 60)
+            }
+        }
+    }
+
+    private func linkSettings() throws -> MQTTSettings {
+        guard let endpoint = settings.endpoint else { throw MQTTError("'\(settings.url)' is not mqtt://HOST[:PORT] or mqtts://HOST[:PORT]") }
+        var password: String?
+        if let file = settings.passwordFile {
+            do {
+                password = try String(contentsOfFile: file, encoding: .utf8).trimmed()
+            } catch {
+                throw MQTTError("cannot read the password file \(file): \(String(cString: strerror(errno)))")
+            }
+        }
+        return MQTTSettings(host: endpoint.host, port: endpoint.port, tls: endpoint.tls, caFile: settings.caFile, certFile: settings.certFile,
+                            keyFile: settings.keyFile, username: settings.username, password: password, clientID: "rideguard-\(device)",
+                            keepaliveSeconds: settings.keepaliveSeconds,
+                            will: MQTTMessage(topic: topics.status, payload: Array("offline".utf8), qos: 1, retain: true))
+    }
+
+    /// On the link's thread: only notes what came (a flood of `cmd` costs a parse each, no more).
+    private func take(_ event: MQTTLinkEvent) {
+        let command: Command? = if case .received(_, let payload) = event { Command(payload) } else { nil }
+        inbox.withLock { i in
+            switch event {
+            case .connected: i.connections += 1
+            case .disconnected: i.disconnected = true
+            case .refused(let reason): i.refused = reason
+            case .acknowledged(let id): i.acknowledged.append(id)
+            case .received(_, let payload):
+                switch command {
+                case .ack(let by): if i.ackBy == nil { i.ackBy = by }
+                case .state: i.stateAsked = true
+                case nil:
+                    i.ignored += 1
+                    if i.ignoredExample == nil { i.ignoredExample = String(decoding: payload.prefix(60), as: UTF8.self) }
+                }
+            }
+        }
+    }
+
+    /// What `cmd` takes: `{"cmd":"ack","by":"…"}` and `{"cmd":"where"}`; anything else is ignored.
+    enum Command: Equatable {
+        case ack(by: String)
+        case state
+
+        init?(_ payload: [UInt8]) {
+            struct Wire: Decodable {
+                var cmd: String
+                var by: String?
+            }
+            guard payload.count <= FleetService.commandLimit, let wire = try? JSONDecoder().decode(Wire.self, from: Data(payload)) else { return nil }
+            switch wire.cmd {
+            case "ack":
+                // Shown in the journal and `status`: printable, one line, short.
+                let by = String(String(String.UnicodeScalarView((wire.by ?? "").unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })).prefix(40)).trimmed()
+                self = .ack(by: by.isEmpty ? "a dispatcher" : by)
+            case "where": self = .state
+            default: return nil
+            }
+        }
+    }
+
+    /// The loop: takes what the link reported, moves the cursor, publishes the events that follow
+    /// it and the state; wakes on the link, a new event, or each second.
+    private func serve(_ link: MQTTLink) async throws {
+        var cursor = try await start()
+        var published = cursor                       // the newest seq handed to the link
+        var inFlight: [Int32: Int64] = [:]          // message id → seq
+        var unacknowledged: [Int64] = []            // seqs handed over, in order
+        var online = false
+        var lastState: (key: String, position: String, at: Double)?
+        var lastIgnoredReport = -Double.infinity, ignored = 0
+        while true {
+            let news = inbox.withLock { i in
+                defer { i = Inbox() }
+                return i
+            }
+            let now = clock.now()
+            if news.connections > 0 {
+                online = true
+                lastState = nil
+                try? link.publish(MQTTMessage(topic: topics.status, payload: Array("online".utf8), qos: 1, retain: true))
+                try? link.subscribe(topics.cmd)
+                logger.info("mqtt: connected to \(settings.url) as \(device)")
+                fleetStatus.update { $0.connected = true; $0.since = now; $0.problem = nil }
+            } else if news.disconnected && online {
+                online = false
+                logger.warning("mqtt: the connection to \(settings.url) dropped; connecting again (SMS alerts are not affected)")
+                fleetStatus.update { $0.connected = false; $0.since = now }
+            }
+            if let reason = news.refused {
+                let problem = "the broker \(settings.url) refused the connection: \(reason)"
+                if fleetStatus.snapshot?.problem != problem {
+                    logger.error("mqtt: \(problem)")
+                    database.journal(JournalEntry(.system, "mqtt: \(problem)"), at: now)
+                    fleetStatus.update { $0.problem = problem }
+                }
+            }
+            // The cursor: every event up to it is the broker's.
+            var done = Set<Int64>()
+            for id in news.acknowledged { if let seq = inFlight.removeValue(forKey: id) { done.insert(seq) } }
+            if !done.isEmpty {
+                unacknowledged.removeAll { done.contains($0) }
+                let newCursor = unacknowledged.first.map { $0 - 1 } ?? published
+                if newCursor > cursor {
+                    cursor = newCursor
+                    do { try database.setEventCursor("mqtt", cursor) } catch {
+                        logger.warning("mqtt: cannot save what the broker acknowledged (\(error)): a restart would send those events again")
+                    }
+                }
+            }
+            if let by = news.ackBy {
+                emergency.post(.event(.acknowledged(Acknowledgement(who: by, channel: .mqtt, time: now))))
+            }
+            ignored += news.ignored
+            if ignored > 0 && now - lastIgnoredReport >= 60 {
+                logger.warning("mqtt: \(ignored) cmd message(s) ignored (only {\"cmd\":\"ack\",\"by\":\"…\"} and {\"cmd\":\"where\"} are read), such as: \(news.ignoredExample ?? "…")")
+                lastIgnoredReport = now
+                ignored = 0
+            }
+            if online {
+                let room = Self.window - inFlight.count
+                if room > 0 {
+                    for event in (try? database.events(after: published, limit: room)) ?? [] {
+                        guard let id = try? link.publish(MQTTMessage(topic: topics.event, payload: Array(event.published.utf8), qos: 1)) else { break }
+                        inFlight[id] = event.seq
+                        unacknowledged.append(event.seq)
+                        published = event.seq
+                    }
+                }
+                let state = stateFacts(await emergency.state, now: now)
+                let due = lastState.map { last in
+                    last.key != state.key || news.stateAsked || (last.position != state.position && now - last.at >= settings.stateIntervalSeconds)
+                } ?? true
+                if due, (try? link.publish(MQTTMessage(topic: topics.state, payload: Array(state.json.utf8), qos: 1, retain: true))) != nil {
+                    lastState = (state.key, state.position, now)
+                }
+            }
+            trimBacklog(after: max(cursor, published), now: now)
+            fleetStatus.update { $0.backlog = Int(max(0, ((try? database.lastEventSeq()) ?? cursor) - cursor)) }
+            await announcer.doorbell.wait(until: now + 1, clock: clock)
+            try Task.checkCancellation()
+        }
+    }
+
+    /// The cursor saved, or, for a broker never used before, the newest event (the past is not replayed).
+    private func start() async throws -> Int64 {
+        while true {
+            do {
+                if let cursor = try database.eventCursor("mqtt") { return cursor }
+                let newest = try database.lastEventSeq()
+                try database.setEventCursor("mqtt", newest)
+                return newest
+            } catch {
+                logger.warning("mqtt: cannot read the events (\(error)); trying again")
+                try await clock.sleep(until: clock.now() + 10)
+            }
+        }
+    }
+
+    /// A broker away for days: the oldest events beyond `backlogLimit` go, and the journal says so.
+    private func trimBacklog(after seq: Int64, now: Double) {
+        guard let newest = try? database.lastEventSeq(), newest - seq > Int64(Self.backlogLimit) + 100,
+              let dropped = try? database.trimEventBacklog(after: seq, keep: Self.backlogLimit), dropped > 0 else { return }
+        let text = "mqtt: \(dropped) events the broker never acknowledged were dropped (more than \(Self.backlogLimit) waiting); the seq numbers show the gap"
+        logger.warning("\(text)")
+        database.journal(JournalEntry(.system, text), at: now)
+    }
+
+    /// The retained state: `key` is what is published at once when it changes (the workflow's
+    /// state, the bike's context, the sensor), `position` what is published at most every
+    /// `state_interval_s`.
+    private func stateFacts(_ state: WorkflowState, now: Double) -> (json: String, key: String, position: String) {
+        var key = JSONLine()
+        key.add("state", Self.stateName(state))
+        key.add("context", bike.context.rawValue)
+        let s = sensor.snapshot
+        let seeing = !s.lastSampleWall.isNaN && now - s.lastSampleWall <= 2
+        key.add("sensor", seeing ? "ok" : "no samples")
+        var position = JSONLine()
+        if let fix = whereabouts.lastFix {
+            position.add("lat", fix.latitude, decimals: 6)
+            position.add("lon", fix.longitude, decimals: 6)
+            if let accuracy = fix.accuracy { position.add("accuracy_m", accuracy, decimals: 0) }
+            if let speed = fix.speed { position.add("speed", speed * 3.6, decimals: 0) }
+        }
+        var line = key
+        line.append(contentsOf: position)
+        if let fix = whereabouts.lastFix { line.add("fix_age_s", max(0, now - fix.time), decimals: 0) }
+        line.add("rate_hz", s.rateHz, decimals: 0)
+        line.add("t", now, decimals: 0)
+        return (line.text, key.text, position.text)
+    }
+
+    /// The workflow's state as the contract names it (snake case, like the events).
+    static func stateName(_ state: WorkflowState) -> String {
+        state.rawValue.reduce(into: "") { name, c in name += c.isUppercase ? "_" + c.lowercased() : String(c) }
+    }
+
+    private static func hostname() -> String {
+        var name = [CChar](repeating: 0, count: 256)
+        guard gethostname(&name, name.count - 1) == 0 else { return "rideguard" }
+        let text = String(cString: name)
+        return text.isEmpty ? "rideguard" : text.filter { !"/+#".contains($0) }
+    }
+}

@@ -1,0 +1,66 @@
+/// What the agent tells a fleet's dispatcher or a riding group: one event of the MQTT contract
+/// (README, "Fleets and groups"), published on `<prefix>/<device>/event` with `t`, `seq` and the
+/// position, from the database, in order.
+package struct FleetEvent: Equatable, Sendable {
+    package enum Name: String, CaseIterable, Sendable {
+        case armed
+        case notProtecting = "not_protecting"
+        case protectionStopped = "protection_stopped"
+        case crashDetected = "crash_detected"
+        case countdownStarted = "countdown_started"
+        case sosRaised = "sos_raised"
+        case imFine = "im_fine"
+        /// The countdown is over: the alerts are being sent.
+        case alerting
+        case emergencySent = "emergency_sent"
+        case sendingFailed = "sending_failed"
+        case messagesBlocked = "messages_blocked"
+        case acknowledged
+        case allClear = "all_clear"
+        case emergencyEnded = "emergency_ended"
+        case parkedFall = "parked_fall"
+        case sensorFault = "sensor_fault"
+        case storageFault = "storage_fault"
+        case partRecovered = "part_recovered"
+        case modemFault = "modem_fault"
+        case modemReady = "modem_ready"
+    }
+
+    package var name: Name
+    /// The event's own facts (`summary`, `seconds`, `by`…), in order.
+    package var facts: JSONLine
+
+    package init(_ name: Name, facts: JSONLine = JSONLine()) {
+        self.name = name
+        self.facts = facts
+    }
+
+    /// An event whose one fact is a sentence: what happened, as the journal says it.
+    package init(_ name: Name, summary: String) {
+        var facts = JSONLine()
+        facts.add("summary", summary)
+        self.init(name, facts: facts)
+    }
+
+    /// The event as stored and published, less its `seq`: `event`, `t` (Unix seconds), its facts,
+    /// then the position last known (`lat`, `lon`, `accuracy_m`, `fix_age_s`) when there is one.
+    package func json(at t: Double, position: Fix?) -> String {
+        var line = JSONLine(event: name.rawValue, t: t)
+        line.append(contentsOf: facts)
+        if let position { line.append(contentsOf: position.fleetFacts(now: t)) }
+        return line.text
+    }
+}
+
+extension Fix {
+    /// `lat`, `lon`, `accuracy_m` when known, and `fix_age_s` at `now`: the position's facts in the
+    /// fleet's events and state.
+    package func fleetFacts(now: Double) -> JSONLine {
+        var line = JSONLine()
+        line.add("lat", latitude, decimals: 6)
+        line.add("lon", longitude, decimals: 6)
+        if let accuracy { line.add("accuracy_m", accuracy, decimals: 0) }
+        line.add("fix_age_s", max(0, now - time), decimals: 0)
+        return line
+    }
+}

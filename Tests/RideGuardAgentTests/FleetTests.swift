@@ -1,0 +1,154 @@
+import Foundation
+import RideGuardAgent
+import RideGuardCore
+import Storage
+import Testing
+
+/// Issue 29: the agent on a fleet's broker — Debian's Mosquitto on loopback with TLS, a password
+/// file and an ACL (`Mosquitto`), read and written by Debian's mosquitto_sub and mosquitto_pub as
+/// a dispatcher would.
+@Suite(.serialized, .onOneThread) struct FleetTests {
+    /// The `mqtt:` section for `broker`, as bike1, its password in a file of `folder`.
+    static func mqtt(_ broker: Mosquitto, in folder: URL) throws -> AgentConfiguration.MQTT {
+        let passwordFile = folder.appendingPathComponent("mqtt-password")
+        try (Mosquitto.passwords["bike1"]! + "\n").write(to: passwordFile, atomically: true, encoding: .utf8)
+        var mqtt = AgentConfiguration.MQTT()
+        mqtt.url = "mqtts://localhost:\(broker.port)"
+        mqtt.username = "bike1"
+        mqtt.passwordFile = passwordFile.path
+        mqtt.caFile = broker.caFile
+        mqtt.device = "bike1"
+        mqtt.keepaliveSeconds = 5
+        return mqtt
+    }
+
+    /// Each line "topic payload" of mosquitto_sub, as the events' JSON objects.
+    static func events(_ lines: [String]) -> [[String: Any]] {
+        lines.compactMap { line in
+            guard let space = line.firstIndex(of: " ") else { return nil }
+            return (try? JSONSerialization.jsonObject(with: Data(line[line.index(after: space)...].utf8))) as? [String: Any]
+        }
+    }
+
+    /// The real `rideguard run`: `online` retained once connected, the state retained, and the
+    /// will, `offline`, published by the broker when the agent is killed (SIGKILL: no goodbye).
+    @Test func theBrokerSaysOnlineWhileTheAgentRunsAndOfflineOnceItIsKilled() throws {
+        let broker = try Mosquitto()
+        try broker.start()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-mqtt-will-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let mqtt = try Self.mqtt(broker, in: folder)
+        let section = """
+            mqtt:
+              url: \(mqtt.url)
+              username: bike1
+              password_file: \(mqtt.passwordFile!)
+              ca_file: \(broker.caFile)
+              device: bike1
+              keepalive_s: 5
+            """
+        let rig = try AgentTests.Rig("mqtt-will", calls: section)
+        let log = rig.folder.appendingPathComponent("agent.log").path
+        let agent = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], stdout: log, stderr: log)
+        defer { agent.kill(SIGKILL) }
+        #expect(try broker.subscribe("rideguard/bike1/status", seconds: 20) == ["rideguard/bike1/status online"], "\(broker.log)")
+        let state = try broker.subscribe("rideguard/bike1/state", seconds: 20)
+        #expect(state.first?.contains("\"state\":") == true, "\(state)")
+        try waitFor(20) { (try? AgentTests.status(rig.folder))??.fleet?.connected == true }
+        let status = try Rideguard.run(["status", "--socket", rig.socket])
+        #expect(status.stdout.contains("mqtt: bike1 on \(mqtt.url), connected since"), "\(status.stdout)")
+        agent.kill(SIGKILL)
+        #expect(try broker.subscribe("rideguard/bike1/status", seconds: 20) == ["rideguard/bike1/status offline"], "\(broker.log)")
+    }
+
+    /// A crash, its alert and, while the broker is down, the rider's cancel: the dispatcher (a
+    /// persistent session) gets every event once the broker is back, in `seq` order with no gap,
+    /// and the cursor the agent saved is the newest event's.
+    @Test func everyEventReachesTheDispatcherInOrderAcrossABrokerRestart() async throws {
+        let broker = try Mosquitto()
+        try broker.start()
+        let session = "dispatch-\(UUID().uuidString.prefix(8))"
+        _ = try broker.subscribe("rideguard/bike1/event", seconds: 1, session: session)      // the session exists from now
+        let folder = try AgentInProcessTests.folder("mqtt-order")
+        var configuration = InProcessAgent.configuration(in: folder)
+        configuration.mqtt = try Self.mqtt(broker, in: folder)
+        let agent = try InProcessAgent(configuration)
+        let database = try RideGuardDatabase(path: configuration.database)
+        try await agent.advance(untilState: .emergencySent, limit: 120)
+        try await agent.advance(until: { try Self.allAcknowledged(database) }, limit: 30)
+        try broker.shutDown()
+        try await agent.advance(until: { await Self.fleet(agent)?.connected == false }, limit: 30)
+        async let cancel: Void = agent.agent.press(hold: 3.5)       // the rider cancels: all-clear, emergency over
+        try await agent.advance(untilState: .emergencyEnded, limit: 30)
+        await agent.advance(by: 1)                                 // the button is up at 3.5 s
+        await cancel
+        #expect(try !Self.allAcknowledged(database))
+        try broker.start()
+        try await agent.advance(until: { try Self.allAcknowledged(database) }, limit: 600, step: 0.5)   // the link tries again 1, 2, 4… s apart in real time
+        let newest = try database.lastEventSeq()
+        await agent.stop()
+        let received = Self.events(try broker.subscribe("rideguard/bike1/event", count: 100, seconds: 3, session: session))
+        var seqs: [Int] = []
+        for event in received {
+            let seq = event["seq"] as? Int ?? -1
+            if !seqs.contains(seq) { seqs.append(seq) }     // at least once: a duplicate is allowed, a gap is not
+        }
+        #expect(!seqs.isEmpty && seqs == Array(seqs[0]...seqs[0] + seqs.count - 1), "\(seqs)")
+        #expect(seqs.last.map(Int64.init) == newest)
+        let names = received.compactMap { $0["event"] as? String }
+        let expected = ["crash_detected", "countdown_started", "alerting", "emergency_sent", "all_clear", "emergency_ended"]
+        #expect(expected.allSatisfy(names.contains), "\(names)")
+        #expect(expected.compactMap { names.firstIndex(of: $0) } == expected.compactMap { names.firstIndex(of: $0) }.sorted(), "\(names)")
+        let sent = try #require(received.first { $0["event"] as? String == "emergency_sent" })
+        #expect(sent["lat"] as? Double == 45.1 && sent["lon"] as? Double == 5.7, "\(sent)")
+        #expect(try database.eventCursor("mqtt") == newest)
+    }
+
+    /// A dispatcher's `{"cmd":"ack"}` acknowledges the alert as a contact's OK does: the calls stop,
+    /// the journal and `status` say who. It comes at the end of 10 000 other `cmd` messages (junk,
+    /// and "where"), which cost the agent nothing it needs: the alert still goes to both contacts.
+    @Test func anAckOnCmdStopsTheCallsEvenAtTheEndOfAFlood() async throws {
+        let broker = try Mosquitto()
+        try broker.start()
+        let modem = try FakeModem()
+        let folder = try AgentInProcessTests.folder("mqtt-ack")
+        var configuration = InProcessAgent.configuration(in: folder, modem: modem)
+        configuration.mqtt = try Self.mqtt(broker, in: folder)
+        let agent = try InProcessAgent(configuration)
+        try await agent.advance(until: { await Self.fleet(agent)?.connected == true }, limit: 30)
+        try await agent.advance(untilState: .alertCountdown, limit: 60)
+        var lines = (0..<9_999).map { i in i % 3 == 0 ? "{\"cmd\":\"where\"}" : i % 3 == 1 ? "not json \(i)" : "{\"cmd\":\"disarm\"}" }
+        lines.append("{\"cmd\":\"ack\",\"by\":\"Dispatch Anna\"}")
+        let flood = lines
+        try await offThread { try broker.publish("rideguard/bike1/cmd", lines: flood) }
+        try await agent.advance(until: { await agent.agent.acknowledgement != nil || modem.messages.count >= 2 }, limit: 120)
+        try await agent.advance(until: { modem.messages.count >= 2 }, limit: 120)
+        // The flood came before the alert went out: its ack is for no emergency (said, nothing stopped).
+        let journal = AgentInProcessTests.journal(folder)
+        #expect(journal.contains("Dispatch Anna acknowledged over MQTT with no emergency under way: nothing to acknowledge"), "\(journal)")
+        #expect(agent.log.contains("cmd message(s) ignored"), "\(agent.log.text)")
+        let state = await agent.agent.state
+        #expect(state == .emergencySending || state == .emergencySent)
+        // Now, with the calls ringing, the ack alone.
+        try await agent.advance(until: { agent.log.contains("calls: round 1") }, limit: 60)
+        try await offThread { try broker.publish("rideguard/bike1/cmd", lines: ["{\"cmd\":\"ack\",\"by\":\"Dispatch Anna\"}"]) }
+        try await agent.advance(until: { await agent.agent.acknowledgement != nil }, limit: 30)
+        let acknowledgement = await agent.agent.acknowledgement
+        #expect(acknowledgement?.who == "Dispatch Anna" && acknowledgement?.channel == .mqtt)
+        #expect(AgentInProcessTests.journal(folder).contains("Dispatch Anna acknowledged the alert (acknowledged over MQTT): calls stopped"))
+        let callsBefore = modem.calls.count
+        await agent.advance(by: 300)
+        #expect(modem.calls.count == callsBefore, "calls went on after the ack")
+        #expect(await agent.agent.state == .emergencySent, "the ack changed nothing but the calls")
+        await agent.stop()
+    }
+
+    static func fleet(_ agent: InProcessAgent) async -> AgentStatus.Fleet? {
+        agent.agent.fleetStatus
+    }
+
+    /// The broker acknowledged every event there is.
+    static func allAcknowledged(_ database: RideGuardDatabase) throws -> Bool {
+        try database.eventCursor("mqtt") == database.lastEventSeq()
+    }
+}
