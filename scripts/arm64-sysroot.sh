@@ -4,22 +4,14 @@
 # private apt state, and the aarch64 Swift runtime and modules from sid's arm64 `swiftlang` (the
 # same release as the compiler in scripts/debian-swift.sh). Also writes the Swift SDK description
 # that points the compiler at it. Prints the root's path; made once, kept under
-# ${RIDEGUARD_CACHE:-/var/cache/rideguard}.
+# ${RIDEGUARD_CACHE:-/var/cache/rideguard}, libraries added to the list later unpacked into it.
 set -euo pipefail
 cache=${RIDEGUARD_CACHE:-/var/cache/rideguard}
 sysroot="$cache/sysroot-trixie-arm64"
 mirror=${RIDEGUARD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # What RideGuard links: the C libraries of its system-library targets, and the C/C++ runtime.
-libraries=(libc6-dev libgcc-14-dev libstdc++-14-dev libgpiod-dev libiio-dev libgps-dev libsqlite3-dev libqrencode-dev libyaml-dev)
-
-# A root made for another list of libraries is made again.
-if [ "$(cat "$sysroot/ready" 2>/dev/null)" = "${libraries[*]}" ]; then
-    echo "$sysroot"
-    exit 0
-fi
+libraries=(libc6-dev libgcc-14-dev libstdc++-14-dev libgpiod-dev libiio-dev libgps-dev libsqlite3-dev libqrencode-dev libyaml-dev libmosquitto-dev)
 work="$cache/apt-arm64"
-rm -rf "$sysroot" "$work"
-mkdir -p "$sysroot"
 
 # Downloads PACKAGES (with what they depend on) for arm64 from SUITE into $work/SUITE.
 download() {
@@ -37,11 +29,36 @@ download() {
     apt-get "${apt[@]}" -qq -y --download-only install "$@" >&2
 }
 
-download trixie "${libraries[@]}"
-for deb in "$work"/trixie/archives/*.deb; do
-    dpkg-deb -x "$deb" "$sysroot"
-    dpkg-deb --info "$deb" shlibs 2>/dev/null | grep -v '^#' >> "$sysroot/shlibs" || true   # for the .deb's Depends
-done
+# Unpacks trixie's arm64 PACKAGES (with what they depend on) into the root.
+unpack_libraries() {
+    rm -rf "$work/trixie"
+    download trixie "$@"
+    for deb in "$work"/trixie/archives/*.deb; do
+        dpkg-deb -x "$deb" "$sysroot"
+        dpkg-deb --info "$deb" shlibs 2>/dev/null | grep -v '^#' >> "$sysroot/shlibs" || true   # for the .deb's Depends
+    done
+}
+
+# A root made already: the libraries added to the list since are unpacked into it (the Swift
+# runtime, the large part, stays).
+if [ -f "$sysroot/ready" ]; then
+    read -ra made < "$sysroot/ready"
+    missing=()
+    for library in "${libraries[@]}"; do
+        [[ " ${made[*]} " == *" $library "* ]] || missing+=("$library")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        unpack_libraries "${missing[@]}"
+        rm -rf "$work"
+        echo "${made[*]} ${missing[*]}" > "$sysroot/ready"
+    fi
+    echo "$sysroot"
+    exit 0
+fi
+rm -rf "$sysroot" "$work"
+mkdir -p "$sysroot"
+
+unpack_libraries "${libraries[@]}"
 
 # The aarch64 Swift runtime, static libraries, modules and clang's resource headers: only those
 # folders of the (large) compiler package.

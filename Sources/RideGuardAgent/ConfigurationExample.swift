@@ -55,6 +55,16 @@ extension ConfigurationFile {
           language: en              # en, fr, de, es, it
           map_link: google          # google, openstreetmap, geo
 
+        # mqtt:                     # a fleet's broker (README, Fleets and groups); absent: none
+        #   url: mqtts://broker.example.org:8883   # mqtt://HOST[:1883] without TLS
+        #   username: bike1
+        #   password_file: /etc/rideguard/mqtt-password   # never the password itself here
+        #   ca_file: /etc/rideguard/fleet-ca.crt   # default: the system's CAs
+        #   topic_prefix: rideguard
+        #   device: bike1           # default: the hostname
+        #   keepalive_s: 30
+        #   state_interval_s: 30    # the state at most this often while only the position moves
+
         detector:                   # any detector setting by name (see README, Field testing)
           lying_angle_degrees: 60
 

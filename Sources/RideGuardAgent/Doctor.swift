@@ -114,7 +114,22 @@ package struct Doctor: Sendable {
         if let status { note(modemFromAgent(status)) } else { note(await checkModem(configuration.modem)) }
         note(database.map { checkContacts($0, language: configuration.messages.language) } ?? DoctorCheck("contacts", .failed, "not checked: the database cannot be opened",
                                                         fix: "fix the database first (above)"))
+        if let mqtt = configuration.mqtt { note(fleetCheck(mqtt, status)) }
         return canProtect
+    }
+
+    /// The broker (`mqtt:`), as the running agent sees it: never a reason not to protect (SMS needs
+    /// no IP link), a warning when there is no connection.
+    func fleetCheck(_ mqtt: AgentConfiguration.MQTT, _ status: AgentStatus?) -> DoctorCheck {
+        guard let fleet = status?.fleet else {
+            return DoctorCheck("mqtt", .warning, "\(mqtt.url): not checked, the agent is not running", fix: "start it: sudo systemctl start rideguard")
+        }
+        let waiting = fleet.backlog > 0 ? "; \(fleet.backlog) event(s) waiting for it" : ""
+        guard fleet.connected else {
+            return DoctorCheck("mqtt", .warning, "\(fleet.device) NOT connected to \(fleet.broker)\(fleet.problem.map { ": \($0)" } ?? "")\(waiting) (SMS alerts are not affected)",
+                               fix: "the Pi needs an IP link (Wi-Fi to the phone's hotspot or a depot, or the modem's data): ip route; then the broker's address, password and CA")
+        }
+        return DoctorCheck("mqtt", .ok, "\(fleet.device) connected to \(fleet.broker)\(waiting)")
     }
 
     // MARK: - The running agent

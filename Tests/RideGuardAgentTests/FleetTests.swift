@@ -57,6 +57,14 @@ import Testing
         try waitFor(20) { (try? AgentTests.status(rig.folder))??.fleet?.connected == true }
         let status = try Rideguard.run(["status", "--socket", rig.socket])
         #expect(status.stdout.contains("mqtt: bike1 on \(mqtt.url), connected since"), "\(status.stdout)")
+        let doctor = try Rideguard.run(["doctor", "--config", rig.config.path])
+        #expect(doctor.stdout.contains("bike1 connected to \(mqtt.url)"), "\(doctor.stdout)")
+        broker.stop()
+        try waitFor(20) { (try? AgentTests.status(rig.folder))??.fleet?.connected == false }
+        let away = try Rideguard.run(["doctor", "--config", rig.config.path])
+        #expect(away.stdout.contains("bike1 NOT connected to \(mqtt.url)") && away.stdout.contains("ip route"), "\(away.stdout)")
+        try broker.start()
+        try waitFor(30) { (try? AgentTests.status(rig.folder))??.fleet?.connected == true }
         agent.kill(SIGKILL)
         #expect(try broker.subscribe("rideguard/bike1/status", seconds: 20) == ["rideguard/bike1/status offline"], "\(broker.log)")
     }

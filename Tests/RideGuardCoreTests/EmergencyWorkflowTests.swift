@@ -588,3 +588,51 @@ struct WorkflowDriver {
         #expect(decoder.nextDeadline == nil)
     }
 }
+
+/// Issue 29: what the fleet is told, one event a step of the emergency, with its facts.
+@Suite struct FleetEventTests {
+    static func announced(_ actions: [WorkflowAction]) -> [String] {
+        actions.compactMap { if case .announce(let event) = $0 { event.json(at: 1, position: nil) } else { nil } }
+    }
+
+    @Test func eachStepOfAnEmergencyIsAnnouncedOnceInOrder() {
+        var d = WorkflowDriver(to: .disarmed)
+        var said: [String] = []
+        said += Self.announced(d.send(.arm(at: 0, problems: [])))
+        said += Self.announced(d.send(.crashDetected(at: 1, summary: "bike down")))
+        said += Self.announced(d.send(.timerFired(.countdown, at: 61)))
+        said += Self.announced(d.send(.alertsQueued(to: ["+33611111111"], at: 61)))
+        said += Self.announced(d.send(.alertDelivered(contact: "+33611111111", at: 70)))
+        said += Self.announced(d.send(.acknowledged(Acknowledgement(who: "Anna", channel: .mqtt, time: 80))))
+        said += Self.announced(d.send(.acknowledged(Acknowledgement(who: "Sam", channel: .sms, time: 81))))   // too: not news
+        said += Self.announced(d.send(.gesture(.down(at: 97))))
+        said += Self.announced(d.send(.gesture(.held(seconds: 3, at: 100))))
+        #expect(said == [
+            #"{"event":"armed","t":1.000}"#,
+            #"{"event":"crash_detected","t":1.000,"summary":"bike down","protecting":true}"#,
+            #"{"event":"countdown_started","t":1.000,"seconds":60}"#,
+            #"{"event":"alerting","t":1.000}"#,
+            #"{"event":"emergency_sent","t":1.000,"contacts":1}"#,
+            #"{"event":"acknowledged","t":1.000,"by":"Anna","channel":"mqtt"}"#,
+            #"{"event":"all_clear","t":1.000,"contacts":1}"#,
+            #"{"event":"emergency_ended","t":1.000,"summary":"the rider cancelled the emergency: all-clear sent to 1 contact(s)"}"#,
+        ])
+    }
+
+    @Test func aManualSOSAndImFineAreAnnounced() {
+        var d = WorkflowDriver(to: .armed)
+        var said = Self.announced(d.send(.gesture(.down(at: 0))))
+        said += Self.announced(d.send(.gesture(.held(seconds: 3, at: 3))))
+        said += Self.announced(d.send(.gesture(.released(duration: 3.1, at: 3.1))))
+        said += Self.announced(d.send(.gesture(.down(at: 5))))
+        said += Self.announced(d.send(.gesture(.held(seconds: 1, at: 6))))
+        #expect(said == [#"{"event":"sos_raised","t":1.000,"seconds":10}"#, #"{"event":"im_fine","t":1.000}"#])
+    }
+
+    /// The facts, then the position last known and its age at the event (the publisher adds `seq`).
+    @Test func anEventCarriesThePositionLastKnownAndItsAge() {
+        let fix = Fix(time: 95, latitude: 45.1, longitude: 5.7, accuracy: 4.6)
+        let json = FleetEvent(.parkedFall, summary: "on its side").json(at: 100, position: fix)
+        #expect(json == #"{"event":"parked_fall","t":100.000,"summary":"on its side","lat":45.100000,"lon":5.700000,"accuracy_m":5,"fix_age_s":5}"#)
+    }
+}
