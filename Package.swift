@@ -54,7 +54,7 @@ let package = Package(
         .executableTarget(
             name: "rideguard",
             dependencies: [
-                "RideGuardAgent", "SystemCalls", "DetectorLab", "ScenarioSynth", "GPSDClient", "SerialModem", "Storage", "IIOSensor", "QRCode",
+                "RideGuardAgent", "SystemCalls", "DetectorLab", "ScenarioSynth", "GPSDClient", "SerialModem", "Storage", "IIOSensor", "QRCode", "MQTTLink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -37,6 +37,8 @@ unpack_libraries() {
         dpkg-deb -x "$deb" "$sysroot"
         dpkg-deb --info "$deb" shlibs 2>/dev/null | grep -v '^#' >> "$sysroot/shlibs" || true   # for the .deb's Depends
     done
+    # A library unpacked again (a dependency of one added later) is listed once.
+    sort -u -o "$sysroot/shlibs" "$sysroot/shlibs"
 }
 
 # A root made already: the libraries added to the list since are unpacked into it (the Swift

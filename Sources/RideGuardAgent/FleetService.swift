@@ -45,7 +45,7 @@ final class FleetStatus: Sendable {
 
 /// `mqtt:` — the agent on a fleet's broker (README, "Fleets and groups"): `status` (retained
 /// `online`, the will `offline`), `state` (retained JSON on each change, and at most every
-/// `state_interval_s` while the position moves), `event` (QoS 1, from the events table in `seq`
+/// `state_interval_s` while riding and the position moves: a parked bike's GPS drift costs nothing), `event` (QoS 1, from the events table in `seq`
 /// order, the cursor moved only by the broker's PUBACK: hours offline or a power cut lose nothing),
 /// and `cmd` (an acknowledgement, or "publish the state now"; nothing there disarms, cancels or
 /// changes a setting).
@@ -116,7 +116,11 @@ final class FleetService: Service, CustomStringConvertible {
     func run() async throws {
         try? await cancelWhenGracefulShutdown { [self] in
             let link = try await connect()
-            defer { link.stop() }
+            defer {
+                // A goodbye leaves no will: `offline` is said first (sent before the DISCONNECT).
+                _ = try? link.publish(MQTTMessage(topic: topics.status, payload: Array("offline".utf8), qos: 1, retain: true))
+                link.stop()
+            }
             try await serve(link)
         }
     }
@@ -222,7 +226,7 @@ final class FleetService: Service, CustomStringConvertible {
             if news.connections > 0 {
                 online = true
                 lastState = nil
-                try? link.publish(MQTTMessage(topic: topics.status, payload: Array("online".utf8), qos: 1, retain: true))
+                _ = try? link.publish(MQTTMessage(topic: topics.status, payload: Array("online".utf8), qos: 1, retain: true))
                 try? link.subscribe(topics.cmd)
                 logger.info("mqtt: connected to \(settings.url) as \(device)")
                 fleetStatus.update { $0.connected = true; $0.since = now; $0.problem = nil }
@@ -273,7 +277,8 @@ final class FleetService: Service, CustomStringConvertible {
                 }
                 let state = stateFacts(await emergency.state, now: now)
                 let due = lastState.map { last in
-                    last.key != state.key || news.stateAsked || (last.position != state.position && now - last.at >= settings.stateIntervalSeconds)
+                    last.key != state.key || news.stateAsked
+                        || (bike.context == .riding && last.position != state.position && now - last.at >= settings.stateIntervalSeconds)
                 } ?? true
                 if due, (try? link.publish(MQTTMessage(topic: topics.state, payload: Array(state.json.utf8), qos: 1, retain: true))) != nil {
                     lastState = (state.key, state.position, now)

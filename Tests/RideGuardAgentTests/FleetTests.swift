@@ -95,6 +95,7 @@ import Testing
         try await agent.advance(until: { try Self.allAcknowledged(database) }, limit: 600, step: 0.5)   // the link tries again 1, 2, 4… s apart in real time
         let newest = try database.lastEventSeq()
         await agent.stop()
+        #expect(try broker.subscribe("rideguard/bike1/status") == ["rideguard/bike1/status offline"], "stopped: no will, said before the goodbye")
         let received = Self.events(try broker.subscribe("rideguard/bike1/event", count: 100, seconds: 3, session: session))
         var seqs: [Int] = []
         for event in received {
@@ -149,6 +150,42 @@ import Testing
         #expect(modem.calls.count == callsBefore, "calls went on after the ack")
         #expect(await agent.agent.state == .emergencySent, "the ack changed nothing but the calls")
         await agent.stop()
+    }
+
+    /// `rideguard fleet watch`, as a dispatcher runs it: --json prints each bike's events as they
+    /// come, with the bike's name; the view puts the bike in an emergency first, with its distance
+    /// and direction from the dispatcher.
+    @Test func fleetWatchShowsTheEventsAndTheBikeInAnEmergency() async throws {
+        let broker = try Mosquitto()
+        try broker.start()
+        let folder = try AgentInProcessTests.folder("mqtt-watch")
+        let passwordFile = folder.appendingPathComponent("dispatch-password").path
+        try Mosquitto.passwords["dispatch"]!.write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        let watch = ["fleet", "watch", "--broker", "mqtts://localhost:\(broker.port)", "--user", "dispatch", "--password-file", passwordFile,
+                     "--ca-file", broker.caFile]
+        let jsonOutput = folder.appendingPathComponent("watch.jsonl").path
+        let said = folder.appendingPathComponent("watch.err").path
+        let watching = try Spawned([Rideguard.binary.path] + watch + ["--json"], stdout: jsonOutput, stderr: said)
+        try waitFor(10) { ((try? String(contentsOfFile: said, encoding: .utf8)) ?? "").contains("fleet watch: connected") }
+        usleep(300_000)                                            // its SUBSCRIBE reaches the broker
+        var configuration = InProcessAgent.configuration(in: folder)
+        configuration.mqtt = try Self.mqtt(broker, in: folder)
+        let agent = try InProcessAgent(configuration)
+        try await agent.advance(untilState: .emergencySent, limit: 120)
+        let database = try RideGuardDatabase(path: configuration.database)
+        try await agent.advance(until: { try Self.allAcknowledged(database) }, limit: 30)
+        try waitFor(10) { ((try? String(contentsOfFile: jsonOutput, encoding: .utf8)) ?? "").contains("\"emergency_sent\"") }
+        watching.kill(SIGTERM)
+        let lines = try String(contentsOfFile: jsonOutput, encoding: .utf8).split(separator: "\n").map(String.init)
+        let names = lines.compactMap { line in
+            ((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]).flatMap { $0["device"] as? String == "bike1" ? $0["event"] as? String : nil }
+        }
+        #expect(["crash_detected", "countdown_started", "alerting", "emergency_sent"].allSatisfy(names.contains), "\(lines)")
+        // The view, from the retained state: 45.2, 5.7 is 11 km north of the rider.
+        let view = try await Rideguard.run(watch + ["--from", "45.2,5.7", "--seconds", "2"])
+        await agent.stop()
+        #expect(view.status == 0, "\(view.stderr)")
+        #expect(view.stdout.contains("bike1        EMERGENCY emergency_sent  45.10000,5.70000") && view.stdout.contains("11.1 km S"), "\(view.stdout)")
     }
 
     static func fleet(_ agent: InProcessAgent) async -> AgentStatus.Fleet? {

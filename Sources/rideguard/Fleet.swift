@@ -1,0 +1,245 @@
+import ArgumentParser
+import FoundationEssentials
+import Glibc
+import MQTTLink
+import RideGuardAgent
+import RideGuardCore
+import SystemCalls
+import Synchronization
+
+struct Fleet: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A fleet's bikes on an MQTT broker, for a dispatcher.",
+        subcommands: [Watch.self])
+
+    struct Watch: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Watch every bike on the broker: one line each, emergencies first, offline ones marked.",
+            discussion: """
+                Reads <prefix>/+/status, state and event (README, Fleets and groups). On a terminal the \
+                view is redrawn each second; otherwise it is printed when something changed. --json \
+                prints each event as one JSON line instead, with the bike's name in "device".
+                """)
+
+        @Option(help: "The broker: mqtt://HOST[:1883] or mqtts://HOST[:8883].")
+        var broker: String
+
+        @Option(help: "The user name on the broker.")
+        var user: String?
+
+        @Option(help: "A file holding the password (never the password on the command line).")
+        var passwordFile: String?
+
+        @Option(help: "The CA that signed the broker's certificate (mqtts; default: the system's CAs).")
+        var caFile: String?
+
+        @Option(help: "The topics' prefix.")
+        var prefix = "rideguard"
+
+        @Option(help: "Where the dispatcher is, LAT,LON: each bike's distance and direction from there.")
+        var from: String?
+
+        @Flag(help: "Print the events as JSON lines.")
+        var json = false
+
+        @Option(help: "Stop after this many seconds (default: until interrupted).")
+        var seconds: Double?
+
+        func validate() throws {
+            var mqtt = AgentConfiguration.MQTT()
+            mqtt.url = broker
+            guard mqtt.endpoint != nil else { throw ValidationError("--broker must be mqtt://HOST[:PORT] or mqtts://HOST[:PORT]") }
+            if caFile != nil && mqtt.endpoint?.tls == false { throw ValidationError("--ca-file is for TLS: use mqtts://") }
+            if let from, Self.position(from) == nil { throw ValidationError("--from must be LAT,LON in degrees, such as 45.76,4.83") }
+            if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be above 0") }
+        }
+
+        static func position(_ text: String) -> (lat: Double, lon: Double)? {
+            let parts = text.split(separator: ",").compactMap { Double($0.trimmingPrefix(" ")) }
+            guard parts.count == 2, (-90...90).contains(parts[0]), (-180...180).contains(parts[1]) else { return nil }
+            return (parts[0], parts[1])
+        }
+
+        func run() throws {
+            var mqtt = AgentConfiguration.MQTT()
+            mqtt.url = broker
+            let endpoint = mqtt.endpoint!
+            var password: String?
+            if let passwordFile {
+                guard let text = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
+                    Output.error("cannot read the password file \(passwordFile)")
+                    throw ExitCode(2)
+                }
+                password = text.trimmed()
+            }
+            let view = FleetView(prefix: prefix, from: from.flatMap(Self.position))
+            let refused = Mutex<String?>(nil)
+            let connections = Mutex(0)
+            let json = self.json
+            let link: MQTTLink
+            do {
+                link = try MQTTLink(MQTTSettings(host: endpoint.host, port: endpoint.port, tls: endpoint.tls, caFile: caFile, username: user,
+                                                 password: password, clientID: "rideguard-watch-\(getpid())", keepaliveSeconds: 30)) { event in
+                    switch event {
+                    case .connected: connections.withLock { $0 += 1 }
+                    case .refused(let reason): refused.withLock { $0 = reason }
+                    case .received(let topic, let payload):
+                        if let line = view.take(topic: topic, payload: payload), json { print(line) }
+                    case .disconnected, .acknowledged: break
+                    }
+                }
+            } catch {
+                Output.error("\(error)")
+                throw ExitCode(2)
+            }
+            defer { link.stop() }
+            let started = Date().timeIntervalSince1970
+            var shown = "", subscribed = 0
+            while seconds.map({ Date().timeIntervalSince1970 - started < $0 }) ?? true {
+                // On each connection: the broker forgets a subscription with the session.
+                let connected = connections.withLock { $0 }
+                if connected != subscribed {
+                    for topic in ["status", "state", "event"] { try? link.subscribe("\(prefix)/+/\(topic)") }
+                    if json { Output.error("fleet watch: connected to \(broker), reading \(prefix)/+/status, state and event") }
+                    subscribed = connected
+                }
+                if let reason = refused.withLock({ $0 }) {
+                    Output.error("the broker \(broker) refused the connection: \(reason)")
+                    throw ExitCode(2)
+                }
+                if !json {
+                    let now = Date().timeIntervalSince1970
+                    let lines = view.lines(now: now)
+                    let table = lines.isEmpty ? "no bike on \(broker) under \(prefix)/ yet" : lines.joined(separator: "\n")
+                    if isatty(1) == 1 {
+                        print("\u{1B}[H\u{1B}[2J" + "RideGuard fleet on \(broker), \(Times.localHourMinute(now))\n" + table)
+                    } else if table != shown {
+                        print(table + "\n")
+                    }
+                    shown = table
+                }
+                Output.flush()
+                usleep(250_000)
+            }
+        }
+    }
+}
+
+/// What `fleet watch` knows of each bike, from its retained status and state and its events.
+final class FleetView: Sendable {
+    struct Bike {
+        var online: Bool?
+        var state: String?
+        var latitude: Double?
+        var longitude: Double?
+        /// When the position was taken (Unix seconds).
+        var fixTime: Double?
+        var lastEvent: String?
+    }
+
+    private struct State: Decodable {
+        var state: String?
+        var lat: Double?
+        var lon: Double?
+        var fix_age_s: Double?
+        var t: Double?
+    }
+
+    private struct Event: Decodable {
+        var event: String
+        var t: Double?
+        var lat: Double?
+        var lon: Double?
+        var fix_age_s: Double?
+    }
+
+    private let prefix: String
+    private let from: (lat: Double, lon: Double)?
+    private let bikes = Mutex<[String: Bike]>([:])
+
+    init(prefix: String, from: (lat: Double, lon: Double)?) {
+        self.prefix = prefix
+        self.from = from
+    }
+
+    /// Takes one message; returns an event as a JSON line with its bike's name ("device").
+    func take(topic: String, payload: [UInt8]) -> String? {
+        let levels = topic.dropFirst(prefix.count + 1).split(separator: "/", omittingEmptySubsequences: false)
+        guard topic.hasPrefix(prefix + "/"), levels.count == 2 else { return nil }
+        let device = String(levels[0]), text = String(decoding: payload, as: UTF8.self)
+        switch levels[1] {
+        case "status":
+            bikes.withLock { $0[device, default: Bike()].online = text == "online" }
+            return nil
+        case "state":
+            guard let state = try? JSONDecoder().decode(State.self, from: Data(payload)) else { return nil }
+            bikes.withLock { bikes in
+                var bike = bikes[device, default: Bike()]
+                bike.state = state.state ?? bike.state
+                if let lat = state.lat, let lon = state.lon {
+                    (bike.latitude, bike.longitude) = (lat, lon)
+                    bike.fixTime = (state.t ?? Date().timeIntervalSince1970) - (state.fix_age_s ?? 0)
+                }
+                bikes[device] = bike
+            }
+            return nil
+        case "event":
+            guard let event = try? JSONDecoder().decode(Event.self, from: Data(payload)), text.hasPrefix("{") else { return nil }
+            bikes.withLock { bikes in
+                var bike = bikes[device, default: Bike()]
+                bike.lastEvent = event.event
+                if let lat = event.lat, let lon = event.lon {
+                    (bike.latitude, bike.longitude) = (lat, lon)
+                    bike.fixTime = (event.t ?? Date().timeIntervalSince1970) - (event.fix_age_s ?? 0)
+                }
+                bikes[device] = bike
+            }
+            return "{\"device\":\(JSONLine.quoted(device))," + text.dropFirst()
+        default:
+            return nil
+        }
+    }
+
+    /// One line a bike: emergencies first, then the others by name; offline ones marked.
+    func lines(now: Double) -> [String] {
+        let emergency: Set<String> = ["alert_countdown", "emergency_sending", "emergency_sent", "emergency_sending_failed"]
+        let sorted = bikes.withLock { $0 }.sorted { a, b in
+            let (ea, eb) = (emergency.contains(a.value.state ?? ""), emergency.contains(b.value.state ?? ""))
+            return ea != eb ? ea : a.key < b.key
+        }
+        return sorted.map { name, bike in
+            var line = name.padding(12) + " " + (emergency.contains(bike.state ?? "") ? "EMERGENCY " : "") + (bike.state ?? "?")
+            if bike.online == false { line += " (OFFLINE)" }
+            if let lat = bike.latitude, let lon = bike.longitude {
+                line += "  \(DecimalFormat.string(lat, decimals: 5)),\(DecimalFormat.string(lon, decimals: 5))"
+                if let fixTime = bike.fixTime { line += ", \(Int(max(0, now - fixTime).rounded())) s old" }
+                if let from {
+                    let (metres, bearing) = Self.distance(from: from, to: (lat, lon))
+                    line += ", " + (metres < 1000 ? "\(Int(metres.rounded())) m" : "\(DecimalFormat.string(metres / 1000, decimals: 1)) km") + " \(Self.compass(bearing))"
+                }
+            } else {
+                line += "  no position"
+            }
+            if let event = bike.lastEvent { line += "  last: \(event)" }
+            return line
+        }
+    }
+
+    /// Great-circle distance (m) and initial bearing (degrees from north).
+    static func distance(from a: (lat: Double, lon: Double), to b: (lat: Double, lon: Double)) -> (Double, Double) {
+        let radians = Double.pi / 180
+        let (φ1, φ2, Δλ) = (a.lat * radians, b.lat * radians, (b.lon - a.lon) * radians)
+        let h = sin((φ2 - φ1) / 2) * sin((φ2 - φ1) / 2) + cos(φ1) * cos(φ2) * sin(Δλ / 2) * sin(Δλ / 2)
+        let metres = 2 * 6_371_000 * asin(min(1, sqrt(h)))
+        let bearing = atan2(sin(Δλ) * cos(φ2), cos(φ1) * sin(φ2) - sin(φ1) * cos(φ2) * cos(Δλ)) / radians
+        return (metres, (bearing + 360).truncatingRemainder(dividingBy: 360))
+    }
+
+    static func compass(_ degrees: Double) -> String {
+        ["N", "NE", "E", "SE", "S", "SW", "W", "NW"][Int((degrees + 22.5) / 45) % 8]
+    }
+}
+
+private extension String {
+    func padding(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+}
