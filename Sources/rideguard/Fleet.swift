@@ -137,20 +137,14 @@ final class FleetView: Sendable {
         var lastEvent: String?
     }
 
-    private struct State: Decodable {
+    /// What `fleet watch` reads of a state or an event.
+    private struct Report: Decodable {
         var state: String?
+        var event: String?
         var lat: Double?
         var lon: Double?
         var fix_age_s: Double?
         var t: Double?
-    }
-
-    private struct Event: Decodable {
-        var event: String
-        var t: Double?
-        var lat: Double?
-        var lon: Double?
-        var fix_age_s: Double?
     }
 
     private let prefix: String
@@ -171,30 +165,20 @@ final class FleetView: Sendable {
         case "status":
             bikes.withLock { $0[device, default: Bike()].online = text == "online" }
             return nil
-        case "state":
-            guard let state = try? JSONDecoder().decode(State.self, from: Data(payload)) else { return nil }
+        case "state", "event":
+            guard text.hasPrefix("{"), let report = try? JSONDecoder().decode(Report.self, from: Data(payload)),
+                  levels[1] == "state" || report.event != nil else { return nil }
             bikes.withLock { bikes in
                 var bike = bikes[device, default: Bike()]
-                bike.state = state.state ?? bike.state
-                if let lat = state.lat, let lon = state.lon {
+                bike.state = report.state ?? bike.state
+                bike.lastEvent = report.event ?? bike.lastEvent
+                if let lat = report.lat, let lon = report.lon {
                     (bike.latitude, bike.longitude) = (lat, lon)
-                    bike.fixTime = (state.t ?? Date().timeIntervalSince1970) - (state.fix_age_s ?? 0)
+                    bike.fixTime = (report.t ?? Date().timeIntervalSince1970) - (report.fix_age_s ?? 0)
                 }
                 bikes[device] = bike
             }
-            return nil
-        case "event":
-            guard let event = try? JSONDecoder().decode(Event.self, from: Data(payload)), text.hasPrefix("{") else { return nil }
-            bikes.withLock { bikes in
-                var bike = bikes[device, default: Bike()]
-                bike.lastEvent = event.event
-                if let lat = event.lat, let lon = event.lon {
-                    (bike.latitude, bike.longitude) = (lat, lon)
-                    bike.fixTime = (event.t ?? Date().timeIntervalSince1970) - (event.fix_age_s ?? 0)
-                }
-                bikes[device] = bike
-            }
-            return "{\"device\":\(JSONLine.quoted(device))," + text.dropFirst()
+            return levels[1] == "event" ? "{\"device\":\(JSONLine.quoted(device))," + text.dropFirst() : nil
         default:
             return nil
         }
