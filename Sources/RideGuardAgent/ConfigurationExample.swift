@@ -64,6 +64,7 @@ extension ConfigurationFile {
         #   device: bike1           # default: the hostname
         #   keepalive_s: 30
         #   state_interval_s: 30    # the state at most this often while only the position moves
+        #   owntracks_user: alex    # also owntracks/alex/<device>, for OwnTracks' apps and recorder
 
         detector:                   # any detector setting by name (see README, Field testing)
           lying_angle_degrees: 60

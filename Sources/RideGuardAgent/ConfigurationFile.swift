@@ -255,6 +255,7 @@ package enum ConfigurationFile {
             "device": mqtt { m, n throws(ValueError) in m.device = try string(n) },
             "keepalive_s": mqtt { m, n throws(ValueError) in m.keepaliveSeconds = try integer(n) },
             "state_interval_s": mqtt { m, n throws(ValueError) in m.stateIntervalSeconds = try double(n) },
+            "owntracks_user": mqtt { m, n throws(ValueError) in m.owntracksUser = try string(n) },
         ],
     ]
 

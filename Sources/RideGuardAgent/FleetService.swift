@@ -282,6 +282,10 @@ final class FleetService: Service, CustomStringConvertible {
                 } ?? true
                 if due, (try? link.publish(MQTTMessage(topic: topics.state, payload: Array(state.json.utf8), qos: 1, retain: true))) != nil {
                     lastState = (state.key, state.position, now)
+                    if let user = settings.owntracksUser, let fix = whereabouts.lastFix {
+                        _ = try? link.publish(MQTTMessage(topic: "owntracks/\(user)/\(device)", payload: Array(Self.ownTracks(fix, device: device).utf8),
+                                                          qos: 1, retain: true))
+                    }
                 }
             }
             trimBacklog(after: max(cursor, published), now: now)
@@ -338,6 +342,21 @@ final class FleetService: Service, CustomStringConvertible {
         line.add("rate_hz", s.rateHz, decimals: 0)
         line.add("t", now, decimals: 0)
         return (line.text, key.text, position.text)
+    }
+
+    /// A location as OwnTracks' apps and recorder read it (`_type: location`; `vel` in km/h).
+    static func ownTracks(_ fix: Fix, device: String) -> String {
+        var line = JSONLine()
+        line.add("_type", "location")
+        line.add("tid", String(device.suffix(2)))
+        line.add("lat", fix.latitude, decimals: 6)
+        line.add("lon", fix.longitude, decimals: 6)
+        line.add("tst", Int(fix.time))
+        if let accuracy = fix.accuracy { line.add("acc", Int(accuracy.rounded())) }
+        if let speed = fix.speed { line.add("vel", Int((speed * 3.6).rounded())) }
+        if let track = fix.track { line.add("cog", Int(track.rounded())) }
+        line.add("t", "p")
+        return line.text
     }
 
     /// The workflow's state as the contract names it (snake case, like the events).

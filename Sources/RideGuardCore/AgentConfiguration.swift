@@ -87,6 +87,8 @@ package struct AgentConfiguration: Equatable, Sendable {
         package var keepaliveSeconds = 30
         /// While the position moves, the retained state is published at most this often, s.
         package var stateIntervalSeconds = 30.0
+        /// With it, the position also goes to `owntracks/<user>/<device>` (OwnTracks' format).
+        package var owntracksUser: String?
 
         /// The broker's address, read from `url`; nil when `url` is not one.
         package var endpoint: (host: String, port: Int, tls: Bool)? {
@@ -179,6 +181,9 @@ package struct AgentConfiguration: Equatable, Sendable {
             }
             check((5...3600).contains(mqtt.keepaliveSeconds), "mqtt.keepalive_s", "must be 5...3600 s")
             check((5...3600).contains(mqtt.stateIntervalSeconds), "mqtt.state_interval_s", "must be 5...3600 s")
+            if let user = mqtt.owntracksUser {
+                check(!user.contains { "/+#".contains($0) }, "mqtt.owntracks_user", "must be one topic level: no /, + or #")
+            }
             for (key, path) in [("mqtt.password_file", mqtt.passwordFile), ("mqtt.ca_file", mqtt.caFile),
                                 ("mqtt.cert_file", mqtt.certFile), ("mqtt.key_file", mqtt.keyFile)] {
                 guard let path else { continue }

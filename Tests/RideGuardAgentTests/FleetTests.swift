@@ -46,6 +46,7 @@ import Testing
               ca_file: \(broker.caFile)
               device: bike1
               keepalive_s: 5
+              owntracks_user: alex
             """
         let rig = try AgentTests.Rig("mqtt-will", calls: section)
         let log = rig.folder.appendingPathComponent("agent.log").path
@@ -54,6 +55,10 @@ import Testing
         #expect(try broker.subscribe("rideguard/bike1/status", seconds: 20) == ["rideguard/bike1/status online"], "\(broker.log)")
         let state = try broker.subscribe("rideguard/bike1/state", seconds: 20)
         #expect(state.first?.contains("\"state\":") == true, "\(state)")
+        // The position as OwnTracks reads it (gpsd puts the rider at 45.1, 5.7).
+        let location = Self.events(try broker.subscribe("owntracks/alex/bike1", seconds: 20)).first
+        #expect(location?["_type"] as? String == "location" && location?["lat"] as? Double == 45.1 && location?["lon"] as? Double == 5.7
+                && location?["tst"] is Int, "\(String(describing: location))")
         try waitFor(20) { (try? AgentTests.status(rig.folder))??.fleet?.connected == true }
         let status = try Rideguard.run(["status", "--socket", rig.socket])
         #expect(status.stdout.contains("mqtt: bike1 on \(mqtt.url), connected since"), "\(status.stdout)")

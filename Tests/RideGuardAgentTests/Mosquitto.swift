@@ -34,8 +34,10 @@ final class Mosquitto: @unchecked Sendable {      // one test's, started and sto
         try """
             user bike1
             topic readwrite rideguard/bike1/#
+            topic write owntracks/alex/bike1
             user dispatch
             topic read rideguard/#
+            topic read owntracks/#
             topic write rideguard/+/cmd
             """.write(to: folder.appendingPathComponent("acl"), atomically: true, encoding: .utf8)
         // Started as root, Mosquitto runs as the user `mosquitto`: it logs to its stderr (our file).
