@@ -118,7 +118,8 @@ package final class Agent: Sendable {
         ]
         if let mqtt = configuration.mqtt {
             services.append(FleetService(settings: mqtt, emergency: emergency, announcer: announcer, whereabouts: whereabouts, sensor: sensor,
-                                         bike: bike, status: fleetStatus, database: database, clock: clock, logger: part("mqtt")))
+                                         bike: bike, status: fleetStatus, group: configuration.group, mapLink: configuration.messages.mapLink,
+                                         database: database, clock: clock, logger: part("mqtt")))
         }
         self.services = services
     }

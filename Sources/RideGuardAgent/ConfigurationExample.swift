@@ -66,6 +66,10 @@ extension ConfigurationFile {
         #   state_interval_s: 30    # the state at most this often while only the position moves
         #   owntracks_user: alex    # also owntracks/alex/<device>, for OwnTracks' apps and recorder
 
+        # group:                    # a riding group over the mqtt: broker: the members hear each other's alerts
+        #   name: sunday-ride
+        #   dismiss_s: 1800         # a member's alert is heard this long at most
+
         detector:                   # any detector setting by name (see README, Field testing)
           lying_angle_degrees: 60
 

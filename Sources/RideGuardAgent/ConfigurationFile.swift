@@ -185,6 +185,18 @@ package enum ConfigurationFile {
             "ignition": { c, n throws(ValueError) in c.gpio.ignition = isNull(n) ? nil : try string(n) },
             "ignition_active_low": { c, n throws(ValueError) in c.gpio.ignitionActiveLow = try bool(n) },
         ],
+        "group": [
+            "name": { c, n throws(ValueError) in
+                var group = c.group ?? AgentConfiguration.Group()
+                group.name = try string(n)
+                c.group = group
+            },
+            "dismiss_s": { c, n throws(ValueError) in
+                var group = c.group ?? AgentConfiguration.Group()
+                group.dismissSeconds = try double(n)
+                c.group = group
+            },
+        ],
         "power": [
             "shutdown_after_ignition_off_s": { c, n throws(ValueError) in
                 c.power.shutdownAfterIgnitionOffSeconds = isNull(n) ? nil : try double(n)

@@ -243,11 +243,27 @@ package struct AgentStatus: Codable, Equatable, Sendable {
         package var since: Double?
         package var problem: String?
         package var backlog = 0
+        /// The riding group's members who need help (nil without a group).
+        package var group: [GroupMember]?
 
         package init(broker: String, device: String, connected: Bool) {
             self.broker = broker
             self.device = device
             self.connected = connected
+        }
+    }
+
+    /// A member of the rider's group who needs help: who, since when, how far and which way.
+    package struct GroupMember: Codable, Equatable, Sendable {
+        package var device: String
+        package var since: Double
+        /// "11.1 km S, https://maps…", when the member's position is known.
+        package var place: String?
+
+        package init(device: String, since: Double, place: String?) {
+            self.device = device
+            self.since = since
+            self.place = place
         }
     }
 

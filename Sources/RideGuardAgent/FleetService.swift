@@ -79,6 +79,8 @@ final class FleetService: Service, CustomStringConvertible {
         var stateAsked = false
         var ignored = 0
         var ignoredExample: String?
+        /// The riding group's members' reports, the latest of each.
+        var groupReports: [String: RidingGroup.Report] = [:]
     }
 
     private let settings: AgentConfiguration.MQTT
@@ -94,13 +96,19 @@ final class FleetService: Service, CustomStringConvertible {
     private let clock: any ServiceClock
     private let logger: Logger
     private let inbox = Mutex(Inbox())
+    private let group: RidingGroup?
+    private let mapLink: MapLinkStyle
     var description: String { "mqtt" }
 
     init(settings: AgentConfiguration.MQTT, emergency: EmergencyService, announcer: FleetAnnouncer, whereabouts: Whereabouts,
-         sensor: SensorHealth, bike: BikeContext, status: FleetStatus, database: RideGuardDatabase, clock: any ServiceClock, logger: Logger) {
+         sensor: SensorHealth, bike: BikeContext, status: FleetStatus, group: AgentConfiguration.Group?, mapLink: MapLinkStyle,
+         database: RideGuardDatabase, clock: any ServiceClock, logger: Logger) {
         self.settings = settings
         device = settings.device ?? Self.hostname()
         topics = Topics(prefix: settings.topicPrefix, device: device)
+        let device = self.device
+        self.group = group.map { RidingGroup($0, prefix: settings.topicPrefix, device: device) }
+        self.mapLink = mapLink
         self.emergency = emergency
         self.announcer = announcer
         self.whereabouts = whereabouts
@@ -166,6 +174,11 @@ final class FleetService: Service, CustomStringConvertible {
 
     /// On the link's thread: only notes what came (a flood of `cmd` costs a parse each, no more).
     private func take(_ event: MQTTLinkEvent) {
+        if case .received(let topic, let payload) = event, topic != topics.cmd {
+            guard let (member, report) = group?.report(topic: topic, payload: payload) else { return }
+            inbox.withLock { $0.groupReports[member] = report }
+            return
+        }
         let command: Command? = if case .received(_, let payload) = event { Command(payload) } else { nil }
         inbox.withLock { i in
             switch event {
@@ -217,6 +230,8 @@ final class FleetService: Service, CustomStringConvertible {
         var online = false
         var lastState: (key: String, position: String, at: Double)?
         var lastIgnoredReport = -Double.infinity, ignored = 0
+        var group = self.group
+        var groupAlertSaid: Bool?             // this bike's alert as last told to the group
         while true {
             let news = inbox.withLock { i in
                 defer { i = Inbox() }
@@ -228,6 +243,8 @@ final class FleetService: Service, CustomStringConvertible {
                 lastState = nil
                 _ = try? link.publish(MQTTMessage(topic: topics.status, payload: Array("online".utf8), qos: 1, retain: true))
                 try? link.subscribe(topics.cmd)
+                if let group { try? link.subscribe(group.filter) }
+                groupAlertSaid = nil
                 logger.info("mqtt: connected to \(settings.url) as \(device)")
                 fleetStatus.update { $0.connected = true; $0.since = now; $0.problem = nil }
             } else if news.disconnected && online {
@@ -265,6 +282,27 @@ final class FleetService: Service, CustomStringConvertible {
                 lastIgnoredReport = now
                 ignored = 0
             }
+            let state = await emergency.state
+            if var current = group {
+                if let change = current.update(news.groupReports, now: now, position: whereabouts.lastFix, mapLink: mapLink) {
+                    emergency.post(.event(change))
+                }
+                let alert = WorkflowState.alertsOut.contains(state)
+                if online && alert != groupAlertSaid {
+                    let report = RidingGroup.json(alert: alert, position: whereabouts.lastFix, now: now)
+                    if (try? link.publish(MQTTMessage(topic: current.topic, payload: Array(report.utf8), qos: 1, retain: true))) != nil {
+                        groupAlertSaid = alert
+                    }
+                }
+                let position = whereabouts.lastFix
+                fleetStatus.update { fleet in
+                    fleet.group = current.members.keys.sorted().map { member in
+                        AgentStatus.GroupMember(device: member, since: current.members[member]!.since,
+                                                place: current.place(member, from: position, mapLink: mapLink))
+                    }
+                }
+                group = current
+            }
             if online {
                 let room = Self.window - inFlight.count
                 if room > 0 {
@@ -275,7 +313,7 @@ final class FleetService: Service, CustomStringConvertible {
                         published = event.seq
                     }
                 }
-                let state = stateFacts(await emergency.state, now: now)
+                let state = stateFacts(state, now: now)
                 let due = lastState.map { last in
                     last.key != state.key || news.stateAsked
                         || (bike.context == .riding && last.position != state.position && now - last.at >= settings.stateIntervalSeconds)

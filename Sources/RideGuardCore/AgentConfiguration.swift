@@ -117,6 +117,15 @@ package struct AgentConfiguration: Equatable, Sendable {
     package var messages = Messages()
     package var calls = Calls()
     package var power = Power()
+    /// A riding group (`group:`), over the `mqtt:` broker: the members hear each other's alerts.
+    package var group: Group?
+
+    package struct Group: Equatable, Sendable {
+        package var name = ""
+        /// A member's alert is heard this long at most, s.
+        package var dismissSeconds = 1800.0
+        package init() {}
+    }
     package var mqtt: MQTT?
     package var database = "/var/lib/rideguard/rideguard.sqlite"
     /// Delivered (or given-up) messages and journal lines older than this are pruned (`database:
@@ -190,6 +199,11 @@ package struct AgentConfiguration: Equatable, Sendable {
                 check(path.hasPrefix("/"), key, "must be an absolute path")
                 if let problem = PathLimits.problem(path) { errors.append(ConfigurationError(key: key, reason: problem)) }
             }
+        }
+        if let group {
+            check(mqtt != nil, "group", "a riding group needs the mqtt: section (its broker)")
+            check(!group.name.isEmpty && !group.name.contains { "/+#".contains($0) }, "group.name", "must be one topic level: no /, + or #")
+            check((60...86_400).contains(group.dismissSeconds), "group.dismiss_s", "must be 60...86400 s")
         }
         check(database.hasPrefix("/") || database.hasPrefix("."), "database", "must be a file path")
         check((7...3650).contains(keepDays), "database.keep_days", "must be 7...3650 days")

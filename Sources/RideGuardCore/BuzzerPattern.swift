@@ -19,6 +19,8 @@ package enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
     case parkedFall = "parked_fall"
     /// One long beep every 30 s: protecting, but the SD card cannot be written.
     case storageFault = "storage_fault"
+    /// Three beeps every 5 s: someone in the rider's group needs help (`status` says who, where).
+    case groupAlert = "group_alert"
 
     /// Steps of (on seconds, off seconds).
     package var steps: [(on: Double, off: Double)] {
@@ -34,13 +36,14 @@ package enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
         case .resumed: [(0.1, 0.05), (0.2, 0)]
         case .parkedFall: [(0.5, 0.5), (0.5, 0.5), (0.5, 0.5), (0.5, 0)]
         case .storageFault: [(1.5, 28.5)]
+        case .groupAlert: [(0.3, 0.2), (0.3, 0.2), (0.3, 3.7)]
         }
     }
 
     /// Whether the steps repeat until another pattern replaces them.
     package var repeats: Bool {
         switch self {
-        case .countdownSlow, .countdownFast, .countdownUrgent, .alarm, .fault, .storageFault: true
+        case .countdownSlow, .countdownFast, .countdownUrgent, .alarm, .fault, .storageFault, .groupAlert: true
         case .off, .armed, .acknowledge, .resumed, .parkedFall: false
         }
     }
@@ -59,6 +62,7 @@ package enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
         case .resumed: "two rising chirps: protection resumed"
         case .storageFault: "one long beep every 30 s: protecting, degraded: the SD card cannot be written (alerts are kept in memory and sent; see rideguard status)"
         case .parkedFall: "four slow beeps, once: the parked bike fell over (nobody was riding it); the rider's own phone is texted, never the contacts"
+        case .groupAlert: "three beeps every 5 s: someone in your riding group needs help (rideguard status says who, how far, which way)"
         }
     }
 }

@@ -159,6 +159,9 @@ package enum WorkflowEvent: Equatable, Sendable {
     case locationFix(at: Double)
     /// A contact answered a call or replied OK.
     case acknowledged(Acknowledgement)
+    /// Another member of the rider's riding group has an emergency (`summary` says who, how far,
+    /// which way), or, nil, none has any more. Never an emergency of this rider's own.
+    case groupAlert(summary: String?, at: Double)
 }
 
 package enum WorkflowAction: Equatable, Sendable {
@@ -294,6 +297,16 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
             play(.fault, &actions)
         case .acknowledged(let acknowledgement):
             acknowledge(acknowledgement, into: &actions)
+        case .groupAlert(let summary, _):
+            // Heard when nothing of the rider's own sounds: their emergency and a fault come first.
+            let quiet = [.armed, .disarmed, .emergencyEnded].contains(state) && buzzer != .fault && buzzer != .storageFault
+            if let summary {
+                actions.append(.journal(JournalEntry(.alerts, "riding group: \(summary)")))
+                if quiet { play(.groupAlert, &actions) }
+            } else {
+                actions.append(.journal(JournalEntry(.alerts, "riding group: no member needs help any more")))
+                if buzzer == .groupAlert { play(.off, &actions) }
+            }
         case .locationFix(_):
             guard !fixSeenSinceEmergency else { break }
             fixSeenSinceEmergency = true
@@ -429,6 +442,7 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
             trigger = nil
             play(.resumed, &actions)
             actions.append(.journal(JournalEntry(.system, "protection resumed by the rider")))
+            actions.append(.announce(FleetEvent(.armed)))
         default:
             break  // a short press in a countdown, bounce, or a gesture with no meaning here does nothing
         }

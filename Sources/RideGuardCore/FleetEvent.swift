@@ -64,3 +64,23 @@ extension Fix {
         return line
     }
 }
+
+/// Where one position is from another, for a dispatcher and a riding group.
+package enum Bearing {
+    /// Distance (m) and direction (degrees clockwise from north), on the local flat map: within a
+    /// fraction of a percent over the tens of kilometres a group or a depot spans.
+    package static func between(_ a: (lat: Double, lon: Double), _ b: (lat: Double, lon: Double)) -> (metres: Double, degrees: Double) {
+        let metresPerDegree = 111_195.0
+        let north = (b.lat - a.lat) * metresPerDegree
+        let east = (b.lon - a.lon) * cosine((a.lat + b.lat) / 2 * .pi / 180) * metresPerDegree
+        let degrees = atan2Degrees(east, north)
+        return ((north * north + east * east).squareRoot(), degrees < 0 ? degrees + 360 : degrees)
+    }
+
+    /// "11.1 km S", "350 m NE".
+    package static func text(_ a: (lat: Double, lon: Double), _ b: (lat: Double, lon: Double)) -> String {
+        let (metres, degrees) = between(a, b)
+        let compass = ["N", "NE", "E", "SE", "S", "SW", "W", "NW"][Int((degrees + 22.5) / 45) % 8]
+        return (metres < 1000 ? "\(Int(metres.rounded())) m" : "\(DecimalFormat.string(metres / 1000, decimals: 1)) km") + " " + compass
+    }
+}

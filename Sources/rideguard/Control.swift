@@ -80,6 +80,9 @@ struct Status: ParsableCommand {
             let since = fleet.since.map { " since \(Times.localHourMinute($0))" } ?? ""
             print("mqtt: \(fleet.device) on \(fleet.broker), " + (fleet.connected ? "connected\(since)" : "NOT connected\(since) (no IP link, or the broker is away: SMS alerts are not affected)")
                   + (fleet.backlog > 0 ? ", \(fleet.backlog) event(s) waiting" : "") + (fleet.problem.map { "; \($0)" } ?? ""))
+            for member in fleet.group ?? [] {
+                print("riding group: \(member.device) NEEDS HELP since \(Times.localHourMinute(member.since))" + (member.place.map { ", \($0)" } ?? ""))
+            }
         }
     }
 }

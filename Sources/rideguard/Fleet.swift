@@ -197,10 +197,7 @@ final class FleetView: Sendable {
             if let lat = bike.latitude, let lon = bike.longitude {
                 line += "  \(DecimalFormat.string(lat, decimals: 5)),\(DecimalFormat.string(lon, decimals: 5))"
                 if let fixTime = bike.fixTime { line += ", \(Int(max(0, now - fixTime).rounded())) s old" }
-                if let from {
-                    let (metres, bearing) = Self.distance(from: from, to: (lat, lon))
-                    line += ", " + (metres < 1000 ? "\(Int(metres.rounded())) m" : "\(DecimalFormat.string(metres / 1000, decimals: 1)) km") + " \(Self.compass(bearing))"
-                }
+                if let from { line += ", " + Bearing.text(from, (lat, lon)) }
             } else {
                 line += "  no position"
             }
@@ -209,19 +206,6 @@ final class FleetView: Sendable {
         }
     }
 
-    /// Great-circle distance (m) and initial bearing (degrees from north).
-    static func distance(from a: (lat: Double, lon: Double), to b: (lat: Double, lon: Double)) -> (Double, Double) {
-        let radians = Double.pi / 180
-        let (φ1, φ2, Δλ) = (a.lat * radians, b.lat * radians, (b.lon - a.lon) * radians)
-        let h = sin((φ2 - φ1) / 2) * sin((φ2 - φ1) / 2) + cos(φ1) * cos(φ2) * sin(Δλ / 2) * sin(Δλ / 2)
-        let metres = 2 * 6_371_000 * asin(min(1, sqrt(h)))
-        let bearing = atan2(sin(Δλ) * cos(φ2), cos(φ1) * sin(φ2) - sin(φ1) * cos(φ2) * cos(Δλ)) / radians
-        return (metres, (bearing + 360).truncatingRemainder(dividingBy: 360))
-    }
-
-    static func compass(_ degrees: Double) -> String {
-        ["N", "NE", "E", "SE", "S", "SW", "W", "NW"][Int((degrees + 22.5) / 45) % 8]
-    }
 }
 
 private extension String {

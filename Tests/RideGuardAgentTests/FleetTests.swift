@@ -193,6 +193,82 @@ import Testing
         #expect(view.stdout.contains("bike1        EMERGENCY emergency_sent  45.10000,5.70000") && view.stdout.contains("11.1 km S"), "\(view.stdout)")
     }
 
+    /// A riding group: bike1 crashes and its alert goes out; bike2, 11 km north and armed, plays the
+    /// group's pattern and shows who, how far, which way, and sends nothing itself; when bike1's
+    /// rider cancels, bike2 falls silent.
+    @Test func aGroupMemberHearsAnotherMembersAlertUntilItEnds() async throws {
+        let broker = try Mosquitto()
+        try broker.start()
+        var sunday = AgentConfiguration.Group()
+        sunday.name = "sunday"
+        // bike2: upright and still, 11.1 km north of bike1.
+        let folder2 = try AgentInProcessTests.folder("group-2")
+        let still = folder2.appendingPathComponent("still.csv")
+        var trace = "# rideguard-trace v1\n# rate_hz: 100\ntime_s,ax,ay,az,gx,gy,gz\n"
+        for i in 0..<12_000 { trace += "\(Double(i) / 100),0.0100,-0.0200,9.8100,0.00100,-0.00200,0.00000\n" }
+        try Data(trace.utf8).write(to: still)
+        var configuration2 = InProcessAgent.configuration(in: folder2, trace: still, playback: 1)
+        configuration2.gps.fixedPosition = [45.2, 5.7]
+        configuration2.mqtt = try Self.mqtt(broker, in: folder2)
+        configuration2.mqtt?.username = "bike2"
+        configuration2.mqtt?.device = "bike2"
+        try (Mosquitto.passwords["bike2"]! + "\n").write(toFile: configuration2.mqtt!.passwordFile!, atomically: true, encoding: .utf8)
+        configuration2.group = sunday
+        let bike2 = try InProcessAgent(configuration2)
+        try await bike2.advance(untilState: .armed, limit: 60)
+        try await bike2.advance(until: { await Self.fleet(bike2)?.connected == true }, limit: 30)
+        let folder1 = try AgentInProcessTests.folder("group-1")
+        var configuration1 = InProcessAgent.configuration(in: folder1)
+        configuration1.mqtt = try Self.mqtt(broker, in: folder1)
+        configuration1.group = sunday
+        let bike1 = try InProcessAgent(configuration1)
+        try await bike1.advance(untilState: .emergencySent, limit: 120)
+        try await bike2.advance(until: { await Self.fleet(bike2)?.group?.isEmpty == false }, limit: 30)
+        let member = try #require(await Self.fleet(bike2)?.group?.first)
+        #expect(member.device == "bike1" && member.place == "11.1 km S, https://maps.google.com/?q=45.10000,5.70000", "\(member)")
+        #expect(AgentInProcessTests.journal(folder2).contains("riding group: bike1 needs help, 11.1 km S, https://maps.google.com/?q=45.10000,5.70000"))
+        #expect(bike2.log.contains("buzzer: three beeps every 5 s"), "\(bike2.log.text)")
+        let status = try await AgentTests.status(folder2)
+        #expect(status?.state == .armed)
+        // bike1's rider cancels: its emergency ends, bike2 falls silent.
+        async let cancel: Void = bike1.agent.press(hold: 3.5)
+        try await bike1.advance(untilState: .emergencyEnded, limit: 30)
+        await bike1.advance(by: 1)
+        await cancel
+        try await bike2.advance(until: { await Self.fleet(bike2)?.group?.isEmpty == true }, limit: 30)
+        #expect(AgentInProcessTests.journal(folder2).contains("riding group: no member needs help any more"))
+        #expect(bike2.log.contains("buzzer: silent"), "\(bike2.log.text)")
+        #expect(try RideGuardDatabase(path: configuration2.database).outbox.all().isEmpty, "bike2 sent nothing")
+        await bike1.stop()
+        await bike2.stop()
+    }
+
+    /// A member's alert is heard for `dismiss_s` at most, and not again (retained, it comes again on
+    /// each connection) until that member has reported no alert; this bike's own topic is not a
+    /// member's, nor is anything outside the group.
+    @Test func aGroupAlertIsDismissedAfterDismissSecondsAndOwnReportsAreNotHeard() {
+        var settings = AgentConfiguration.Group()
+        settings.name = "sunday"
+        settings.dismissSeconds = 600
+        var group = RidingGroup(settings, prefix: "rideguard", device: "bike2")
+        let alert = Array(#"{"alert":true,"lat":45.1,"lon":5.7,"t":100}"#.utf8)
+        #expect(group.report(topic: "rideguard/group/sunday/bike2", payload: alert) == nil)
+        #expect(group.report(topic: "rideguard/group/other/bike1", payload: alert) == nil)
+        #expect(group.report(topic: "rideguard/group/sunday/bike1", payload: Array("nonsense".utf8)) == nil)
+        let report = try? #require(group.report(topic: "rideguard/group/sunday/bike1", payload: alert))
+        #expect(report?.device == "bike1")
+        guard case .groupAlert(let summary?, _) = group.update(["bike1": report!.report], now: 0, position: nil, mapLink: .geo) else {
+            Issue.record("no alert")
+            return
+        }
+        #expect(summary == "bike1 needs help, geo:45.10000,5.70000")
+        #expect(group.update([:], now: 599, position: nil, mapLink: .geo) == nil)
+        #expect(group.update([:], now: 600, position: nil, mapLink: .geo) == .groupAlert(summary: nil, at: 600))
+        #expect(group.update(["bike1": report!.report], now: 700, position: nil, mapLink: .geo) == nil, "dismissed: heard again")
+        #expect(group.update(["bike1": RidingGroup.Report(alert: false)], now: 800, position: nil, mapLink: .geo) == nil)
+        #expect(group.update(["bike1": report!.report], now: 900, position: nil, mapLink: .geo) != nil, "a new alert is heard")
+    }
+
     static func fleet(_ agent: InProcessAgent) async -> AgentStatus.Fleet? {
         agent.agent.fleetStatus
     }

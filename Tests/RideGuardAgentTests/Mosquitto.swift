@@ -11,7 +11,7 @@ final class Mosquitto: @unchecked Sendable {      // one test's, started and sto
     /// Drawn below Linux's ephemeral range, like GPSFake's.
     let port = Int.random(in: 20_000...25_999)
     private var process: Spawned?
-    static let passwords = ["bike1": "bike-secret", "dispatch": "dispatch-secret"]
+    static let passwords = ["bike1": "bike-secret", "bike2": "bike2-secret", "dispatch": "dispatch-secret"]
 
     var caFile: String { folder.appendingPathComponent("ca.crt").path }
     private var logFile: String { folder.appendingPathComponent("mosquitto.log").path }
@@ -27,6 +27,7 @@ final class Mosquitto: @unchecked Sendable {      // one test's, started and sto
             printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > \(f)/san.ext
             openssl x509 -req -in \(f)/server.csr -CA \(f)/ca.crt -CAkey \(f)/ca.key -CAcreateserial -days 2 -extfile \(f)/san.ext -out \(f)/server.crt
             mosquitto_passwd -b -c \(f)/passwd bike1 \(Self.passwords["bike1"]!)
+            mosquitto_passwd -b \(f)/passwd bike2 \(Self.passwords["bike2"]!)
             mosquitto_passwd -b \(f)/passwd dispatch \(Self.passwords["dispatch"]!)
             chmod 0644 \(f)/server.key \(f)/passwd
             chmod 0777 \(f)
@@ -35,6 +36,10 @@ final class Mosquitto: @unchecked Sendable {      // one test's, started and sto
             user bike1
             topic readwrite rideguard/bike1/#
             topic write owntracks/alex/bike1
+            topic readwrite rideguard/group/sunday/#
+            user bike2
+            topic readwrite rideguard/bike2/#
+            topic readwrite rideguard/group/sunday/#
             user dispatch
             topic read rideguard/#
             topic read owntracks/#

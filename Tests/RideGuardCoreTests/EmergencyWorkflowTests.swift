@@ -629,6 +629,20 @@ struct WorkflowDriver {
         #expect(said == [#"{"event":"sos_raised","t":1.000,"seconds":10}"#, #"{"event":"im_fine","t":1.000}"#])
     }
 
+    /// Another member's alert sounds the group's pattern only when nothing of the rider's own does,
+    /// and never changes the rider's state; its end silences only that pattern.
+    @Test func aGroupAlertSoundsOnlyWhenNothingOfTheRidersOwnDoes() {
+        var d = WorkflowDriver(to: .armed)
+        #expect(d.send(.groupAlert(summary: "bike1 needs help", at: 1)).contains(.buzzer(.groupAlert)))
+        #expect(d.workflow.state == .armed)
+        #expect(d.send(.crashDetected(at: 2, summary: "bike down")).contains(.buzzer(.countdownSlow)), "the rider's own crash comes first")
+        #expect(!d.send(.groupAlert(summary: "bike3 needs help", at: 3)).contains { if case .buzzer = $0 { true } else { false } })
+        #expect(!d.send(.groupAlert(summary: nil, at: 4)).contains { if case .buzzer = $0 { true } else { false } }, "the countdown goes on sounding")
+        var quiet = WorkflowDriver(to: .armed)
+        _ = quiet.send(.groupAlert(summary: "bike1 needs help", at: 1))
+        #expect(quiet.send(.groupAlert(summary: nil, at: 2)).contains(.buzzer(.off)))
+    }
+
     /// The facts, then the position last known and its age at the event (the publisher adds `seq`).
     @Test func anEventCarriesThePositionLastKnownAndItsAge() {
         let fix = Fix(time: 95, latitude: 45.1, longitude: 5.7, accuracy: 4.6)
