@@ -35,6 +35,8 @@ let package = Package(
         .target(name: "GPSDClient", dependencies: ["RideGuardCore", "CGPS", "SystemCalls"]),
         .target(name: "QRCode", dependencies: ["RideGuardCore", "CQRencode"]),
         .target(name: "MQTTLink", dependencies: ["CMosquitto"]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "OsmAnd", dependencies: ["CCurl"]),
         .target(name: "SerialModem", dependencies: ["RideGuardCore", "SystemCalls", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Storage", dependencies: ["RideGuardCore", "CSQLite",
                                                 .product(name: "SystemPackage", package: "swift-system")]),
@@ -46,7 +48,7 @@ let package = Package(
         // Offline tools: replay, the HTML report, the detector's evaluation on labelled traces.
         .target(name: "DetectorLab", dependencies: ["RideGuardCore", "ScenarioSynth", "Storage", "SystemCalls", .product(name: "SystemPackage", package: "swift-system")]),
 
-        .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem", "Storage", "MQTTLink", "SystemCalls", .product(name: "SystemPackage", package: "swift-system"),
+        .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem", "Storage", "MQTTLink", "OsmAnd", "SystemCalls", .product(name: "SystemPackage", package: "swift-system"),
                                                     "CYAML",
                                                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                                     .product(name: "Logging", package: "swift-log")]),

@@ -10,7 +10,7 @@ cache=${RIDEGUARD_CACHE:-/var/cache/rideguard}
 sysroot="$cache/sysroot-trixie-arm64"
 mirror=${RIDEGUARD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # What RideGuard links: the C libraries of its system-library targets, and the C/C++ runtime.
-libraries=(libc6-dev libgcc-14-dev libstdc++-14-dev libgpiod-dev libiio-dev libgps-dev libsqlite3-dev libqrencode-dev libyaml-dev libmosquitto-dev)
+libraries=(libc6-dev libgcc-14-dev libstdc++-14-dev libgpiod-dev libiio-dev libgps-dev libsqlite3-dev libqrencode-dev libyaml-dev libmosquitto-dev libcurl4-openssl-dev)
 work="$cache/apt-arm64"
 
 # Downloads PACKAGES (with what they depend on) for arm64 from SUITE into $work/SUITE.

@@ -14,7 +14,7 @@ repo=$(cd "$here/.." && pwd)
 cache=${RIDEGUARD_CACHE:-/var/cache/rideguard}
 root="$cache/sid-amd64"
 mirror=${RIDEGUARD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-packages=swiftlang,libc6-dev,g++,pkg-config,libgpiod-dev,libiio-dev,libgps-dev,libsqlite3-dev,libqrencode-dev,libyaml-dev,libmosquitto-dev,git,ca-certificates
+packages=swiftlang,libc6-dev,g++,pkg-config,libgpiod-dev,libiio-dev,libgps-dev,libsqlite3-dev,libqrencode-dev,libyaml-dev,libmosquitto-dev,libcurl4-openssl-dev,git,ca-certificates
 
 [ "$(id -u)" -eq 0 ] || { echo "debian-swift: run as root (chroot and bind mounts)" >&2; exit 1; }
 

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 #   install-deps.sh [--test | --deb | --vm | --cross] [PACKAGE …]   extra arguments are more packages
-packages=(pkg-config libgpiod-dev libiio-dev libgps-dev libsqlite3-dev libqrencode-dev libyaml-dev libmosquitto-dev)
+packages=(pkg-config libgpiod-dev libiio-dev libgps-dev libsqlite3-dev libqrencode-dev libyaml-dev libmosquitto-dev libcurl4-openssl-dev)
 case "${1:-}" in
     # The tests run a real gpsd fed by gpsfake (which needs Debian's python3 and its gps module),
     # open the HTML reports and the rescue card in headless Chromium, and read the card's QR code with zbarimg.

@@ -116,6 +116,10 @@ package final class Agent: Sendable {
             RetentionService(database: database, keepDays: configuration.keepDays, clock: clock, logger: part("retention")),
             ArmingService(emergency: emergency, sensor: sensor, database: database, clock: clock, logger: part("arming")),
         ]
+        if let traccar = configuration.traccar {
+            services.append(TraccarService(settings: traccar, whereabouts: whereabouts, bike: bike, database: database, clock: clock,
+                                           logger: part("traccar")))
+        }
         if let mqtt = configuration.mqtt {
             services.append(FleetService(settings: mqtt, emergency: emergency, announcer: announcer, whereabouts: whereabouts, sensor: sensor,
                                          bike: bike, status: fleetStatus, group: configuration.group, mapLink: configuration.messages.mapLink,

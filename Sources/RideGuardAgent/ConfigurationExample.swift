@@ -66,6 +66,12 @@ extension ConfigurationFile {
         #   state_interval_s: 30    # the state at most this often while only the position moves
         #   owntracks_user: alex    # also owntracks/alex/<device>, for OwnTracks' apps and recorder
 
+        # traccar:                  # a Traccar server, OsmAnd protocol (README, Fleets and groups); absent: none
+        #   url: https://traccar.example.org:5055
+        #   device: bike1           # the device's identifier in Traccar; default: the hostname
+        #   interval_s: 30          # a position this often while riding
+        #   parked_interval_s: 900  # and this often when stopped or parked
+
         # group:                    # a riding group over the mqtt: broker: the members hear each other's alerts
         #   name: sunday-ride
         #   dismiss_s: 1800         # a member's alert is heard this long at most

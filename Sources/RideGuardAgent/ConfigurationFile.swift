@@ -185,17 +185,16 @@ package enum ConfigurationFile {
             "ignition": { c, n throws(ValueError) in c.gpio.ignition = isNull(n) ? nil : try string(n) },
             "ignition_active_low": { c, n throws(ValueError) in c.gpio.ignitionActiveLow = try bool(n) },
         ],
+        "traccar": [
+            "url": traccar { t, n throws(ValueError) in t.url = try string(n) },
+            "device": traccar { t, n throws(ValueError) in t.device = try string(n) },
+            "interval_s": traccar { t, n throws(ValueError) in t.intervalSeconds = try double(n) },
+            "parked_interval_s": traccar { t, n throws(ValueError) in t.parkedIntervalSeconds = try double(n) },
+            "ca_file": traccar { t, n throws(ValueError) in t.caFile = try string(n) },
+        ],
         "group": [
-            "name": { c, n throws(ValueError) in
-                var group = c.group ?? AgentConfiguration.Group()
-                group.name = try string(n)
-                c.group = group
-            },
-            "dismiss_s": { c, n throws(ValueError) in
-                var group = c.group ?? AgentConfiguration.Group()
-                group.dismissSeconds = try double(n)
-                c.group = group
-            },
+            "name": optional(\.group, AgentConfiguration.Group()) { g, n throws(ValueError) in g.name = try string(n) },
+            "dismiss_s": optional(\.group, AgentConfiguration.Group()) { g, n throws(ValueError) in g.dismissSeconds = try double(n) },
         ],
         "power": [
             "shutdown_after_ignition_off_s": { c, n throws(ValueError) in
@@ -271,13 +270,22 @@ package enum ConfigurationFile {
         ],
     ]
 
-    /// A key of the `mqtt:` section, which exists once one of its keys is read.
-    static func mqtt(_ set: @escaping @Sendable (inout AgentConfiguration.MQTT, YAMLNode) throws(ValueError) -> Void) -> Apply {
+    /// A key of an optional section (`mqtt:`, `traccar:`, `group:`), which exists once one of its keys is read.
+    static func optional<Section: Sendable>(_ section: WritableKeyPath<AgentConfiguration, Section?> & Sendable, _ empty: Section,
+                                            _ set: @escaping @Sendable (inout Section, YAMLNode) throws(ValueError) -> Void) -> Apply {
         { c, n throws(ValueError) in
-            var mqtt = c.mqtt ?? AgentConfiguration.MQTT()
-            try set(&mqtt, n)
-            c.mqtt = mqtt
+            var value = c[keyPath: section] ?? empty
+            try set(&value, n)
+            c[keyPath: section] = value
         }
+    }
+
+    static func mqtt(_ set: @escaping @Sendable (inout AgentConfiguration.MQTT, YAMLNode) throws(ValueError) -> Void) -> Apply {
+        optional(\.mqtt, AgentConfiguration.MQTT(), set)
+    }
+
+    static func traccar(_ set: @escaping @Sendable (inout AgentConfiguration.Traccar, YAMLNode) throws(ValueError) -> Void) -> Apply {
+        optional(\.traccar, AgentConfiguration.Traccar(), set)
     }
 
     static func string(_ n: YAMLNode) throws(ValueError) -> String {

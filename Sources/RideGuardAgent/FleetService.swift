@@ -223,7 +223,7 @@ final class FleetService: Service, CustomStringConvertible {
     /// The loop: takes what the link reported, moves the cursor, publishes the events that follow
     /// it and the state; wakes on the link, a new event, or each second.
     private func serve(_ link: MQTTLink) async throws {
-        var cursor = try await start()
+        var cursor = try await database.startCursor("mqtt", clock: clock, logger: logger)
         var published = cursor                       // the newest seq handed to the link
         var inFlight: [Int32: Int64] = [:]          // message id → seq
         var unacknowledged: [Int64] = []            // seqs handed over, in order
@@ -333,21 +333,6 @@ final class FleetService: Service, CustomStringConvertible {
         }
     }
 
-    /// The cursor saved, or, for a broker never used before, the newest event (the past is not replayed).
-    private func start() async throws -> Int64 {
-        while true {
-            do {
-                if let cursor = try database.eventCursor("mqtt") { return cursor }
-                let newest = try database.lastEventSeq()
-                try database.setEventCursor("mqtt", newest)
-                return newest
-            } catch {
-                logger.warning("mqtt: cannot read the events (\(error)); trying again")
-                try await clock.sleep(until: clock.now() + 10)
-            }
-        }
-    }
-
     /// A broker away for days: the oldest events beyond `backlogLimit` go, and the journal says so.
     private func trimBacklog(after seq: Int64, now: Double) {
         guard let newest = try? database.lastEventSeq(), newest - seq > Int64(Self.backlogLimit) + 100,
@@ -402,10 +387,29 @@ final class FleetService: Service, CustomStringConvertible {
         state.rawValue.reduce(into: "") { name, c in name += c.isUppercase ? "_" + c.lowercased() : String(c) }
     }
 
-    private static func hostname() -> String {
+    static func hostname() -> String {
         var name = [CChar](repeating: 0, count: 256)
         guard gethostname(&name, name.count - 1) == 0 else { return "rideguard" }
         let text = String(cString: name)
         return text.isEmpty ? "rideguard" : text.filter { !"/+#".contains($0) }
+    }
+}
+
+extension RideGuardDatabase {
+    /// Where a publisher of the events (`mqtt`, `traccar`) goes on from: the cursor it saved, or,
+    /// for a receiver never used before, the newest event (the past is not replayed). A database
+    /// that cannot be read is tried again every 10 s.
+    func startCursor(_ publisher: String, clock: any ServiceClock, logger: Logger) async throws -> Int64 {
+        while true {
+            do {
+                if let cursor = try eventCursor(publisher) { return cursor }
+                let newest = try lastEventSeq()
+                try setEventCursor(publisher, newest)
+                return newest
+            } catch {
+                logger.warning("\(publisher): cannot read the events (\(error)); trying again")
+                try await clock.sleep(until: clock.now() + 10)
+            }
+        }
     }
 }

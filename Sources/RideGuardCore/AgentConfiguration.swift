@@ -117,6 +117,23 @@ package struct AgentConfiguration: Equatable, Sendable {
     package var messages = Messages()
     package var calls = Calls()
     package var power = Power()
+    /// A Traccar server (`traccar:`), spoken to with its OsmAnd protocol; absent by default.
+    package var traccar: Traccar?
+
+    package struct Traccar: Equatable, Sendable {
+        /// Traccar's OsmAnd port: `http(s)://host:5055`.
+        package var url = ""
+        /// The device's identifier in Traccar; nil: the hostname.
+        package var device: String?
+        /// A position this often while riding, s.
+        package var intervalSeconds = 30.0
+        /// And this often when stopped or parked (a position that has not moved is not sent again).
+        package var parkedIntervalSeconds = 900.0
+        /// The CA of an https server's certificate; without it, the system's CAs.
+        package var caFile: String?
+        package init() {}
+    }
+
     /// A riding group (`group:`), over the `mqtt:` broker: the members hear each other's alerts.
     package var group: Group?
 
@@ -198,6 +215,18 @@ package struct AgentConfiguration: Equatable, Sendable {
                 guard let path else { continue }
                 check(path.hasPrefix("/"), key, "must be an absolute path")
                 if let problem = PathLimits.problem(path) { errors.append(ConfigurationError(key: key, reason: problem)) }
+            }
+        }
+        if let traccar {
+            let scheme = traccar.url.split(separator: "://", maxSplits: 1).first
+            check((scheme == "http" || scheme == "https") && traccar.url.split(separator: "://").count == 2 && !traccar.url.contains(" "),
+                  "traccar.url", "'\(traccar.url)' is not http://HOST:PORT or https://HOST:PORT (Traccar's OsmAnd port, 5055 by default)")
+            check((5...3600).contains(traccar.intervalSeconds), "traccar.interval_s", "must be 5...3600 s")
+            check((60...86_400).contains(traccar.parkedIntervalSeconds), "traccar.parked_interval_s", "must be 60...86400 s")
+            if let device = traccar.device { check(!device.isEmpty, "traccar.device", "must not be empty") }
+            if let caFile = traccar.caFile {
+                check(caFile.hasPrefix("/"), "traccar.ca_file", "must be an absolute path")
+                check(scheme == "https", "traccar.ca_file", "is for https://")
             }
         }
         if let group {

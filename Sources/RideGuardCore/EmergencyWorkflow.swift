@@ -464,7 +464,9 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
             play(.alarm, &actions)
             setTimer(.networkFailure, t + configuration.networkFailureSeconds, &actions)
             actions.append(.journal(JournalEntry(.alerts, "countdown over: alerting every contact")))
-            actions.append(.announce(FleetEvent(.alerting)))
+            var facts = JSONLine()
+            facts.add("trigger", trigger == .manual ? "sos" : "crash")
+            actions.append(.announce(FleetEvent(.alerting, facts: facts)))
         case (.emergencySending, .networkFailure):
             if alerted.isEmpty {
                 state = .emergencySendingFailed

@@ -138,6 +138,28 @@ import Testing
         #expect(problems("mqtt:\n  url: mqtt://host\n  ca_file: /ca.crt\n").contains { $0.key == "mqtt.url" && $0.reason.contains("mqtts://") })
     }
 
+    /// `traccar:` and `group:` are read and checked like the rest; a group needs a broker.
+    @Test func traccarAndGroupAreReadAndTheirMistakesNamed() throws {
+        let traccar = try #require(try ConfigurationFile.parse("traccar:\n  url: https://t.example.org:5055\n  device: bike1\n  interval_s: 10\n",
+                                                               source: "c").traccar)
+        #expect(traccar.url == "https://t.example.org:5055" && traccar.device == "bike1" && traccar.intervalSeconds == 10 && traccar.parkedIntervalSeconds == 900)
+        let found = problems("""
+            traccar:
+              url: mqtt://t.example.org
+              interval_s: 1
+              ca_file: ca.crt
+            group:
+              name: sunday/ride
+              dismiss_s: 5
+            """)
+        #expect(found.contains { $0.key == "traccar.url" && $0.reason.contains("http://HOST:PORT") }, "\(found)")
+        #expect(found.contains { $0.key == "traccar.interval_s" })
+        #expect(found.contains { $0.key == "traccar.ca_file" && $0.reason.contains("absolute") })
+        #expect(found.contains { $0.key == "group" && $0.reason.contains("mqtt:") })
+        #expect(found.contains { $0.key == "group.name" && $0.reason.contains("one topic level") })
+        #expect(found.contains { $0.key == "group.dismiss_s" })
+    }
+
     /// Values the system would refuse only at run time are refused by `config check`, each with
     /// its line and key.
     @Test func limitsTheSystemWouldEnforceLaterAreCheckedNow() {

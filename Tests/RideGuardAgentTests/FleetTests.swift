@@ -278,3 +278,46 @@ import Testing
         try database.eventCursor("mqtt") == database.lastEventSeq()
     }
 }
+
+/// Issue 29, point 3: the bike on a Traccar server, through its OsmAnd protocol (`OsmAndReceiver`).
+@Suite(.serialized, .onOneThread) struct TraccarTests {
+    /// The crash's alert gives one `alarm=fallDown` with the position, even when Traccar is down
+    /// when it goes out (it waits, in order, and goes once Traccar answers); positions go too; the
+    /// rider's SOS gives one `alarm=sos`.
+    @Test func theAlarmsReachTraccarOnceEvenWhenItIsDownAndPositionsGoToo() async throws {
+        let traccar = try OsmAndReceiver()
+        traccar.answer(503)
+        let folder = try AgentInProcessTests.folder("traccar")
+        var configuration = InProcessAgent.configuration(in: folder)
+        var settings = AgentConfiguration.Traccar()
+        settings.url = "http://127.0.0.1:\(traccar.port)"
+        settings.device = "bike1"
+        configuration.traccar = settings
+        let agent = try InProcessAgent(configuration)
+        try await agent.advance(untilState: .emergencySent, limit: 120)
+        try await agent.advance(until: { traccar.refused.contains { $0["alarm"] == "fallDown" } }, limit: 180)
+        #expect(traccar.reports.isEmpty)
+        traccar.answer(200)
+        try await agent.advance(until: { traccar.reports.contains { $0["alarm"] != nil } }, limit: 120)
+        await agent.advance(by: 120)
+        let alarms = traccar.reports.filter { $0["alarm"] != nil }
+        #expect(alarms.map { $0["alarm"] } == ["fallDown"], "\(traccar.reports)")
+        #expect(alarms.first?["id"] == "bike1" && alarms.first?["lat"] == "45.100000" && alarms.first?["lon"] == "5.700000", "\(alarms)")
+        #expect(traccar.reports.contains { $0["alarm"] == nil && $0["lat"] == "45.100000" && $0["timestamp"] != nil }, "no position: \(traccar.reports)")
+        // The rider cancels, resumes, then raises an SOS (a 3.5 s hold): one alarm=sos.
+        async let cancel: Void = agent.agent.press(hold: 3.5)
+        try await agent.advance(untilState: .emergencyEnded, limit: 30)
+        await agent.advance(by: 1)
+        await cancel
+        async let resume: Void = agent.agent.press(hold: 0.3)
+        try await agent.advance(untilState: .armed, limit: 30)
+        await resume
+        async let sos: Void = agent.agent.press(hold: 3.5)
+        try await agent.advance(untilState: .emergencySent, limit: 60)
+        await sos
+        try await agent.advance(until: { traccar.reports.contains { $0["alarm"] == "sos" } }, limit: 60)
+        await agent.advance(by: 60)
+        await agent.stop()
+        #expect(traccar.reports.compactMap { $0["alarm"] } == ["fallDown", "sos"], "\(traccar.reports)")
+    }
+}

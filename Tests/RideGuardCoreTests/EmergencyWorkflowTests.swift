@@ -611,7 +611,7 @@ struct WorkflowDriver {
             #"{"event":"armed","t":1.000}"#,
             #"{"event":"crash_detected","t":1.000,"summary":"bike down","protecting":true}"#,
             #"{"event":"countdown_started","t":1.000,"seconds":60}"#,
-            #"{"event":"alerting","t":1.000}"#,
+            #"{"event":"alerting","t":1.000,"trigger":"crash"}"#,
             #"{"event":"emergency_sent","t":1.000,"contacts":1}"#,
             #"{"event":"acknowledged","t":1.000,"by":"Anna","channel":"mqtt"}"#,
             #"{"event":"all_clear","t":1.000,"contacts":1}"#,
