@@ -95,6 +95,10 @@ import Testing
         try await agent.advance(untilState: .emergencyEnded, limit: 30)
         await agent.advance(by: 1)                                 // the button is up at 3.5 s
         await cancel
+        async let resume: Void = agent.agent.press(hold: 0.3)      // and resumes protection: armed again
+        try await agent.advance(untilState: .armed, limit: 30)
+        await resume
+        await agent.advance(by: 120, step: 1)                      // two minutes of the agent's time without the broker
         #expect(try !Self.allAcknowledged(database))
         try broker.start()
         try await agent.advance(until: { try Self.allAcknowledged(database) }, limit: 600, step: 0.5)   // the link tries again 1, 2, 4… s apart in real time
@@ -113,9 +117,39 @@ import Testing
         let expected = ["crash_detected", "countdown_started", "alerting", "emergency_sent", "all_clear", "emergency_ended"]
         #expect(expected.allSatisfy(names.contains), "\(names)")
         #expect(expected.compactMap { names.firstIndex(of: $0) } == expected.compactMap { names.firstIndex(of: $0) }.sorted(), "\(names)")
+        #expect(names.last == "armed", "protection resumed, during the outage: \(names)")
         let sent = try #require(received.first { $0["event"] as? String == "emergency_sent" })
         #expect(sent["lat"] as? Double == 45.1 && sent["lon"] as? Double == 5.7, "\(sent)")
         #expect(try database.eventCursor("mqtt") == newest)
+    }
+
+    /// A broker that takes the connection and never answers (no CONNACK): the crash's countdown,
+    /// alert and SMS go as without a broker, on time.
+    @Test func aBrokerThatNeverAnswersDelaysNothing() async throws {
+        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(silent) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(silent, $0, length) == 0 && getsockname(silent, $0, &length) == 0 }
+        }
+        #expect(listen(silent, 8) == 0)                              // connections wait in the backlog, never answered
+        let modem = try FakeModem()
+        let folder = try AgentInProcessTests.folder("mqtt-silent")
+        var configuration = InProcessAgent.configuration(in: folder, modem: modem)
+        var mqtt = AgentConfiguration.MQTT()
+        mqtt.url = "mqtt://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
+        mqtt.device = "bike1"
+        configuration.mqtt = mqtt
+        let agent = try InProcessAgent(configuration)
+        try await agent.advance(untilState: .alertCountdown, limit: 60)
+        let countdown = agent.clock.now()
+        try await agent.advance(until: { modem.messages.count >= 2 }, limit: 60)
+        #expect(agent.clock.now() - countdown < 12, "the 10 s countdown, then the SMS")
+        #expect(await Self.fleet(agent)?.connected == false)
+        await agent.stop()
     }
 
     /// A dispatcher's `{"cmd":"ack"}` acknowledges the alert as a contact's OK does: the calls stop,
