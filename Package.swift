@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "QRCode", dependencies: ["RideGuardCore", "CQRencode"]),
         .target(name: "MQTTLink", dependencies: ["CMosquitto"]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-        .target(name: "OsmAnd", dependencies: ["CCurl"]),
+        .target(name: "OsmAnd", dependencies: ["CCurl", "RideGuardCore"]),
         .target(name: "SerialModem", dependencies: ["RideGuardCore", "SystemCalls", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Storage", dependencies: ["RideGuardCore", "CSQLite",
                                                 .product(name: "SystemPackage", package: "swift-system")]),
@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(name: "RideGuardCoreTests", dependencies: ["RideGuardCore", "ScenarioSynth"]),
         .testTarget(name: "AdapterTests", dependencies: ["IIOSensor", "GPIOLines", "GPSDClient", "SystemCalls",
                                                      .product(name: "SystemPackage", package: "swift-system")]),
-        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "DetectorLab", "rideguard", "Fuzzing", "MQTTLink",
+        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "DetectorLab", "rideguard", "Fuzzing", "MQTTLink", "OsmAnd",
                                                             .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]

@@ -37,6 +37,21 @@ package struct MQTTSettings: Equatable, Sendable {
     }
 }
 
+extension MQTTSettings {
+    /// The password in `file` (its first line, without surrounding blanks), or an error naming the
+    /// file and why it cannot be read.
+    package static func password(fromFile file: String) throws(MQTTError) -> String {
+        guard let handle = fopen(file, "r") else { throw MQTTError("cannot read the password file \(file): \(String(cString: strerror(errno)))") }
+        defer { fclose(handle) }
+        var line = [CChar](repeating: 0, count: 1024)
+        guard fgets(&line, Int32(line.count), handle) != nil else { throw MQTTError("the password file \(file) is empty") }
+        var text = Substring(String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        while text.first?.isWhitespace == true { text.removeFirst() }
+        while text.last?.isWhitespace == true { text.removeLast() }
+        return String(text)
+    }
+}
+
 package struct MQTTMessage: Equatable, Sendable {
     package var topic: String
     package var payload: [UInt8]

@@ -1,14 +1,17 @@
 import CCurl
+import RideGuardCore
 import Synchronization
 
 /// One report of Traccar's OsmAnd protocol (traccar.org/osmand): the device, a position and its
-/// time, and an alarm when there is one. Sent as query parameters; Traccar answers 200.
+/// time, and an alarm when there is one. Sent as query parameters; Traccar answers 200. Without a
+/// position (an alarm before any fix) it says `valid=false` and no coordinates: never 0, 0.
 package struct OsmAndReport: Equatable, Sendable {
     package var device: String
     /// Unix seconds.
     package var time: Double
-    package var latitude: Double
-    package var longitude: Double
+    /// Degrees; nil when there is no position to send.
+    package var latitude: Double?
+    package var longitude: Double?
     /// Knots, as Traccar's OsmAnd decoder reads `speed`.
     package var speedKnots: Double?
     package var bearing: Double?
@@ -17,7 +20,7 @@ package struct OsmAndReport: Equatable, Sendable {
     /// `sos`, `fallDown`… (Traccar's alarm names).
     package var alarm: String?
 
-    package init(device: String, time: Double, latitude: Double, longitude: Double, speedKnots: Double? = nil, bearing: Double? = nil,
+    package init(device: String, time: Double, latitude: Double?, longitude: Double?, speedKnots: Double? = nil, bearing: Double? = nil,
                  altitude: Double? = nil, accuracy: Double? = nil, alarm: String? = nil) {
         self.device = device
         self.time = time
@@ -30,9 +33,14 @@ package struct OsmAndReport: Equatable, Sendable {
         self.alarm = alarm
     }
 
-    /// `id=…&timestamp=…&lat=…&lon=…[&speed…][&alarm=…]`, each value percent-encoded.
+    /// `id=…&timestamp=…&lat=…&lon=…[&speed…][&alarm=…]` (or `valid=false` for `lat`, `lon`), each value percent-encoded.
     package var query: String {
-        var parameters = [("id", device), ("timestamp", String(Int(time))), ("lat", Self.decimal(latitude, 6)), ("lon", Self.decimal(longitude, 6))]
+        var parameters = [("id", device), ("timestamp", String(Int(time)))]
+        if let latitude, let longitude {
+            parameters += [("lat", Self.decimal(latitude, 6)), ("lon", Self.decimal(longitude, 6))]
+        } else {
+            parameters.append(("valid", "false"))
+        }
         if let speedKnots { parameters.append(("speed", Self.decimal(speedKnots, 1))) }
         if let bearing { parameters.append(("bearing", Self.decimal(bearing, 0))) }
         if let altitude { parameters.append(("altitude", Self.decimal(altitude, 0))) }
@@ -41,15 +49,7 @@ package struct OsmAndReport: Equatable, Sendable {
         return parameters.map { "\($0.0)=\(Self.encoded($0.1))" }.joined(separator: "&")
     }
 
-    private static func decimal(_ value: Double, _ decimals: Int) -> String {
-        var scale = 1.0
-        for _ in 0..<decimals { scale *= 10 }
-        let scaled = (abs(value) * scale).rounded()
-        let whole = Int(scaled / scale), fraction = Int(scaled.truncatingRemainder(dividingBy: scale))
-        let digits = String(fraction)
-        let text = decimals == 0 ? String(whole) : "\(whole)." + String(repeating: "0", count: decimals - digits.count) + digits
-        return (value < 0 && scaled > 0 ? "-" : "") + text
-    }
+    private static func decimal(_ value: Double, _ decimals: Int) -> String { DecimalFormat.string(value, decimals: decimals) }
 
     private static func encoded(_ text: String) -> String {
         var out = ""

@@ -122,14 +122,14 @@ final class FleetService: Service, CustomStringConvertible {
     }
 
     func run() async throws {
-        try? await cancelWhenGracefulShutdown { [self] in
-            let link = try await connect()
-            defer {
-                // A goodbye leaves no will: `offline` is said first (sent before the DISCONNECT).
-                _ = try? link.publish(MQTTMessage(topic: topics.status, payload: Array("offline".utf8), qos: 1, retain: true))
-                link.stop()
-            }
-            try await serve(link)
+        guard let link = try? await cancelWhenGracefulShutdown({ [self] in try await connect() }) else { return }
+        try? await cancelWhenGracefulShutdown { [self] in try await serve(link) }
+        // A goodbye leaves no will: `offline` is said first (sent before the DISCONNECT). The stop
+        // joins the link's thread, which may sit in a TCP connect to a silent host for minutes:
+        // the other parts' stops do not wait on it longer than 3 s (the will says `offline` then).
+        _ = await onOwnThread("rg-mqtt-stop", atMost: 3) { [topics] in
+            _ = try? link.publish(MQTTMessage(topic: topics.status, payload: Array("offline".utf8), qos: 1, retain: true))
+            link.stop()
         }
     }
 
@@ -158,14 +158,10 @@ final class FleetService: Service, CustomStringConvertible {
 
     private func linkSettings() throws -> MQTTSettings {
         guard let endpoint = settings.endpoint else { throw MQTTError("'\(settings.url)' is not mqtt://HOST[:PORT] or mqtts://HOST[:PORT]") }
-        var password: String?
-        if let file = settings.passwordFile {
-            do {
-                password = try String(contentsOfFile: file, encoding: .utf8).trimmed()
-            } catch {
-                throw MQTTError("cannot read the password file \(file): \(String(cString: strerror(errno)))")
-            }
+        for file in [settings.caFile, settings.certFile, settings.keyFile, settings.passwordFile].compactMap({ $0 }) {
+            if let problem = PrivateFiles.untrusted(file) { throw MQTTError("not using \(file): \(problem)") }
         }
+        let password = try settings.passwordFile.map(MQTTSettings.password(fromFile:))
         return MQTTSettings(host: endpoint.host, port: endpoint.port, tls: endpoint.tls, caFile: settings.caFile, certFile: settings.certFile,
                             keyFile: settings.keyFile, username: settings.username, password: password, clientID: "rideguard-\(device)",
                             keepaliveSeconds: settings.keepaliveSeconds,
@@ -212,7 +208,7 @@ final class FleetService: Service, CustomStringConvertible {
             switch wire.cmd {
             case "ack":
                 // Shown in the journal and `status`: printable, one line, short.
-                let by = String(String(String.UnicodeScalarView((wire.by ?? "").unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })).prefix(40)).trimmed()
+                let by = (wire.by ?? "").printable(limit: 40)
                 self = .ack(by: by.isEmpty ? "a dispatcher" : by)
             case "where": self = .state
             default: return nil
@@ -225,11 +221,11 @@ final class FleetService: Service, CustomStringConvertible {
     private func serve(_ link: MQTTLink) async throws {
         var cursor = try await database.startCursor("mqtt", clock: clock, logger: logger)
         var published = cursor                       // the newest seq handed to the link
-        var inFlight: [Int32: Int64] = [:]          // message id → seq
-        var unacknowledged: [Int64] = []            // seqs handed over, in order
+        var inFlight: [Int32: Int64] = [:]          // message id → seq, handed over and not acknowledged
         var online = false
         var lastState: (key: String, position: String, at: Double)?
-        var lastIgnoredReport = -Double.infinity, ignored = 0
+        var lastIgnoredReport: Double?, ignored = 0
+        var cursorProblem: String?
         var group = self.group
         var groupAlertSaid: Bool?             // this bike's alert as last told to the group
         while true {
@@ -260,24 +256,27 @@ final class FleetService: Service, CustomStringConvertible {
                     fleetStatus.update { $0.problem = problem }
                 }
             }
-            // The cursor: every event up to it is the broker's.
-            var done = Set<Int64>()
-            for id in news.acknowledged { if let seq = inFlight.removeValue(forKey: id) { done.insert(seq) } }
-            if !done.isEmpty {
-                unacknowledged.removeAll { done.contains($0) }
-                let newCursor = unacknowledged.first.map { $0 - 1 } ?? published
-                if newCursor > cursor {
-                    cursor = newCursor
-                    do { try database.setEventCursor("mqtt", cursor) } catch {
+            // The cursor: every event up to it is the broker's (those before the oldest in flight).
+            for id in news.acknowledged { inFlight[id] = nil }
+            let acknowledged = inFlight.values.min().map { $0 - 1 } ?? published
+            if acknowledged > cursor {
+                cursor = acknowledged
+                do {
+                    try database.setEventCursor("mqtt", cursor)
+                    cursorProblem = nil
+                } catch {
+                    // A read-only card: said once; the cursor goes on in memory.
+                    if cursorProblem == nil {
                         logger.warning("mqtt: cannot save what the broker acknowledged (\(error)): a restart would send those events again")
                     }
+                    cursorProblem = "\(error)"
                 }
             }
             if let by = news.ackBy {
                 emergency.post(.event(.acknowledged(Acknowledgement(who: by, channel: .mqtt, time: now))))
             }
             ignored += news.ignored
-            if ignored > 0 && now - lastIgnoredReport >= 60 {
+            if ignored > 0 && isDue(since: lastIgnoredReport, now: now, every: 60) {
                 logger.warning("mqtt: \(ignored) cmd message(s) ignored (only {\"cmd\":\"ack\",\"by\":\"…\"} and {\"cmd\":\"where\"} are read), such as: \(news.ignoredExample ?? "…")")
                 lastIgnoredReport = now
                 ignored = 0
@@ -309,15 +308,12 @@ final class FleetService: Service, CustomStringConvertible {
                     for event in (try? database.events(after: published, limit: room)) ?? [] {
                         guard let id = try? link.publish(MQTTMessage(topic: topics.event, payload: Array(event.published.utf8), qos: 1)) else { break }
                         inFlight[id] = event.seq
-                        unacknowledged.append(event.seq)
                         published = event.seq
                     }
                 }
                 let state = stateFacts(state, now: now)
-                let due = lastState.map { last in
-                    last.key != state.key || news.stateAsked
-                        || (bike.context == .riding && last.position != state.position && now - last.at >= settings.stateIntervalSeconds)
-                } ?? true
+                let due = FleetState.due(last: lastState, key: state.key, position: state.position, asked: news.stateAsked,
+                                        riding: bike.context == .riding, now: now, every: settings.stateIntervalSeconds)
                 if due, (try? link.publish(MQTTMessage(topic: topics.state, payload: Array(state.json.utf8), qos: 1, retain: true))) != nil {
                     lastState = (state.key, state.position, now)
                     if let user = settings.owntracksUser, let fix = whereabouts.lastFix {
@@ -326,16 +322,17 @@ final class FleetService: Service, CustomStringConvertible {
                     }
                 }
             }
-            trimBacklog(after: max(cursor, published), now: now)
-            fleetStatus.update { $0.backlog = Int(max(0, ((try? database.lastEventSeq()) ?? cursor) - cursor)) }
+            let newest = (try? database.lastEventSeq()) ?? published
+            trimBacklog(after: max(cursor, published), newest: newest, now: now)
+            fleetStatus.update { $0.backlog = Int(max(0, newest - cursor)) }
             await announcer.doorbell.wait(until: now + 1, clock: clock)
             try Task.checkCancellation()
         }
     }
 
     /// A broker away for days: the oldest events beyond `backlogLimit` go, and the journal says so.
-    private func trimBacklog(after seq: Int64, now: Double) {
-        guard let newest = try? database.lastEventSeq(), newest - seq > Int64(Self.backlogLimit) + 100,
+    private func trimBacklog(after seq: Int64, newest: Int64, now: Double) {
+        guard newest - seq > Int64(Self.backlogLimit) + 100,
               let dropped = try? database.trimEventBacklog(after: seq, keep: Self.backlogLimit), dropped > 0 else { return }
         let text = "mqtt: \(dropped) events the broker never acknowledged were dropped (more than \(Self.backlogLimit) waiting); the seq numbers show the gap"
         logger.warning("\(text)")
@@ -352,16 +349,12 @@ final class FleetService: Service, CustomStringConvertible {
         let s = sensor.snapshot
         let seeing = !s.lastSampleWall.isNaN && now - s.lastSampleWall <= 2
         key.add("sensor", seeing ? "ok" : "no samples")
-        var position = JSONLine()
-        if let fix = whereabouts.lastFix {
-            position.add("lat", fix.latitude, decimals: 6)
-            position.add("lon", fix.longitude, decimals: 6)
-            if let accuracy = fix.accuracy { position.add("accuracy_m", accuracy, decimals: 0) }
-            if let speed = fix.speed { position.add("speed", speed * 3.6, decimals: 0) }
-        }
+        let fix = whereabouts.lastFix
+        var position = fix?.fleetFacts(now: nil) ?? JSONLine()
+        if let speed = fix?.speed { position.add("speed", speed * 3.6, decimals: 0) }
         var line = key
         line.append(contentsOf: position)
-        if let fix = whereabouts.lastFix { line.add("fix_age_s", max(0, now - fix.time), decimals: 0) }
+        if let fix { line.add("fix_age_s", max(0, now - fix.time), decimals: 0) }
         line.add("rate_hz", s.rateHz, decimals: 0)
         line.add("t", now, decimals: 0)
         return (line.text, key.text, position.text)
@@ -411,5 +404,16 @@ extension RideGuardDatabase {
                 try await clock.sleep(until: clock.now() + 10)
             }
         }
+    }
+}
+
+/// When the retained `state` topic is published.
+package enum FleetState {
+    /// Whether the retained state is published now: at once when its `key` changed (or on `where`),
+    /// and, while riding, when only the position moved, at most every `interval` s.
+    package static func due(last: (key: String, position: String, at: Double)?, key: String, position: String, asked: Bool,
+                            riding: Bool, now: Double, every interval: Double) -> Bool {
+        guard let last else { return true }
+        return last.key != key || asked || (riding && last.position != position && isDue(since: last.at, now: now, every: interval))
     }
 }

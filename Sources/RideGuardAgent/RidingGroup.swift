@@ -40,10 +40,16 @@ package struct RidingGroup {
         topic = "\(prefix)/group/\(settings.name)/\(device)"
     }
 
-    /// A report from another member (never this one's own); nil for any other message.
+    /// A report from another member (never this one's own); nil for any other message. A name
+    /// is shown as printable text; a position off the globe is no position.
     package func report(topic: String, payload: [UInt8]) -> (device: String, report: Report)? {
-        guard topic.hasPrefix(filter.dropLast()), let member = topic.split(separator: "/").last.map(String.init), member != device,
-              payload.count <= 512, let report = try? JSONDecoder().decode(Report.self, from: Data(payload)) else { return nil }
+        guard topic.hasPrefix(filter.dropLast()), let level = topic.split(separator: "/").last.map(String.init), level != device,
+              payload.count <= 512, var report = try? JSONDecoder().decode(Report.self, from: Data(payload)) else { return nil }
+        let member = level.printable(limit: 40)
+        guard !member.isEmpty else { return nil }
+        if !(report.lat.map { (-90...90).contains($0) } ?? false) || !(report.lon.map { (-180...180).contains($0) } ?? false) {
+            (report.lat, report.lon) = (nil, nil)
+        }
         return (member, report)
     }
 
@@ -58,6 +64,9 @@ package struct RidingGroup {
                 members[member] = nil
                 dismissed.remove(member)
             }
+        }
+        for (member, alert) in members where now < alert.since {
+            members[member]?.since = now            // a clock set back: the wait starts again, it never ends early
         }
         for (member, alert) in members where now - alert.since >= settings.dismissSeconds {
             members[member] = nil
@@ -85,10 +94,7 @@ package struct RidingGroup {
     static func json(alert: Bool, position: Fix?, now: Double) -> String {
         var line = JSONLine()
         line.add("alert", alert)
-        if let position {
-            line.add("lat", position.latitude, decimals: 6)
-            line.add("lon", position.longitude, decimals: 6)
-        }
+        if let position { line.append(contentsOf: position.fleetFacts(now: now)) }
         line.add("t", now, decimals: 0)
         return line.text
     }

@@ -4,7 +4,6 @@ import OsmAnd
 import RideGuardCore
 import ServiceLifecycle
 import Storage
-import SystemCalls
 
 /// `traccar:` — the bike on a Traccar server, with its OsmAnd protocol (README, "Fleets and
 /// groups"): a position every `interval_s` while riding and every `parked_interval_s` otherwise,
@@ -32,6 +31,17 @@ struct TraccarService: Service, CustomStringConvertible {
 
     func run() async throws {
         try? await cancelWhenGracefulShutdown {
+            // A CA someone else could have planted would let them stand in for the server.
+            var said: String?
+            while let caFile = settings.caFile, let problem = PrivateFiles.untrusted(caFile) {
+                let text = "traccar: not using \(caFile): \(problem); trying again every minute (SMS alerts are not affected)"
+                if text != said {
+                    logger.error("\(text)")
+                    database.journal(JournalEntry(.system, text), at: clock.now())
+                    said = text
+                }
+                try await clock.sleep(until: clock.now() + 60)
+            }
             try await serve(OsmAndClient(url: settings.url, caFile: settings.caFile))
         }
     }
@@ -49,10 +59,9 @@ struct TraccarService: Service, CustomStringConvertible {
             for stored in (try? database.events(after: cursor, limit: 20)) ?? [] {
                 if let event = try? JSONDecoder().decode(Event.self, from: Data(stored.json.utf8)), event.event == "alerting" {
                     let alarm = event.trigger == "sos" ? "sos" : "fallDown"
-                    let fix = whereabouts.lastFix
-                    let report = OsmAndReport(device: device, time: event.t, latitude: event.lat ?? fix?.latitude ?? 0,
-                                              longitude: event.lon ?? fix?.longitude ?? 0, accuracy: event.accuracy_m, alarm: alarm)
-                    if event.lat == nil && fix == nil { logger.warning("traccar: the \(alarm) alarm goes without a position (no fix yet)") }
+                    // The event carries the position it had (none before the first fix).
+                    let report = OsmAndReport(device: device, time: event.t, latitude: event.lat, longitude: event.lon,
+                                              accuracy: event.accuracy_m, alarm: alarm)
                     if let error = await send(report, client) {
                         failed = error
                         break
@@ -65,7 +74,7 @@ struct TraccarService: Service, CustomStringConvertible {
             // The position, when due and new.
             if failed == nil, let fix = whereabouts.lastFix {
                 let interval = bike.context == .riding ? settings.intervalSeconds : settings.parkedIntervalSeconds
-                if lastPosition.map({ now - $0.sent >= interval && $0.fix != fix }) ?? true {
+                if isDue(since: lastPosition?.sent, now: now, every: interval) && lastPosition?.fix != fix {
                     let report = OsmAndReport(device: device, time: fix.time, latitude: fix.latitude, longitude: fix.longitude,
                                               speedKnots: fix.speed.map { $0 * 3600 / 1852 }, bearing: fix.track, altitude: fix.altitude,
                                               accuracy: fix.accuracy)
@@ -86,17 +95,16 @@ struct TraccarService: Service, CustomStringConvertible {
         }
     }
 
-    /// One request, on a thread of its own; nil when Traccar answered 200, else what went wrong.
+    /// One request, on a thread of its own (libcurl blocks up to its 15 s timeout); nil when Traccar
+    /// answered 200, else what went wrong.
     private func send(_ report: OsmAndReport, _ client: OsmAndClient) async -> String? {
-        await withCheckedContinuation { (done: CheckedContinuation<String?, Never>) in
-            startThread("rg-traccar") {
-                do {
-                    try client.send(report)
-                    done.resume(returning: nil)
-                } catch {
-                    done.resume(returning: "\(error)")
-                }
+        await onOwnThread("rg-traccar") { () -> String? in
+            do {
+                try client.send(report)
+                return nil
+            } catch {
+                return "\(error)"
             }
-        }
+        } ?? nil
     }
 }

@@ -158,6 +158,10 @@ package struct AgentConfiguration: Equatable, Sendable {
         func check(_ ok: Bool, _ key: String, _ reason: String) {
             if !ok { errors.append(ConfigurationError(key: key, reason: reason)) }
         }
+        /// A name that stands as one level of an MQTT topic.
+        func checkTopicLevel(_ name: String, _ key: String) {
+            check(!name.isEmpty && !name.contains { "/+#".contains($0) }, key, "must be one topic level: no /, + or #")
+        }
         check(imu.rateHz >= 10 && imu.rateHz <= 4000, "imu.rate_hz", "must be 10...4000 Hz")
         check(!imu.simulated || imu.trace != nil, "imu.trace", "a simulated IMU needs a trace file to play")
         check(imu.speed > 0 && imu.speed <= 1000, "imu.speed", "must be above 0 and at most 1000")
@@ -203,12 +207,12 @@ package struct AgentConfiguration: Equatable, Sendable {
             check(!levels.contains { $0.isEmpty || $0.contains("+") || $0.contains("#") }, "mqtt.topic_prefix",
                   "must be topic levels without wildcards (+, #) or empty levels, such as rideguard or fleet/berlin")
             if let device = mqtt.device {
-                check(!device.isEmpty && !device.contains { "/+#".contains($0) }, "mqtt.device", "must be one topic level: no /, + or #")
+                checkTopicLevel(device, "mqtt.device")
             }
             check((5...3600).contains(mqtt.keepaliveSeconds), "mqtt.keepalive_s", "must be 5...3600 s")
             check((5...3600).contains(mqtt.stateIntervalSeconds), "mqtt.state_interval_s", "must be 5...3600 s")
             if let user = mqtt.owntracksUser {
-                check(!user.contains { "/+#".contains($0) }, "mqtt.owntracks_user", "must be one topic level: no /, + or #")
+                checkTopicLevel(user, "mqtt.owntracks_user")
             }
             for (key, path) in [("mqtt.password_file", mqtt.passwordFile), ("mqtt.ca_file", mqtt.caFile),
                                 ("mqtt.cert_file", mqtt.certFile), ("mqtt.key_file", mqtt.keyFile)] {
@@ -231,7 +235,7 @@ package struct AgentConfiguration: Equatable, Sendable {
         }
         if let group {
             check(mqtt != nil, "group", "a riding group needs the mqtt: section (its broker)")
-            check(!group.name.isEmpty && !group.name.contains { "/+#".contains($0) }, "group.name", "must be one topic level: no /, + or #")
+            checkTopicLevel(group.name, "group.name")
             check((60...86_400).contains(group.dismissSeconds), "group.dismiss_s", "must be 60...86400 s")
         }
         check(database.hasPrefix("/") || database.hasPrefix("."), "database", "must be a file path")

@@ -53,14 +53,14 @@ package struct FleetEvent: Equatable, Sendable {
 }
 
 extension Fix {
-    /// `lat`, `lon`, `accuracy_m` when known, and `fix_age_s` at `now`: the position's facts in the
-    /// fleet's events and state.
-    package func fleetFacts(now: Double) -> JSONLine {
+    /// `lat`, `lon`, `accuracy_m` when known, and `fix_age_s` at `now` when given: the position's
+    /// facts in the fleet's events, state and group reports.
+    package func fleetFacts(now: Double?) -> JSONLine {
         var line = JSONLine()
         line.add("lat", latitude, decimals: 6)
         line.add("lon", longitude, decimals: 6)
         if let accuracy { line.add("accuracy_m", accuracy, decimals: 0) }
-        line.add("fix_age_s", max(0, now - time), decimals: 0)
+        if let now { line.add("fix_age_s", max(0, now - time), decimals: 0) }
         return line
     }
 }

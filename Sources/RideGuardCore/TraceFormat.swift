@@ -489,6 +489,12 @@ extension String {
 
 extension StringProtocol {
     /// Without the whitespace (spaces, tabs, line ends, any Unicode space) at either end.
+    /// What a peer sent, fit for a journal line, `status` or a terminal: control characters (an
+    /// escape sequence, a newline) dropped, trimmed, at most `limit` characters.
+    package func printable(limit: Int) -> String {
+        String(String(String.UnicodeScalarView(unicodeScalars.filter { $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) })).prefix(limit)).trimmed()
+    }
+
     package func trimmed() -> String {
         let s = Substring(self)
         guard let first = s.firstIndex(where: { !$0.isWhitespace }), let last = s.lastIndex(where: { !$0.isWhitespace }) else { return "" }

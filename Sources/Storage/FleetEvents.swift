@@ -5,7 +5,6 @@ import RideGuardCore
 /// its `seq` (`FleetEvent.json`).
 package struct StoredEvent: Equatable, Sendable {
     package var seq: Int64
-    package var time: Double
     package var json: String
 
     /// As published: the event's object with `seq` added first.
@@ -29,11 +28,11 @@ extension RideGuardDatabase {
     /// The events after `seq`, oldest first, at most `limit`.
     package func events(after seq: Int64, limit: Int) throws -> [StoredEvent] {
         try read { db in
-            try db.query("SELECT seq, time, json FROM events WHERE seq > ? ORDER BY seq LIMIT ?", [SQLValue(seq), SQLValue(limit)])
+            try db.query("SELECT seq, json FROM events WHERE seq > ? ORDER BY seq LIMIT ?", [SQLValue(seq), SQLValue(limit)])
                 .compactMap { row in
                     // A damaged row (not what an event holds) is passed over: the seq shows the gap.
-                    guard let seq = row[0].integer, let time = row[1].real, let json = row[2].text, json.hasPrefix("{") else { return nil }
-                    return StoredEvent(seq: seq, time: time, json: json)
+                    guard let seq = row[0].integer, let json = row[1].text, json.hasPrefix("{") else { return nil }
+                    return StoredEvent(seq: seq, json: json)
                 }
         }
     }

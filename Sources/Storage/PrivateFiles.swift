@@ -53,6 +53,21 @@ package enum PrivateFiles {
         return nil
     }
 
+    /// Why a file the agent trusts (a CA that says who the broker is, a password, a key) could have
+    /// been put there or changed by another user: a folder on the way they could replace, or the
+    /// file itself theirs or writable by them; nil when only root or we could have. A CA planted by
+    /// someone else would let them stand in for the fleet's broker and forge its commands.
+    package static func untrusted(_ path: String) -> String? {
+        if let folder = replaceableFolder(on: path) { return folder }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }        // missing: the reader says so
+        if info.st_uid != 0 && info.st_uid != geteuid() { return "\(path) belongs to user \(info.st_uid)" }
+        if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
+            return "\(path) is writable by \(info.st_mode & S_IWOTH != 0 ? "every user" : "its group") (mode 0\(String(info.st_mode & 0o7777, radix: 8)))"
+        }
+        return nil
+    }
+
     /// Makes sure `path` exists with mode 0600, creating it empty if needed, and tightens it and the
     /// SQLite side files next to it (`-journal`, `-wal`, `-shm`, which SQLite creates with the
     /// database's own mode) when others could read them. Returns what was tightened, e.g.

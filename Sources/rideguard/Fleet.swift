@@ -64,13 +64,10 @@ struct Fleet: ParsableCommand {
             var mqtt = AgentConfiguration.MQTT()
             mqtt.url = broker
             let endpoint = mqtt.endpoint!
-            var password: String?
-            if let passwordFile {
-                guard let text = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
-                    Output.error("cannot read the password file \(passwordFile)")
-                    throw ExitCode(2)
-                }
-                password = text.trimmed()
+            let password: String?
+            do { password = try passwordFile.map(MQTTSettings.password(fromFile:)) } catch {
+                Output.error("\(error)")
+                throw ExitCode(2)
             }
             let view = FleetView(prefix: prefix, from: from.flatMap(Self.position))
             let refused = Mutex<String?>(nil)
@@ -160,7 +157,9 @@ final class FleetView: Sendable {
     func take(topic: String, payload: [UInt8]) -> String? {
         let levels = topic.dropFirst(prefix.count + 1).split(separator: "/", omittingEmptySubsequences: false)
         guard topic.hasPrefix(prefix + "/"), levels.count == 2 else { return nil }
-        let device = String(levels[0]), text = String(decoding: payload, as: UTF8.self)
+        // A bike's name is printed on the dispatcher's terminal: never its control characters.
+        let device = String(levels[0]).printable(limit: 40), text = String(decoding: payload, as: UTF8.self)
+        guard !device.isEmpty else { return nil }
         switch levels[1] {
         case "status":
             bikes.withLock { $0[device, default: Bike()].online = text == "online" }
@@ -170,9 +169,9 @@ final class FleetView: Sendable {
                   levels[1] == "state" || report.event != nil else { return nil }
             bikes.withLock { bikes in
                 var bike = bikes[device, default: Bike()]
-                bike.state = report.state ?? bike.state
-                bike.lastEvent = report.event ?? bike.lastEvent
-                if let lat = report.lat, let lon = report.lon {
+                bike.state = report.state?.printable(limit: 30) ?? bike.state
+                bike.lastEvent = report.event?.printable(limit: 30) ?? bike.lastEvent
+                if let lat = report.lat, let lon = report.lon, (-90...90).contains(lat), (-180...180).contains(lon) {
                     (bike.latitude, bike.longitude) = (lat, lon)
                     bike.fixTime = (report.t ?? Date().timeIntervalSince1970) - (report.fix_age_s ?? 0)
                 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Storage
 
 /// `rideguard doctor` against the same fakes the agent tests use: iiod on loopback, gpsd fed by
 /// gpsfake, the modem on a pty.
@@ -100,6 +101,9 @@ extension AgentTests {
         #expect(result.lines.contains { $0.hasPrefix("✓ modem: SIM ready, network home") })
         let journal = try Rideguard.run(["events", "--kind", "system", "--database", rig.database])
         #expect(journal.stdout.contains("modem: ready, network home"))
+        // And told to the fleet: the events table a broker or Traccar is fed from.
+        let events = try RideGuardDatabase(path: rig.database).events(after: 0, limit: 100).map(\.json)
+        #expect(events.contains { $0.hasPrefix(#"{"event":"modem_ready","#) && $0.contains(#""summary":"ready, network home""#) }, "\(events)")
 
         // Clients that hang up before the answer (Ctrl-C on `rideguard status`) do not kill the agent.
         for _ in 0..<20 {

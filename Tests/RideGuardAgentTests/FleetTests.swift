@@ -1,4 +1,6 @@
 import Foundation
+import MQTTLink
+import OsmAnd
 import RideGuardAgent
 import RideGuardCore
 import Storage
@@ -126,21 +128,13 @@ import Testing
     /// A broker that takes the connection and never answers (no CONNACK): the crash's countdown,
     /// alert and SMS go as without a broker, on time.
     @Test func aBrokerThatNeverAnswersDelaysNothing() async throws {
-        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (silent, port) = try loopbackListener()                // connections wait in its backlog, never answered
         defer { close(silent) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(silent, $0, length) == 0 && getsockname(silent, $0, &length) == 0 }
-        }
-        #expect(listen(silent, 8) == 0)                              // connections wait in the backlog, never answered
         let modem = try FakeModem()
         let folder = try AgentInProcessTests.folder("mqtt-silent")
         var configuration = InProcessAgent.configuration(in: folder, modem: modem)
         var mqtt = AgentConfiguration.MQTT()
-        mqtt.url = "mqtt://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
+        mqtt.url = "mqtt://127.0.0.1:\(port)"
         mqtt.device = "bike1"
         configuration.mqtt = mqtt
         let agent = try InProcessAgent(configuration)
@@ -301,6 +295,56 @@ import Testing
         #expect(group.update(["bike1": report!.report], now: 700, position: nil, mapLink: .geo) == nil, "dismissed: heard again")
         #expect(group.update(["bike1": RidingGroup.Report(alert: false)], now: 800, position: nil, mapLink: .geo) == nil)
         #expect(group.update(["bike1": report!.report], now: 900, position: nil, mapLink: .geo) != nil, "a new alert is heard")
+        // A clock set back an hour: the alert is not dismissed early, its wait starts again.
+        #expect(group.update([:], now: 900 - 3600, position: nil, mapLink: .geo) == nil)
+        #expect(group.update([:], now: 900 - 3600 + 599, position: nil, mapLink: .geo) == nil)
+        #expect(group.update([:], now: 900 - 3600 + 600, position: nil, mapLink: .geo) == .groupAlert(summary: nil, at: 900 - 3600 + 600))
+        // A member's name with a terminal escape and a newline is shown as printable text; a position
+        // off the globe is no position.
+        let forged = try? #require(group.report(topic: "rideguard/group/sunday/evil\u{1B}[2J\nname",
+                                                payload: Array(#"{"alert":true,"lat":999,"lon":5.7}"#.utf8)))
+        #expect(forged?.device == "evil[2Jname" && forged?.report == RidingGroup.Report(alert: true), "\(String(describing: forged))")
+    }
+
+    /// The retained state: a change of its key (or `where`) at once; while riding, a moved position
+    /// at most every interval; parked, a drifting position never; a clock set back, at once.
+    @Test func theStateIsPublishedOnChangesAndAtMostEveryIntervalWhileRiding() {
+        let last = (key: "armed", position: "45.1", at: 1000.0)
+        func due(key: String = "armed", position: String = "45.1", asked: Bool = false, riding: Bool = true, at now: Double) -> Bool {
+            FleetState.due(last: last, key: key, position: position, asked: asked, riding: riding, now: now, every: 30)
+        }
+        #expect(FleetState.due(last: nil, key: "armed", position: "", asked: false, riding: false, now: 0, every: 30))
+        #expect(due(key: "alert_countdown", at: 1001))
+        #expect(due(asked: true, at: 1001))
+        #expect(!due(at: 1100), "nothing changed")
+        #expect(!due(position: "45.2", at: 1029))
+        #expect(due(position: "45.2", at: 1030))
+        #expect(!due(position: "45.2", riding: false, at: 5000), "a parked bike's GPS drift")
+        #expect(due(position: "45.2", at: 10), "the clock was set back")
+    }
+
+    /// A CA (or a password, a key) in a folder another user could write to is not used: they could
+    /// have planted it to stand in for the broker. The agent says why and goes on protecting.
+    @Test func aCAOthersCouldHavePlantedIsNotUsed() async throws {
+        let folder = try AgentInProcessTests.folder("mqtt-planted")
+        let open = folder.appendingPathComponent("open")
+        try FileManager.default.createDirectory(at: open, withIntermediateDirectories: true)
+        chmod(open.path, 0o777)
+        let ca = open.appendingPathComponent("ca.crt")
+        try Data("-----BEGIN CERTIFICATE-----\n".utf8).write(to: ca)
+        var configuration = InProcessAgent.configuration(in: folder)
+        var mqtt = AgentConfiguration.MQTT()
+        mqtt.url = "mqtts://127.0.0.1:1"
+        mqtt.caFile = ca.path
+        mqtt.device = "bike1"
+        configuration.mqtt = mqtt
+        let agent = try InProcessAgent(configuration)
+        try await agent.advance(until: { await Self.fleet(agent)?.problem != nil }, limit: 30)
+        let problem = await Self.fleet(agent)?.problem ?? ""
+        #expect(problem.contains("not using \(ca.path)") && problem.contains("writable by every user"), "\(problem)")
+        #expect(AgentInProcessTests.journal(folder).contains("not using \(ca.path)"))
+        try await agent.advance(untilState: .alertCountdown, limit: 60)      // still protecting: the crash is seen
+        await agent.stop()
     }
 
     static func fleet(_ agent: InProcessAgent) async -> AgentStatus.Fleet? {
@@ -353,5 +397,17 @@ import Testing
         await agent.advance(by: 60)
         await agent.stop()
         #expect(traccar.reports.compactMap { $0["alarm"] } == ["fallDown", "sos"], "\(traccar.reports)")
+    }
+}
+
+/// What an OsmAnd report says, parameter by parameter.
+@Suite struct OsmAndReportTests {
+    @Test func aReportCarriesItsPositionOrSaysItHasNone() {
+        let full = OsmAndReport(device: "bike 1/é", time: 1795658131.7, latitude: -45.1, longitude: 5.7, speedKnots: 21.6, bearing: 93.4,
+                                altitude: 210, accuracy: 4.6, alarm: "fallDown")
+        #expect(full.query == "id=bike%201%2F%C3%A9&timestamp=1795658131&lat=-45.100000&lon=5.700000&speed=21.6&bearing=93&altitude=210&accuracy=5&alarm=fallDown")
+        // An alarm before any fix: never 0, 0 (a point in the Gulf of Guinea on the dispatcher's map).
+        let none = OsmAndReport(device: "bike1", time: 100, latitude: nil, longitude: nil, alarm: "sos")
+        #expect(none.query == "id=bike1&timestamp=100&valid=false&alarm=sos")
     }
 }

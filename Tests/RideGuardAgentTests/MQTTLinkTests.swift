@@ -87,6 +87,20 @@ import Testing
         #expect(events.wait(seconds: 70) { $0 == .acknowledged(messageID: id) }, "\(events.all) \(broker.log)")
     }
 
+    /// A password file: its first line, without the blanks around it; one that cannot be read is
+    /// an error naming it and why.
+    @Test func aPasswordFileIsReadOrNamed() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-password-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try "  s3cret \r\nsecond line\n".write(to: file, atomically: true, encoding: .utf8)
+        #expect(try MQTTSettings.password(fromFile: file.path) == "s3cret")
+        try "s3cret\n".write(to: file, atomically: true, encoding: .utf8)
+        #expect(try MQTTSettings.password(fromFile: file.path) == "s3cret")
+        #expect(throws: MQTTError("cannot read the password file /nonexistent/pw: No such file or directory")) {
+            try MQTTSettings.password(fromFile: "/nonexistent/pw")
+        }
+    }
+
     /// Settings the library refuses are an error naming the part, not a crash.
     @Test func aMissingCAFileIsNamed() throws {
         let broker = try Mosquitto()

@@ -30,7 +30,7 @@ final class Mosquitto: @unchecked Sendable {      // one test's, started and sto
             mosquitto_passwd -b \(f)/passwd bike2 \(Self.passwords["bike2"]!)
             mosquitto_passwd -b \(f)/passwd dispatch \(Self.passwords["dispatch"]!)
             chmod 0644 \(f)/server.key \(f)/passwd
-            chmod 0777 \(f)
+            mkdir -m 0777 \(f)/sessions   # Mosquitto, as its own user, saves its sessions there; the CA stays in a folder only root writes
             """], what: "setting up the broker")
         try """
             user bike1
@@ -52,7 +52,7 @@ final class Mosquitto: @unchecked Sendable {      // one test's, started and sto
             password_file \(f)/passwd
             acl_file \(f)/acl
             persistence true
-            persistence_location \(f)/
+            persistence_location \(f)/sessions/
             log_dest stderr
             listener \(port) 127.0.0.1
             cafile \(f)/ca.crt

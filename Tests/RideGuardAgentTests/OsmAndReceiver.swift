@@ -12,22 +12,12 @@ final class OsmAndReceiver: Sendable {
     private let state = Mutex<(reports: [[String: String]], status: Int, refused: [[String: String]])>(([], 200, []))
 
     init() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.listener = listener
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
-        }
-        guard bound, listen(listener, 16) == 0 else { throw BrokerError("the OsmAnd receiver cannot listen: \(String(cString: strerror(errno)))") }
-        port = Int(UInt16(bigEndian: address.sin_port))
-        Thread.detachNewThread { [self] in
+        (listener, port) = try loopbackListener()
+        let listener = self.listener
+        Thread.detachNewThread { [weak self] in
             while true {
                 let connection = accept(listener, nil, nil)
-                guard connection >= 0 else { return }        // closed: the receiver is gone
+                guard connection >= 0, let self else { return }        // closed: the receiver is gone
                 serve(connection)
             }
         }
@@ -96,4 +86,21 @@ final class OsmAndReceiver: Sendable {
         }
         return result
     }
+}
+
+/// A TCP socket listening on 127.0.0.1 at a port the kernel chose: the socket and the port.
+func loopbackListener() throws -> (socket: Int32, port: Int) {
+    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
+    }
+    guard bound, listen(listener, 16) == 0 else {
+        close(listener)
+        throw BrokerError("cannot listen on 127.0.0.1: \(String(cString: strerror(errno)))")
+    }
+    return (listener, Int(UInt16(bigEndian: address.sin_port)))
 }
