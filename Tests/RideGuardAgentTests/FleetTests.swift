@@ -296,9 +296,10 @@ import Testing
         #expect(group.update(["bike1": RidingGroup.Report(alert: false)], now: 800, position: nil, mapLink: .geo) == nil)
         #expect(group.update(["bike1": report!.report], now: 900, position: nil, mapLink: .geo) != nil, "a new alert is heard")
         // A clock set back an hour: the alert is not dismissed early, its wait starts again.
-        #expect(group.update([:], now: 900 - 3600, position: nil, mapLink: .geo) == nil)
-        #expect(group.update([:], now: 900 - 3600 + 599, position: nil, mapLink: .geo) == nil)
-        #expect(group.update([:], now: 900 - 3600 + 600, position: nil, mapLink: .geo) == .groupAlert(summary: nil, at: 900 - 3600 + 600))
+        let setBack: Double = 900 - 3600
+        #expect(group.update([:], now: setBack, position: nil, mapLink: .geo) == nil)
+        #expect(group.update([:], now: setBack + 599, position: nil, mapLink: .geo) == nil)
+        #expect(group.update([:], now: setBack + 600, position: nil, mapLink: .geo) == .groupAlert(summary: nil, at: setBack + 600))
         // A member's name with a terminal escape and a newline is shown as printable text; a position
         // off the globe is no position.
         let forged = try? #require(group.report(topic: "rideguard/group/sunday/evil\u{1B}[2J\nname",
