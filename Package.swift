@@ -8,12 +8,14 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "rideguard", targets: ["rideguard"]),
+        .executable(name: "rideguard-web", targets: ["rideguard-web"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/swhitty/FlyingFox", exact: "0.27.1"),
     ],
     targets: [
         // Pure decisions: detector, trace format, encoders. No I/O, no clocks, no C libraries.
@@ -63,6 +65,14 @@ let package = Package(
             ]
         ),
 
+        // The rider's phone as a screen (`rideguard web`): pages, pairing, sessions, with no HTTP in
+        // them; the server is its own executable, so that FlyingFox's Foundation stays out of the agent.
+        .target(name: "WebUI", dependencies: ["RideGuardAgent", "DetectorLab", "Storage", "QRCode", "SystemCalls",
+                                               .product(name: "SystemPackage", package: "swift-system")]),
+        .executableTarget(name: "rideguard-web", dependencies: ["WebUI", "RideGuardAgent", "Storage",
+                                                                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                                                                .product(name: "FlyingFox", package: "FlyingFox")]),
+
         // The parsers that take outside input, fuzzed: a seeded run in the tests, libFuzzer in scripts/fuzz.sh.
         .target(name: "Fuzzing", dependencies: ["RideGuardCore", "RideGuardAgent", "ScenarioSynth"]),
         .executableTarget(name: "rideguard-fuzz", dependencies: ["Fuzzing"]),
@@ -73,7 +83,7 @@ let package = Package(
         .testTarget(name: "RideGuardCoreTests", dependencies: ["RideGuardCore", "ScenarioSynth"]),
         .testTarget(name: "AdapterTests", dependencies: ["IIOSensor", "GPIOLines", "GPSDClient", "SystemCalls",
                                                      .product(name: "SystemPackage", package: "swift-system")]),
-        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "DetectorLab", "rideguard", "Fuzzing", "MQTTLink", "OsmAnd",
+        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "DetectorLab", "rideguard", "Fuzzing", "MQTTLink", "OsmAnd", "WebUI", "rideguard-web",
                                                             .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]

@@ -111,7 +111,7 @@ package final class Agent: Sendable {
                            logger: part("sampler")),
             ControlService(path: configuration.controlSocket, emergency: emergency, sensor: sensor, simulatedIMU: configuration.imu.simulated,
                            button: button, gpioProblems: gpioProblems, bike: bike, whereabouts: whereabouts, modem: modem, calls: calls,
-                           fleet: fleetStatus, recorder: recorder,
+                           fleet: fleetStatus, recorder: recorder, buzzer: buzzer,
                            database: database, clock: clock, logger: part("control")),
             RetentionService(database: database, keepDays: configuration.keepDays, clock: clock, logger: part("retention")),
             ArmingService(emergency: emergency, sensor: sensor, database: database, clock: clock, logger: part("arming")),

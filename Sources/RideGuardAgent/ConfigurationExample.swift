@@ -76,6 +76,11 @@ extension ConfigurationFile {
         #   name: sunday-ride
         #   dismiss_s: 1800         # a member's alert is heard this long at most
 
+        web:                        # the page for the rider's phone: rideguard-web.service (README, From your phone)
+          listen: 0.0.0.0:8080      # every network the Pi is on; 127.0.0.1:8080 for this Pi only
+          # address: 192.168.4.1    # the address pairing links name; default: the Pi's own
+          session_days: 180         # a phone unused this long must pair again
+
         detector:                   # any detector setting by name (see README, Field testing)
           lying_angle_degrees: 60
 

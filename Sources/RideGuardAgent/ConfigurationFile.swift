@@ -192,6 +192,11 @@ package enum ConfigurationFile {
             "parked_interval_s": traccar { t, n throws(ValueError) in t.parkedIntervalSeconds = try double(n) },
             "ca_file": traccar { t, n throws(ValueError) in t.caFile = try string(n) },
         ],
+        "web": [
+            "listen": { c, n throws(ValueError) in c.web.listen = try string(n) },
+            "address": { c, n throws(ValueError) in c.web.address = try string(n) },
+            "session_days": { c, n throws(ValueError) in c.web.sessionDays = try double(n) },
+        ],
         "group": [
             "name": optional(\.group, AgentConfiguration.Group()) { g, n throws(ValueError) in g.name = try string(n) },
             "dismiss_s": optional(\.group, AgentConfiguration.Group()) { g, n throws(ValueError) in g.dismissSeconds = try double(n) },

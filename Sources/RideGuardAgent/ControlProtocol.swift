@@ -12,6 +12,8 @@ package enum ControlRequest: Equatable, Sendable {
     case press(hold: Double)
     case record(name: String, seconds: Double)
     case stopRecording
+    /// The buzzer's check: one short pattern, refused during an emergency.
+    case buzz
 }
 
 extension ControlRequest: Codable {
@@ -21,6 +23,7 @@ extension ControlRequest: Codable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         switch try c.decode(String.self, forKey: .cmd) {
         case "status": self = .status
+        case "buzz": self = .buzz
         case "press": self = .press(hold: try c.decodeIfPresent(Double.self, forKey: .hold) ?? 0.3)
         case "record":
             if try c.decodeIfPresent(Bool.self, forKey: .stop) == true {
@@ -30,7 +33,7 @@ extension ControlRequest: Codable {
                                seconds: try c.decodeIfPresent(Double.self, forKey: .seconds) ?? 0)
             }
         case let other:
-            throw DecodingError.dataCorruptedError(forKey: .cmd, in: c, debugDescription: "unknown command '\(other)': use status, press or record")
+            throw DecodingError.dataCorruptedError(forKey: .cmd, in: c, debugDescription: "unknown command '\(other)': use status, press, record or buzz")
         }
     }
 
@@ -39,6 +42,8 @@ extension ControlRequest: Codable {
         switch self {
         case .status:
             try c.encode("status", forKey: .cmd)
+        case .buzz:
+            try c.encode("buzz", forKey: .cmd)
         case .press(let hold):
             try c.encode("press", forKey: .cmd)
             try c.encode(hold, forKey: .hold)
@@ -141,10 +146,21 @@ package struct AgentStatus: Codable, Equatable, Sendable {
         package var simulated: Bool
         /// Why the buzzer or the button cannot be used, if one cannot.
         package var problem: String?
+        /// The button held down now, and when it was last pressed (Unix time); nil from an older agent.
+        package var buttonDown: Bool?
+        package var lastPress: Double?
 
-        package init(simulated: Bool, problem: String?) {
+        enum CodingKeys: String, CodingKey {
+            case simulated, problem
+            case buttonDown = "button_down"
+            case lastPress = "last_press"
+        }
+
+        package init(simulated: Bool, problem: String?, buttonDown: Bool? = nil, lastPress: Double? = nil) {
             self.simulated = simulated
             self.problem = problem
+            self.buttonDown = buttonDown
+            self.lastPress = lastPress
         }
     }
 

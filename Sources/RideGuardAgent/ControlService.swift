@@ -23,6 +23,7 @@ struct ControlService: Service, CustomStringConvertible {
     let calls: CallSwitch
     let fleet: FleetStatus
     let recorder: Recorder
+    let buzzer: BuzzerPlayer
     let database: RideGuardDatabase
     let clock: any ServiceClock
     let logger: Logger
@@ -71,11 +72,17 @@ struct ControlService: Service, CustomStringConvertible {
             }
         case .status:
             return ControlReply(status: await status())
+        case .buzz:
+            let state = await emergency.state
+            guard !WorkflowState.emergencyUnderWay.contains(state) else { return .failed("not during an emergency (\(state.rawValue))") }
+            await buzzer.play(.acknowledge)
+            return ControlReply(ok: true)
         }
     }
 
     private func status() async -> AgentStatus {
         let snapshot = await emergency.snapshot
+        let button = await emergency.button
         let now = clock.now()
         let s = sensor.snapshot
         let modemStatus: AgentStatus.Modem
@@ -86,7 +93,7 @@ struct ControlService: Service, CustomStringConvertible {
                                        lastSampleAgeSeconds: s.lastSampleWall.isNaN ? nil : now - s.lastSampleWall,
                                        gravityG: s.gravityG.isFinite ? s.gravityG : nil, lastFault: s.lastFault,
                                        rejectedSamples: s.rejected),
-            gpio: AgentStatus.GPIO(simulated: button != nil, problem: gpioProblems.summary),
+            gpio: AgentStatus.GPIO(simulated: self.button != nil, problem: gpioProblems.summary, buttonDown: button.down, lastPress: button.lastPress),
             fix: whereabouts.lastFix.map { AgentStatus.Position(latitude: $0.latitude, longitude: $0.longitude, ageSeconds: now - $0.time) },
             modem: modemStatus, pendingMessages: (try? database.outbox.countPending()) ?? -1,
             contacts: ((try? database.contacts()) ?? []).count, calls: calls.status, acknowledgement: snapshot.acknowledgement,

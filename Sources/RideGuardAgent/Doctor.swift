@@ -140,10 +140,10 @@ package struct Doctor: Sendable {
         case unreachable(String)
     }
 
-    package static func agentStatus(_ socket: String) -> RunningAgent {
+    package static func agentStatus(_ socket: String, timeout: Double = 10) -> RunningAgent {
         guard FileManager.default.fileExists(atPath: socket) else { return .notRunning }
         do {
-            let reply = try ControlClient.send(.status, path: socket)
+            let reply = try ControlClient.send(.status, path: socket, timeout: timeout)
             guard let status = reply.status else { return .unreachable(reply.error ?? "no status in the answer") }
             return .running(status)
         } catch let error as ControlSocketError where error.errno == EACCES {

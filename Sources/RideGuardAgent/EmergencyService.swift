@@ -68,6 +68,10 @@ package actor EmergencyService {
 
     package var state: WorkflowState { workflow.state }
     package var snapshot: EmergencyWorkflow { workflow }
+    /// The button as the agent last saw it: held down now, and when it was last pressed (for the
+    /// phone's "press the button now" check).
+    package var button: (down: Bool, lastPress: Double?) { (decoder.isDown, lastPress) }
+    private var lastPress: Double?
 
     /// Loads the saved workflow. An emergency in progress resumes with the configuration it started
     /// with; otherwise the current configuration applies.
@@ -127,6 +131,7 @@ package actor EmergencyService {
             case .event(let event):
                 await perform(workflow.handle(event))
             case .buttonEdge(let pressed, let t):
+                if pressed { lastPress = t }
                 for gesture in decoder.edge(pressed: pressed, at: t) { await perform(workflow.handle(.gesture(gesture))) }
                 scheduleGestureTick()
             case .gestureTick:

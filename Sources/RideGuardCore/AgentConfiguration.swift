@@ -144,6 +144,28 @@ package struct AgentConfiguration: Equatable, Sendable {
         package init() {}
     }
     package var mqtt: MQTT?
+
+    /// The web page for the rider's phone (`rideguard web`, its own service).
+    package struct Web: Equatable, Sendable {
+        /// ADDRESS:PORT it listens on; 0.0.0.0 is every network the Pi is on (its hotspot, the phone's).
+        package var listen = "0.0.0.0:8080"
+        /// The address pairing links name; nil: the Pi's own address on its first network.
+        package var address: String?
+        /// A paired phone that has not opened the page for this many days must pair again.
+        package var sessionDays = 180.0
+
+        package var endpoint: (host: String, port: Int)? {
+            let parts = listen.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty, parts[0].split(separator: ".").count == 4,
+                  parts[0].split(separator: ".").allSatisfy({ UInt8($0) != nil }),
+                  let port = Int(parts[1]), (1...65_535).contains(port) else { return nil }
+            return (String(parts[0]), port)
+        }
+
+        package init() {}
+    }
+
+    package var web = Web()
     package var database = "/var/lib/rideguard/rideguard.sqlite"
     /// Delivered (or given-up) messages and journal lines older than this are pruned (`database:
     /// {path: …, keep_days: …}`).
@@ -221,6 +243,9 @@ package struct AgentConfiguration: Equatable, Sendable {
                 if let problem = PathLimits.problem(path) { errors.append(ConfigurationError(key: key, reason: problem)) }
             }
         }
+        check(web.endpoint != nil, "web.listen", "'\(web.listen)' is not IPV4-ADDRESS:PORT, such as 0.0.0.0:8080 (every network) or 127.0.0.1:8080 (this Pi only)")
+        check((1...3650).contains(web.sessionDays), "web.session_days", "must be 1...3650 days")
+        if let address = web.address { check(!address.isEmpty && !address.contains { " /?#@".contains($0) }, "web.address", "must be a host name or an address, such as 192.168.4.1") }
         if let traccar {
             let scheme = traccar.url.split(separator: "://", maxSplits: 1).first
             check((scheme == "http" || scheme == "https") && traccar.url.split(separator: "://").count == 2 && !traccar.url.contains(" "),

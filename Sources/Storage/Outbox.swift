@@ -96,12 +96,13 @@ package final class RideGuardDatabase: Sendable {
     /// The recipients of damaged alert rows the outbox set aside, until the sender takes them.
     let setAsideAlerts = Mutex<[String]>([])
 
-    /// Opens (or creates) the database. Whatever the umask, its folder is created 0750 and the file
-    /// (with SQLite's side files) is 0600; a looser existing file is tightened, and the journal says so.
+    /// Opens (or creates) the database. Whatever the umask, its folder is created 0770 and the file
+    /// (with SQLite's side files) is 0660: the service's group (the agent and its web page, `rideguard
+    /// web`) shares it, nobody else; a file others could read is tightened, and the journal says so.
     package init(path: String) throws {
         self.path = path
         let folder = FilePath(path).removingLastComponent().string
-        if !folder.isEmpty { try PrivateFiles.createFolder(folder) }
+        if !folder.isEmpty { try PrivateFiles.createFolder(folder, mode: 0o770) }
         var info = stat()
         // SQLite takes an empty file for a new database: one that held the rider's contacts is
         // said out loud, never silently started afresh.
@@ -169,6 +170,10 @@ package final class RideGuardDatabase: Sendable {
         ]),
         ("v3 fleet events", [
             #"CREATE TABLE "events" ("seq" INTEGER PRIMARY KEY AUTOINCREMENT, "time" DOUBLE NOT NULL, "json" TEXT NOT NULL)"#,
+        ]),
+        ("v4 web sessions", [
+            #"CREATE TABLE "web_codes" ("code" TEXT PRIMARY KEY NOT NULL, "expires" DOUBLE NOT NULL)"#,
+            #"CREATE TABLE "web_sessions" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "token" TEXT NOT NULL UNIQUE, "csrf" TEXT NOT NULL, "created" DOUBLE NOT NULL, "last_seen" DOUBLE NOT NULL, "label" TEXT NOT NULL)"#,
         ]),
     ]
 

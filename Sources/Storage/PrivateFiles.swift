@@ -68,15 +68,15 @@ package enum PrivateFiles {
         return nil
     }
 
-    /// Makes sure `path` exists with mode 0600, creating it empty if needed, and tightens it and the
-    /// SQLite side files next to it (`-journal`, `-wal`, `-shm`, which SQLite creates with the
-    /// database's own mode) when others could read them. Returns what was tightened, e.g.
-    /// "x.db from 0644 to 0600".
+    /// Makes sure `path` exists with mode 0660 (its owner and its group: the agent and `rideguard
+    /// web`), creating it empty if needed, and sets it and the SQLite side files next to it
+    /// (`-journal`, `-wal`, `-shm`, which SQLite creates with the database's own mode) to 0660 when
+    /// they differ. Returns what others could read and was tightened, e.g. "x.db from 0644 to 0660".
     package static func protectDatabase(_ path: String) throws(PrivateFileError) -> [String] {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o660)
         if fd >= 0 {
             defer { close(fd) }
-            guard fchmod(fd, 0o600) == 0 else { throw PrivateFileError(path: path, reason: String(cString: strerror(errno))) }
+            guard fchmod(fd, 0o660) == 0 else { throw PrivateFileError(path: path, reason: String(cString: strerror(errno))) }
             return []
         }
         // An existing file on a read-only filesystem (EROFS) is opened all the same: the agent protects, degraded.
@@ -87,12 +87,17 @@ package enum PrivateFiles {
         var tightened: [String] = []
         for file in [path, path + "-journal", path + "-wal", path + "-shm"] {
             var info = stat()
-            guard lstat(file, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_mode & 0o077 != 0 else { continue }
+            guard lstat(file, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_mode & 0o7777 != 0o660 else { continue }
             let before = String(info.st_mode & 0o7777, radix: 8)
-            guard chmod(file, 0o600) == 0 else {
-                throw PrivateFileError(path: file, reason: "readable by others (mode 0\(before)) and cannot be tightened: \(String(cString: strerror(errno)))")
+            let othersCould = info.st_mode & 0o007 != 0
+            // Not ours to change (another user's file, a read-only card): only what others could read is an error.
+            guard chmod(file, 0o660) == 0 else {
+                if othersCould {
+                    throw PrivateFileError(path: file, reason: "readable by others (mode 0\(before)) and cannot be tightened: \(String(cString: strerror(errno)))")
+                }
+                continue
             }
-            tightened.append("\(file) from 0\(before) to 0600")
+            if othersCould { tightened.append("\(file) from 0\(before) to 0660") }
         }
         return tightened
     }

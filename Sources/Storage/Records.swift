@@ -64,6 +64,10 @@ package struct RiderProfile: Equatable, Sendable {
 package struct RecordError: Error, Equatable, CustomStringConvertible, Sendable {
     package var reason: String
     package var description: String { reason }
+
+    package init(reason: String) {
+        self.reason = reason
+    }
 }
 
 extension RideGuardDatabase {
@@ -101,6 +105,27 @@ extension RideGuardDatabase {
             var entry = JournalRecord(id: nil, time: now, kind: "system", text: "contact removed: \(contact.name) \(PhoneNumber.mask(contact.number))")
             try entry.insert(db)
             return contact
+        }
+    }
+
+    /// Moves the contact with this number one place up the list (alerts and calls go in its order);
+    /// the first stays first.
+    package func moveContactUp(_ number: String, now: Double) throws {
+        try write { db in
+            let contacts = try Contact.fetch(db, "ORDER BY id")
+            guard let index = contacts.firstIndex(where: { $0.number == number }) else {
+                throw RecordError(reason: "no contact numbered \(PhoneNumber.mask(number))")
+            }
+            guard index > 0 else { return }
+            let (above, moving) = (contacts[index - 1], contacts[index])
+            // Each row takes the other's place (its id); the numbers are unique, so one steps aside first.
+            try db.execute("UPDATE contacts SET number = ? WHERE id = ?", [SQLValue("moving:" + moving.number), SQLValue(moving.id)])
+            try db.execute("UPDATE contacts SET name = ?, number = ?, created_at = ? WHERE id = ?",
+                           [SQLValue(moving.name), SQLValue(moving.number), SQLValue(moving.createdAt), SQLValue(above.id)])
+            try db.execute("UPDATE contacts SET name = ?, number = ?, created_at = ? WHERE id = ?",
+                           [SQLValue(above.name), SQLValue(above.number), SQLValue(above.createdAt), SQLValue(moving.id)])
+            var entry = JournalRecord(id: nil, time: now, kind: "system", text: "contact \(moving.name) moved up to place \(index)")
+            try entry.insert(db)
         }
     }
 

@@ -162,27 +162,13 @@ struct Events: ParsableCommand {
     @OptionGroup var db: DatabaseOption
 
     func validate() throws {
-        if let since, Self.time(since, now: Date()) == nil {
-            throw ValidationError("--since must be like 30m, 12h, 7d, or an ISO date such as 2026-11-22T08:00:00Z")
+        if let since, JournalSince.time(since, now: Date().timeIntervalSince1970) == nil {
+            throw ValidationError("--since must be \(JournalSince.help)")
         }
-    }
-
-    static func time(_ text: String, now: Date) -> Double? {
-        if let unit = text.last, let amount = Double(text.dropLast()), amount >= 0 {
-            let seconds: Double? = switch unit {
-            case "s": amount
-            case "m": amount * 60
-            case "h": amount * 3600
-            case "d": amount * 86400
-            default: nil
-            }
-            if let seconds { return now.timeIntervalSince1970 - seconds }
-        }
-        return Times.parseISO8601(text)
     }
 
     func run() throws {
-        let records = try db.open().journal(kind: kind?.rawValue, since: since.flatMap { Self.time($0, now: Date()) })
+        let records = try db.open().journal(kind: kind?.rawValue, since: since.flatMap { JournalSince.time($0, now: Date().timeIntervalSince1970) })
         for record in records {
             let when = Times.iso8601(record.time)
             if json {

@@ -1,0 +1,190 @@
+import DetectorLab
+import FoundationEssentials
+import Glibc
+import QRCode
+import RideGuardAgent
+import RideGuardCore
+import Storage
+import SystemCalls
+import SystemPackage
+
+/// What each page reads and changes: the database through the same calls as the command line, the
+/// agent through its control socket.
+extension WebApp {
+    // MARK: Contacts
+
+    func contactsPage(_ session: WebSession, said: String?, problem: String? = nil, typed: (name: String, number: String) = ("", ""),
+                      status: Int = 200) -> WebResponse {
+        let contacts = (try? database.contacts()) ?? []
+        return page(session, "Contacts", Pages.contacts(contacts, said: said, problem: problem, typed: typed), status: status, nav: "/contacts")
+    }
+
+    func changeContacts(_ form: [String: String], _ session: WebSession) -> WebResponse {
+        let number = form["number"] ?? "", name = form["name"] ?? ""
+        do {
+            switch form["action"] {
+            case "add":
+                try database.addContact(name: name, number: number, now: now())
+                return WebResponse.redirect("/contacts?done=added")
+            case "remove":
+                try database.removeContact(number, now: now())
+                return WebResponse.redirect("/contacts?done=removed")
+            case "up":
+                try database.moveContactUp(number, now: now())
+                return WebResponse.redirect("/contacts?done=moved")
+            case "test":
+                guard (try database.contacts()).contains(where: { $0.number == number }) else { throw RecordError(reason: "no such contact") }
+                let body = MessageComposer.test(riderName: try database.profile().name ?? "the rider", language: configuration.messages.language)
+                try database.outbox.enqueue(recipient: number, kind: "test", body: body, now: now())
+                return WebResponse.redirect("/contacts?done=test")
+            default:
+                throw RecordError(reason: "unknown change")
+            }
+        } catch let error as RecordError {
+            return contactsPage(session, said: nil, problem: error.reason, typed: (name, number), status: 422)
+        } catch {
+            return contactsPage(session, said: nil, problem: "not saved: \(error)", typed: (name, number), status: 500)
+        }
+    }
+
+    // MARK: Profile and message
+
+    func profilePage(_ session: WebSession, said: String?, problem: String? = nil, status: Int = 200) -> WebResponse {
+        let profile = (try? database.profile()) ?? RiderProfile(name: nil, medicalNote: nil, message: nil, phone: nil)
+        return page(session, "Rider", Pages.profile(profile, language: configuration.messages.language, configurationPath: configurationPath,
+                                                    said: said, problem: problem), status: status, nav: "/profile")
+    }
+
+    func changeProfile(_ form: [String: String], _ session: WebSession) -> WebResponse {
+        do {
+            let before = try database.profile()
+            if let name = form["name"], name != (before.name ?? "") { try database.setRiderName(name) }
+            if let note = form["medical"], note != (before.medicalNote ?? "") { try database.setMedicalNote(note) }
+            if let phone = form["phone"], phone != (before.phone ?? "") { try database.setRiderPhone(phone) }
+            if let message = form["message"], message != (before.message ?? "") { try database.setMessage(message) }
+            return WebResponse.redirect("/profile?done=saved")
+        } catch let error as RecordError {
+            return profilePage(session, said: nil, problem: error.reason, status: 422)
+        } catch {
+            return profilePage(session, said: nil, problem: "not saved: \(error)", status: 500)
+        }
+    }
+
+    // MARK: Checks
+
+    func checkAction(_ form: [String: String], _ session: WebSession) -> WebResponse {
+        guard form["action"] == "buzz" else { return page(session, "Checks", "<p class=bad>Unknown check.</p>", status: 400) }
+        do {
+            let reply = try ControlClient.send(.buzz, path: configuration.controlSocket, timeout: 3)
+            if let error = reply.error {
+                return page(session, "Checks", Pages.checksPage(live: buttonPart(), said: nil, problem: "The buzzer was not sounded: \(error)"), status: 409, nav: "/checks")
+            }
+            return WebResponse.redirect("/checks?done=buzzed")
+        } catch {
+            return page(session, "Checks", Pages.checksPage(live: buttonPart(), said: nil, problem: "RideGuard is not running: the buzzer is its to sound."), status: 503, nav: "/checks")
+        }
+    }
+
+    func doctorPage(_ session: WebSession) async -> WebResponse {
+        var doctor = Doctor(configurationPath: configurationPath)
+        doctor.fixWait = 2
+        doctor.modemWait = 5
+        var checks: [DoctorCheck] = []
+        let canProtect = await doctor.run { checks.append($0) }
+        return page(session, "Doctor", Pages.doctor(checks, canProtect: canProtect), nav: "/checks")
+    }
+
+    // MARK: Journal
+
+    func journalPage(_ query: [String: String], _ session: WebSession) -> WebResponse {
+        let kind = query["kind"].flatMap { $0.isEmpty ? nil : JournalKind(rawValue: $0) }
+        let sinceText = (query["since"] ?? "").trimmingCharacters(in: " ")
+        let since = sinceText.isEmpty ? nil : JournalSince.time(sinceText, now: now())
+        if !sinceText.isEmpty && since == nil {
+            return page(session, "Journal", Pages.journal([], kind: kind, since: sinceText, problem: "“since” must be \(JournalSince.help)"), status: 422, nav: "/journal")
+        }
+        do {
+            let records = try database.journal(kind: kind?.rawValue, since: since)
+            return page(session, "Journal", Pages.journal(records, kind: kind, since: sinceText, problem: nil), nav: "/journal")
+        } catch {
+            return page(session, "Journal", Pages.journal([], kind: kind, since: sinceText, problem: "The journal cannot be read: \(error)"), status: 500, nav: "/journal")
+        }
+    }
+
+    // MARK: Recordings
+
+    var recordingsFolder: String {
+        FilePath(configuration.database).removingLastComponent().appending("recordings").string
+    }
+
+    /// The recordings, newest first: name, size, when written.
+    func recordings() -> [(name: String, bytes: Int, modified: Double)] {
+        let folder = recordingsFolder
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
+        return names.filter { $0.hasSuffix(".csv") }.compactMap { name in
+            var info = stat()
+            guard lstat(folder + "/" + name, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+            return (name, Int(info.st_size), Double(info.st_mtim.tv_sec))
+        }.sorted { $0.modified > $1.modified }
+    }
+
+    func recordingsPage(_ session: WebSession, said: String?, problem: String? = nil, status: Int = 200) -> WebResponse {
+        page(session, "Recordings", Pages.recordings(recordings(), said: said, problem: problem), status: status, nav: "/recordings")
+    }
+
+    func recordingAction(_ form: [String: String], _ session: WebSession) -> WebResponse {
+        let request: ControlRequest
+        if form["action"] == "stop" {
+            request = .stopRecording
+        } else {
+            guard let minutes = Double(form["minutes"] ?? ""), minutes > 0, minutes <= 60 else {
+                return recordingsPage(session, said: nil, problem: "the length must be 1 to 60 minutes", status: 422)
+            }
+            request = .record(name: (form["name"] ?? "").trimmingCharacters(in: " "), seconds: minutes * 60)
+        }
+        do {
+            let reply = try ControlClient.send(request, path: configuration.controlSocket, timeout: 3)
+            if let error = reply.error { return recordingsPage(session, said: nil, problem: error, status: 409) }
+            let name = reply.path.map { FilePath($0).lastComponent?.string ?? $0 } ?? ""
+            return recordingsPage(session, said: request == .stopRecording ? "Stopped: \(name)" : "Recording to \(name)")
+        } catch {
+            return recordingsPage(session, said: nil, problem: "RideGuard is not running: recordings are made by it.", status: 503)
+        }
+    }
+
+    /// A recording's path when `name` is one of them (a plain file name, never a path or a link).
+    func recordingPath(_ name: String) -> String? {
+        guard recordings().contains(where: { $0.name == name }) else { return nil }
+        return recordingsFolder + "/" + name
+    }
+
+    func recordingFile(_ name: String, _ session: WebSession) -> WebResponse {
+        guard let path = recordingPath(name), let bytes = FileManager.default.contents(atPath: path) else {
+            return page(session, "Recordings", "<p class=bad>No such recording.</p>", status: 404, nav: "/recordings")
+        }
+        return WebResponse.file(Array(bytes), type: "text/csv; charset=utf-8", name: name)
+    }
+
+    func recordingReport(_ name: String, _ session: WebSession) -> WebResponse {
+        guard let path = recordingPath(name) else {
+            return page(session, "Recordings", "<p class=bad>No such recording.</p>", status: 404, nav: "/recordings")
+        }
+        do {
+            let report = try TraceReport.build(path: path, configuration: configuration.detector)
+            return WebResponse.html(ReportHTML.render(report, configuration: configuration.detector),
+                                    policy: "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:")
+        } catch {
+            return page(session, "Recordings", "<p class=bad>\(esc(name)) cannot be read: \(esc("\(error)"))</p>", status: 422, nav: "/recordings")
+        }
+    }
+
+    // MARK: Rescue card
+
+    func cardSVG() -> String? {
+        guard let profile = try? database.profile(), let contacts = try? database.contacts() else { return nil }
+        let card = RescueCard(riderName: profile.name, medicalNote: profile.medicalNote,
+                              contacts: contacts.map { RescueCard.Contact(name: $0.name, number: $0.number) }, language: configuration.messages.language)
+        guard let qr = try? QRCode.encode(card.qrText) else { return nil }
+        return card.svg(qr: qr)
+    }
+}
