@@ -1,6 +1,6 @@
 # RideGuard: build, install, package.
 #   make                 release binary (Swift runtime linked in: the Pi needs no toolchain to run it)
-#   sudo make install    the binary, the unit, the udev rules, a default configuration, the state
+#   sudo make install    the binaries, the units (the page's disabled), the udev rules, a default configuration, the state
 #                        directory and the service user; enables the service (start it after setup)
 #   make deb             build/rideguard_<version>_<arch>.deb from the same layout
 #   make deb-arm64       build/rideguard_<version>_arm64.deb from any Debian machine: cross-compiled
@@ -13,6 +13,8 @@ PREFIX   ?= /usr
 DESTDIR  ?=
 ARCH     := $(shell dpkg --print-architecture 2>/dev/null || uname -m)
 BINARY   ?= .build/release/rideguard
+# The page for the rider's phone, built with the same toolchain (next to BINARY).
+WEBBINARY ?= $(dir $(BINARY))rideguard-web
 # How to run $(BINARY) on this machine (an emulator for a cross-built one), and how to strip it.
 RUN      ?=
 STRIP    ?= strip
@@ -28,6 +30,7 @@ all: $(BINARY)
 $(BINARY):
 	bash scripts/install-deps.sh
 	swift build -c release --product rideguard --static-swift-stdlib
+	swift build -c release --product rideguard-web --static-swift-stdlib
 
 install: $(BINARY)
 	$(MAKE) stage
@@ -35,10 +38,12 @@ install: $(BINARY)
 # The files of an installation, from a binary already built.
 stage:
 	install -D -m 0755 $(BINARY) $(DESTDIR)$(PREFIX)/bin/rideguard
-	$(STRIP) $(DESTDIR)$(PREFIX)/bin/rideguard
+	install -D -m 0755 $(WEBBINARY) $(DESTDIR)$(PREFIX)/bin/rideguard-web
+	$(STRIP) $(DESTDIR)$(PREFIX)/bin/rideguard $(DESTDIR)$(PREFIX)/bin/rideguard-web
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system $(DESTDIR)$(PREFIX)/lib/udev/rules.d
 	sed 's|/usr/bin/rideguard|$(PREFIX)/bin/rideguard|' systemd/rideguard.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/rideguard.service
-	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/rideguard.service
+	sed 's|/usr/bin/rideguard|$(PREFIX)/bin/rideguard|' systemd/rideguard-web.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/rideguard-web.service
+	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/rideguard.service $(DESTDIR)$(PREFIX)/lib/systemd/system/rideguard-web.service
 	install -m 0644 udev/60-rideguard-iio.rules udev/77-rideguard-modem.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/
 	install -D -m 0644 systemd/60-rideguard-poweroff.rules $(DESTDIR)$(PREFIX)/share/polkit-1/rules.d/60-rideguard-poweroff.rules
 	install -D -m 0755 scripts/deb/setup-system $(DESTDIR)$(PREFIX)/lib/rideguard/setup-system
@@ -58,8 +63,9 @@ stage:
 	if [ -z "$(DESTDIR)" ]; then $(PREFIX)/lib/rideguard/setup-system; fi
 
 uninstall:
-	-if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null; then systemctl disable --now rideguard.service; fi
-	rm -f $(DESTDIR)$(PREFIX)/bin/rideguard $(DESTDIR)$(PREFIX)/lib/systemd/system/rideguard.service \
+	-if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null; then systemctl disable --now rideguard.service rideguard-web.service; fi
+	rm -f $(DESTDIR)$(PREFIX)/bin/rideguard $(DESTDIR)$(PREFIX)/bin/rideguard-web $(DESTDIR)$(PREFIX)/lib/systemd/system/rideguard.service \
+		$(DESTDIR)$(PREFIX)/lib/systemd/system/rideguard-web.service \
 		$(DESTDIR)$(PREFIX)/lib/udev/rules.d/60-rideguard-iio.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/77-rideguard-modem.rules \
 		$(DESTDIR)$(PREFIX)/share/polkit-1/rules.d/60-rideguard-poweroff.rules
 	rm -rf $(DESTDIR)$(PREFIX)/lib/rideguard $(DESTDIR)$(PREFIX)/share/rideguard $(DESTDIR)$(PREFIX)/share/doc/rideguard

@@ -28,13 +28,15 @@ echo "build-arm64: swiftlang $compiler (amd64) → aarch64, against $sysroot"
 # pkg-config reads the target's .pc files; -s: lld strips the binary (the host's strip reads x86 only).
 PKG_CONFIG_PATH=/sysroot/usr/lib/aarch64-linux-gnu/pkgconfig:/sysroot/usr/share/pkgconfig \
 bash scripts/debian-swift.sh --arm64-sysroot \
-    swift build -c release --product rideguard --static-swift-stdlib -Xlinker -s \
-        --scratch-path .build-arm64 --swift-sdks-path /sysroot/swift-sdks --swift-sdk rideguard-arm64
+    bash -c 'for product in rideguard rideguard-web; do
+        swift build -c release --product "$product" --static-swift-stdlib -Xlinker -s \
+            --scratch-path .build-arm64 --swift-sdks-path /sysroot/swift-sdks --swift-sdk rideguard-arm64 || exit 1
+    done'
 binary=.build-arm64/aarch64-unknown-linux-gnu/release/rideguard
 echo "build-arm64: compiled in $(( $(date +%s) - started )) s: $(du -m "$binary" | cut -f1) MB"
 
 # The newest glibc symbol it needs must be in trixie's glibc.
-needs=$(objdump -T "$binary" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
+needs=$(objdump -T "$binary" "$(dirname "$binary")/rideguard-web" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
 has=$(sed -n 's/^libc 6 libc6 (>= \(.*\))$/\1/p' "$sysroot/shlibs")
 echo "build-arm64: needs $needs; trixie's glibc is $has"
 [ "$(printf '%s\n%s\n' "${needs#GLIBC_}" "$has" | sort -V | tail -1)" = "$has" ] || { echo "build-arm64: too new for trixie" >&2; exit 1; }

@@ -17,10 +17,10 @@ for script in postinst prerm postrm; do
 done
 echo /etc/rideguard/config.yaml > "$root/DEBIAN/conffiles"
 
-binary=$(readlink -f "$root/usr/bin/rideguard")
+binaries=("$(readlink -f "$root/usr/bin/rideguard")" "$(readlink -f "$root/usr/bin/rideguard-web")")
 if [ -n "$shlibs" ]; then
     # Each NEEDED soname (libfoo.so.N) → the shlibs line "libfoo N package (>= version)".
-    depends=$(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\.so\.\(.*\)\]/\1 \2/p' | while read -r name soversion; do
+    depends=$(for binary in "${binaries[@]}"; do readelf -d "$binary"; done | sed -n 's/.*(NEEDED).*\[\(.*\)\.so\.\(.*\)\]/\1 \2/p' | while read -r name soversion; do
         awk -v n="$name" -v v="$soversion" '$1 == n && $2 == v { $1 = $2 = ""; sub(/^ +/, ""); print; exit }' "$shlibs"
     done | sort -u | paste -sd, | sed 's/,/, /g')
 else
@@ -29,9 +29,9 @@ else
     trap 'rm -rf "$work"' EXIT
     mkdir "$work/debian"
     printf 'Source: rideguard\n\nPackage: rideguard\nArchitecture: any\n' > "$work/debian/control"
-    depends=$(cd "$work" && dpkg-shlibdeps -O "$binary" | sed -n 's/^shlibs:Depends=//p')
+    depends=$(cd "$work" && dpkg-shlibdeps -O "${binaries[@]}" | sed -n 's/^shlibs:Depends=//p')
 fi
-[ -n "$depends" ] || { echo "build-deb: dpkg-shlibdeps found no dependency for $binary" >&2; exit 1; }
+[ -n "$depends" ] || { echo "build-deb: dpkg-shlibdeps found no dependency for ${binaries[*]}" >&2; exit 1; }
 
 cat > "$root/DEBIAN/control" <<CONTROL
 Package: rideguard

@@ -65,4 +65,26 @@ in_root rideguard contacts add Sam +33612345678 --database /tmp/card.sqlite > /d
 in_root rideguard card --terminal --database /tmp/card.sqlite > "$root/tmp/card.out" || fail "rideguard card failed"
 grep -q "Sam: +33612345678" "$root/tmp/card.out" && grep -q "▀" "$root/tmp/card.out" || fail "rideguard card drew no QR code"
 echo "check-deb-arm64: rideguard card drew its QR code ($(grep -c "▀\|▄" "$root/tmp/card.out") lines)"
+# The page for the rider's phone: its unit installed and disabled, its user, and rideguard-web
+# (arm64's Foundation and FlyingFox) serving a pairing as that user under qemu-user.
+for f in /usr/bin/rideguard-web /usr/lib/systemd/system/rideguard-web.service; do
+    [ -e "$root$f" ] || fail "$f is missing"
+done
+[ ! -e "$root/etc/systemd/system/multi-user.target.wants/rideguard-web.service" ] || fail "rideguard-web.service is enabled by default"
+[ "$(in_root id -gn rideguard-web)" = rideguard ] || fail "the user rideguard-web is not in the group rideguard"
+printf 'web:\n  listen: 127.0.0.1:18089\ndatabase: /var/lib/rideguard/rideguard.sqlite\ncontrol_socket: /run/rideguard/control.sock\n' > "$root/tmp/web.yaml"
+in_root rideguard contacts add Sam +33612345678 --config /tmp/web.yaml > /dev/null
+code=$(in_root rideguard web pair --config /tmp/web.yaml 2>/dev/null | grep -o 'code=[a-z0-9]*' | cut -d= -f2)
+in_root runuser -u rideguard-web -- rideguard web serve --config /tmp/web.yaml > "$root/tmp/web.out" 2>&1 &
+web=$!
+answer=""
+for _ in $(seq 1 120); do
+    answer=$(in_root bash -c 'exec 3<>/dev/tcp/127.0.0.1/18089 && printf "GET /pair?code=%s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" "$1" >&3 && head -1 <&3' _ "$code" 2>/dev/null) && break
+    sleep 0.5
+done
+kill "$web" 2>/dev/null || true
+wait "$web" 2>/dev/null || true
+case "$answer" in *"303"*) ;; *) fail "rideguard-web did not pair (answered '$answer'): $(tail -5 "$root/tmp/web.out")" ;; esac
+in_root rideguard web sessions --config /tmp/web.yaml | grep -q "paired" || fail "the pairing by rideguard-web is not in the database"
+echo "check-deb-arm64: rideguard-web paired a phone as its own user"
 echo "check-deb-arm64: rideguard $version installs and runs in trixie arm64 ($(( $(date +%s) - started )) s)"

@@ -11,7 +11,7 @@ fail() { echo "check-deb: $*" >&2; exit 1; }
 dpkg -i "$deb"
 trap 'dpkg --purge rideguard >/dev/null 2>&1 || true' EXIT
 
-for f in /usr/bin/rideguard /usr/lib/systemd/system/rideguard.service /usr/lib/udev/rules.d/60-rideguard-iio.rules \
+for f in /usr/bin/rideguard /usr/bin/rideguard-web /usr/lib/systemd/system/rideguard.service /usr/lib/systemd/system/rideguard-web.service /usr/lib/udev/rules.d/60-rideguard-iio.rules \
          /usr/lib/udev/rules.d/77-rideguard-modem.rules /etc/rideguard/config.yaml /usr/share/rideguard/example-lowside.csv \
          /usr/share/doc/rideguard/boards/pi-5.md; do
     [ -e "$f" ] || fail "$f is missing"
@@ -20,9 +20,11 @@ dpkg-query -W -f='${Conffiles}\n' rideguard | grep -q '/etc/rideguard/config.yam
 for group in iio gpio dialout; do
     id -nG rideguard | tr ' ' '\n' | grep -qx "$group" || fail "rideguard is not in group $group"
 done
-[ "$(stat -c %U:%a /var/lib/rideguard)" = "rideguard:750" ] || fail "/var/lib/rideguard is $(stat -c %U:%a /var/lib/rideguard)"
+[ "$(stat -c %U:%G:%a /var/lib/rideguard)" = "rideguard:rideguard:770" ] || fail "/var/lib/rideguard is $(stat -c %U:%G:%a /var/lib/rideguard)"
 [ -L /etc/systemd/system/multi-user.target.wants/rideguard.service ] || fail "the service is not enabled"
-echo "check-deb: files, conffile, user, groups, state directory and enabled unit are in place"
+[ ! -e /etc/systemd/system/multi-user.target.wants/rideguard-web.service ] || fail "the page's service is enabled by default"
+[ "$(id -nG rideguard-web)" = rideguard ] || fail "rideguard-web is in $(id -nG rideguard-web), not the group rideguard alone"
+echo "check-deb: files, conffile, users, groups, state directory, the enabled agent and the disabled page are in place"
 
 rideguard config check --config /etc/rideguard/config.yaml
 
@@ -43,6 +45,22 @@ runuser -u rideguard -- rideguard contacts list --database /var/lib/rideguard/ri
     || fail "the service user cannot read the contacts"
 rideguard doctor --gps-wait 1 --modem-wait 2 > /tmp/rideguard-doctor.out || true    # still no hardware: exit 1
 grep -q "^✓ contacts: 1: Sam +33•••••5678; alert message set" /tmp/rideguard-doctor.out || fail "doctor does not see the contact"
+
+# The page as its service runs it (its own user): it reads the database the agent's user owns,
+# and pairs a phone with a code made as root.
+runuser -u rideguard-web -- rideguard web serve --config /etc/rideguard/config.yaml > /tmp/rideguard-web.out 2>&1 &
+web=$!
+code=$(rideguard web pair 2>/dev/null | grep -o 'code=[a-z0-9]*' | cut -d= -f2)
+port=$(sed -n 's/^ *listen: .*:\([0-9]*\).*/\1/p' /etc/rideguard/config.yaml)
+answer=""
+for _ in $(seq 1 50); do
+    answer=$(bash -c 'exec 3<>/dev/tcp/127.0.0.1/$1 && printf "GET /pair?code=%s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" "$2" >&3 && head -1 <&3' _ "$port" "$code" 2>/dev/null) && break
+    sleep 0.2
+done
+kill "$web"; wait "$web" || true
+case "$answer" in *"303"*) ;; *) fail "the page did not pair a phone (answered '$answer'): $(tail -5 /tmp/rideguard-web.out)" ;; esac
+rideguard web sessions | grep -q "paired" || fail "the pairing is not in the database"
+echo "check-deb: the page, as rideguard-web, paired a phone"
 
 # The agent as the service runs it, without its hardware: it keeps running (retrying each part)
 # and says what is missing; only the timeout stops it.
@@ -70,7 +88,7 @@ fi
 
 dpkg --purge rideguard
 trap - EXIT
-for f in /usr/bin/rideguard /etc/rideguard/config.yaml /var/lib/rideguard /etc/systemd/system/multi-user.target.wants/rideguard.service; do
+for f in /usr/bin/rideguard /usr/bin/rideguard-web /etc/rideguard/config.yaml /var/lib/rideguard /etc/systemd/system/multi-user.target.wants/rideguard.service; do
     [ ! -e "$f" ] || fail "$f is still there after purge"
 done
 echo "check-deb: installed, checked and purged $deb"

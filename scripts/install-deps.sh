@@ -9,8 +9,9 @@ case "${1:-}" in
     # The tests run a real gpsd fed by gpsfake (which needs Debian's python3 and its gps module),
     # open the HTML reports and the rescue card in headless Chromium, and read the card's QR code with zbarimg.
     # The MQTT tests run Debian's Mosquitto with TLS (certificates made with openssl) and read what it
-    # delivers with mosquitto_sub.
-    --test) packages+=(gpsd gpsd-clients python3-gps chromium zbar-tools mosquitto mosquitto-clients openssl); shift ;;
+    # delivers with mosquitto_sub. The page for the rider's phone is driven in Chromium by Selenium
+    # (Debian's python3-selenium and chromium-driver).
+    --test) packages+=(gpsd gpsd-clients python3-gps chromium chromium-driver python3-selenium zbar-tools mosquitto mosquitto-clients openssl); shift ;;
     # dpkg-shlibdeps works out the .deb's dependencies from the libraries the binary links.
     --deb) packages+=(dpkg-dev); shift ;;
     # scripts/vm-test.sh: qemu, the initramfs's busybox and cpio, module builds, Debian's iiod.

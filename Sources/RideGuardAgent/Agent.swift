@@ -74,7 +74,8 @@ package final class Agent: Sendable {
         let recorder = Recorder(folder: FilePath(folder).appending("recordings").string, rateHz: configuration.imu.rateHz,
                                 database: database, clock: clock, logger: part("recorder"))
 
-        let incoming = IncomingSMS(database: database, emergency: emergency, messages: messages, sensor: sensor, clock: clock, logger: part("messages"))
+        let incoming = IncomingSMS(database: database, emergency: emergency, messages: messages, sensor: sensor, web: configuration.web,
+                                   clock: clock, logger: part("messages"))
         modem = configuration.modem.simulated ? nil
             : Modem(configuration: ModemConfiguration(configuration.modem), clock: clock, logger: part("modem")) { await incoming.received($0) }
         let simulatedModem = SimulatedTransport(clock: clock, logger: part("modem"))

@@ -115,6 +115,7 @@ package struct Doctor: Sendable {
         note(database.map { checkContacts($0, language: configuration.messages.language) } ?? DoctorCheck("contacts", .failed, "not checked: the database cannot be opened",
                                                         fix: "fix the database first (above)"))
         if let mqtt = configuration.mqtt { note(fleetCheck(mqtt, status)) }
+        note(webCheck(configuration.web, database))
         return canProtect
     }
 
@@ -130,6 +131,16 @@ package struct Doctor: Sendable {
                                fix: "the Pi needs an IP link (Wi-Fi to the phone's hotspot or a depot, or the modem's data): ip route; then the broker's address, password and CA")
         }
         return DoctorCheck("mqtt", .ok, "\(fleet.device) connected to \(fleet.broker)\(waiting)")
+    }
+
+    /// The page for the rider's phone (`rideguard web`): on or off, and where. Optional: off is no fault.
+    func webCheck(_ web: AgentConfiguration.Web, _ database: RideGuardDatabase?) -> DoctorCheck {
+        guard WebLink.isServing(web) else {
+            return DoctorCheck("web page", .ok, "off (optional: the rider's phone as a screen): sudo systemctl enable --now rideguard-web")
+        }
+        let phones = ((try? database?.webSessions()) ?? nil)?.count ?? 0
+        let place = WebLink.base(web) ?? "\(web.listen) (the Pi has no network address yet)"
+        return DoctorCheck("web page", .ok, "on at \(place); \(phones) phone(s) paired (rideguard web pair adds one)")
     }
 
     // MARK: - The running agent

@@ -8,7 +8,7 @@ import Synchronization
 /// SMS received by the modem: parts put back together, then the command, if any, carried out. A
 /// contact's WHERE gets the latest position back; a contact's OK during an emergency is their
 /// acknowledgement (it stops the calls); the rider's own phone (`profile set --phone`) may ask
-/// STATUS. Anything else, and anything from another number, is journaled (number masked, text
+/// STATUS and PAIR (a one-time link to the web page). Anything else, and anything from another number, is journaled (number masked, text
 /// never) and not answered. At most one answer per sender a minute. No SMS disarms, cancels or
 /// changes anything: a sender's number can be spoofed.
 final class IncomingSMS: Sendable {
@@ -20,11 +20,13 @@ final class IncomingSMS: Sendable {
     private let emergency: EmergencyService
     private let messages: MessageQueue
     private let sensor: SensorHealth
+    private let web: AgentConfiguration.Web
     private let clock: any ServiceClock
     private let logger: Logger
 
     init(database: RideGuardDatabase, emergency: EmergencyService, messages: MessageQueue, sensor: SensorHealth,
-         clock: any ServiceClock, logger: Logger) {
+         web: AgentConfiguration.Web = AgentConfiguration.Web(), clock: any ServiceClock, logger: Logger) {
+        self.web = web
         self.database = database
         self.emergency = emergency
         self.messages = messages
@@ -86,6 +88,11 @@ final class IncomingSMS: Sendable {
             await answer(.status, from: who, to: number, at: now) { try messages.queueStatusReply(to: number, state: await emergency.state, sensorRateHz: rate) }
         case .status? where contact != nil:
             journal(.messages, "STATUS from \(who): only the rider's own phone may ask (rideguard profile set --phone); not answered")
+        case .pair? where fromRider:
+            let web = self.web
+            await answer(.pair, from: who, to: number, at: now) { try messages.queuePairingReply(to: number, web: web) }
+        case .pair?:
+            journal(.messages, "PAIR from \(who): only the rider's own phone may pair (rideguard profile set --phone); not answered")
         default:
             let known = contact != nil || fromRider
             let what = !known ? "" : command == nil ? ", not a command" : ", a command it may not give"
@@ -101,14 +108,23 @@ final class IncomingSMS: Sendable {
             last[number] = now
             return true
         }
-        let name = command == .status ? "STATUS" : "WHERE"
+        let name = switch command {
+        case .status: "STATUS"
+        case .pair: "PAIR"
+        default: "WHERE"
+        }
         guard due else {
             journal(.messages, "\(name) from \(who): answered less than a minute ago; not again")
             return
         }
         do {
             try await queue()
-            journal(.messages, "\(name) from \(who): \(command == .status ? "status" : "position") sent back")
+            let what = switch command {
+            case .status: "status"
+            case .pair: "a one-time link to the web page"
+            default: "position"
+            }
+            journal(.messages, "\(name) from \(who): \(what) sent back")
         } catch {
             journal(.messages, "\(name) from \(who): could not queue the answer: \(error)")
         }

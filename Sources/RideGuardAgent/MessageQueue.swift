@@ -88,6 +88,16 @@ final class MessageQueue: Sendable {
         }
     }
 
+    /// A one-time pairing link for the web page, to the rider's own phone; throws when the Pi has
+    /// no network address for the link (`WebLink`).
+    func queuePairingReply(to number: String, web: AgentConfiguration.Web) throws {
+        guard let base = WebLink.base(web) else { throw RecordError(reason: "the Pi has no network address for the link (no Wi-Fi; or set web.address)") }
+        let code = try database.newPairingCode(now: clock.now())
+        _ = try database.outbox.enqueue(recipient: number, kind: Self.replyKind,
+                                        body: MessageComposer.pairing(link: "\(base)/pair?code=\(code)", language: settings.language), now: clock.now())
+        doorbell.ring()
+    }
+
     private func queueReply(to number: String, compose: (MessageContext) -> String) throws {
         let profile = try database.profile()
         let fix = whereabouts.lastFix

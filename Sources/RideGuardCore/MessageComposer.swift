@@ -150,6 +150,11 @@ package enum MessageComposer {
     }
 
     /// A first alert message `rideguard setup` proposes; the rider's own words replace it.
+    /// The answer to the rider's PAIR: the one-time link to the web page.
+    package static func pairing(link: String, language: MessageLanguage) -> String {
+        "RideGuard: " + Words.for(language).pairing + " " + link
+    }
+
     package static func suggestedMessage(_ language: MessageLanguage) -> String {
         Words.for(language).suggestedMessage
     }
@@ -193,6 +198,8 @@ struct Words {
     var cancelledByRider: String
     var falseAlarm: String
     var testNotice: String
+    /// The answer to the rider's PAIR: what to do with the link that follows.
+    var pairing: String
     var suggestedMessage: String
     var stateProtecting: String
     var stateCountdown: String
@@ -222,6 +229,7 @@ struct Words {
                   update: "position update", cancelledByRider: "the rider cancelled the alert. False alarm, rider OK.",
                   falseAlarm: "false alarm, rider OK.",
                   testNotice: "nothing happened. You are an emergency contact: if RideGuard detects a crash, you get an SMS like this with the position.",
+                  pairing: "open this on this phone, on the bike's Wi-Fi, within 10 minutes (it works once):",
                   suggestedMessage: "I may have crashed on my motorbike. Please call me, and call the emergency services if I do not answer.", stateProtecting: "protecting the rider", stateCountdown: "crash detected, countdown running",
                   stateEmergency: "emergency: contacts alerted", stateNotProtecting: "not protecting",
                   sensorWorking: "IMU OK", sensorSilent: "IMU silent: blind", waiting: { "SMS waiting: \($0)" },
@@ -234,6 +242,7 @@ struct Words {
                   update: "nouvelle position", cancelledByRider: "le motard a annule l'alerte. Fausse alerte, tout va bien.",
                   falseAlarm: "fausse alerte, tout va bien.",
                   testNotice: "rien ne s'est passe. Vous etes contact d'urgence: en cas de chute, vous recevrez un SMS comme celui-ci avec la position.",
+                  pairing: "ouvrez ce lien sur ce telephone, sur le Wi-Fi de la moto, dans les 10 minutes (une seule fois):",
                   suggestedMessage: "J'ai peut-etre chute a moto. Appelez-moi, et appelez les secours si je ne reponds pas.", stateProtecting: "protection active", stateCountdown: "chute detectee, compte a rebours en cours",
                   stateEmergency: "urgence: contacts alertes", stateNotProtecting: "protection inactive",
                   sensorWorking: "capteur OK", sensorSilent: "capteur muet", waiting: { "\($0) SMS en attente" },
@@ -246,6 +255,7 @@ struct Words {
                   update: "neue Position", cancelledByRider: "Alarm vom Fahrer aufgehoben. Fehlalarm, alles in Ordnung.",
                   falseAlarm: "Fehlalarm, alles in Ordnung.",
                   testNotice: "nichts ist passiert. Sie sind Notfallkontakt: erkennt RideGuard einen Sturz, bekommen Sie eine SMS wie diese mit der Position.",
+                  pairing: "oeffnen Sie diesen Link auf diesem Telefon im WLAN des Motorrads, innerhalb von 10 Minuten (nur einmal):",
                   suggestedMessage: "Ich hatte vielleicht einen Motorradunfall. Bitte ruf mich an, und ruf den Notruf, wenn ich nicht antworte.", stateProtecting: "Schutz aktiv", stateCountdown: "Sturz erkannt, Countdown laeuft",
                   stateEmergency: "Notfall: Kontakte alarmiert", stateNotProtecting: "Schutz aus",
                   sensorWorking: "Sensor OK", sensorSilent: "Sensor stumm: blind", waiting: { "SMS wartend: \($0)" },
@@ -258,6 +268,7 @@ struct Words {
                   update: "nueva posicion", cancelledByRider: "el motorista cancelo la alerta. Falsa alarma, todo bien.",
                   falseAlarm: "falsa alarma, todo bien.",
                   testNotice: "no ha pasado nada. Es contacto de emergencia: si RideGuard detecta una caida, recibira un SMS como este con la posicion.",
+                  pairing: "abra este enlace en este telefono, en el Wi-Fi de la moto, antes de 10 minutos (una sola vez):",
                   suggestedMessage: "Puede que haya tenido una caida en moto. Llamame, y llama a emergencias si no contesto.", stateProtecting: "proteccion activa", stateCountdown: "caida detectada, cuenta atras en curso",
                   stateEmergency: "emergencia: contactos avisados", stateNotProtecting: "proteccion desactivada",
                   sensorWorking: "sensor OK", sensorSilent: "sensor mudo: ciego", waiting: { "SMS pendientes: \($0)" },
@@ -270,6 +281,7 @@ struct Words {
                   update: "nuova posizione", cancelledByRider: "il motociclista ha annullato l'allarme. Falso allarme, tutto ok.",
                   falseAlarm: "falso allarme, tutto ok.",
                   testNotice: "non e successo niente. Sei un contatto di emergenza: se RideGuard rileva una caduta riceverai un SMS come questo con la posizione.",
+                  pairing: "apri questo link su questo telefono, sul Wi-Fi della moto, entro 10 minuti (una sola volta):",
                   suggestedMessage: "Potrei essere caduto in moto. Chiamami, e chiama i soccorsi se non rispondo.", stateProtecting: "protezione attiva", stateCountdown: "caduta rilevata, conto alla rovescia in corso",
                   stateEmergency: "emergenza: contatti avvisati", stateNotProtecting: "protezione disattivata",
                   sensorWorking: "sensore OK", sensorSilent: "sensore muto: cieco", waiting: { "SMS in attesa: \($0)" },

@@ -8,12 +8,15 @@ package enum SMSCommand: Equatable, Sendable {
     case acknowledge
     /// The agent's state, sensor, fix and outbox (from the rider's own number only).
     case status
+    /// A one-time link to the web page (from the rider's own number only).
+    case pair
 
     /// The words, after case and accents are folded: English, French, German, Spanish, Italian.
     static let words: [String: SMSCommand] = [
         "WHERE": .whereAreYou, "OU": .whereAreYou, "WO": .whereAreYou, "DONDE": .whereAreYou, "DOVE": .whereAreYou,
         "OK": .acknowledge,
         "STATUS": .status, "ETAT": .status, "ESTADO": .status, "STATO": .status,
+        "PAIR": .pair,
     ]
 
     package init?(_ text: String) {

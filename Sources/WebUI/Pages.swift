@@ -102,6 +102,7 @@ enum Pages {
         }
         rows.append(("Outbox", s.pendingMessages == 0 ? "nothing waiting" : "\(s.pendingMessages) message(s) waiting", s.pendingMessages == 0 ? "ok" : "warn"))
         rows.append(("Contacts", "\(s.contacts)", s.contacts > 0 ? "ok" : "bad"))
+        rows.append(("Button", buttonState(s.gpio, now: now) ?? "Waiting for a press…", "ok"))
         if let bike = s.bike { rows.append(("Bike", bike.context + (bike.ignition.map { ", ignition \($0)" } ?? ""), "ok")) }
         html += "<dl>" + rows.map { "<div class=\($0.2)><dt>\($0.0)</dt><dd>\(esc($0.1))</dd></div>" }.joined() + "</dl>"
         return html
@@ -161,11 +162,15 @@ enum Pages {
             if case .down(let reason) = agent { return "<p class=bad>\(esc(reason))</p>" }
             return ""
         }
-        if s.gpio.buttonDown == true { return "<p class=\"big ok\">The button is pressed ✓</p>" }
-        if let last = s.gpio.lastPress, now - last < 30 {
-            return "<p class=\"big ok\">Pressed \(age(max(0, now - last))) ago ✓</p>"
-        }
+        if let state = buttonState(s.gpio, now: now) { return "<p class=\"big ok\">\(state)</p>" }
         return "<p class=big>Waiting for a press…</p>" + (s.gpio.problem.map { "<p class=bad>\(esc($0))</p>" } ?? "")
+    }
+
+    /// "The button is pressed ✓", "Pressed 3 s ago ✓" (for 30 s), or nil.
+    static func buttonState(_ gpio: AgentStatus.GPIO, now: Double) -> String? {
+        if gpio.buttonDown == true { return "The button is pressed ✓" }
+        guard let last = gpio.lastPress, now - last < 30 else { return nil }
+        return "Pressed \(age(max(0, now - last))) ago ✓"
     }
 
     static func doctor(_ checks: [DoctorCheck], canProtect: Bool) -> String {

@@ -93,7 +93,7 @@ package struct WebResponse: Sendable {
         WebResponse(status: 303, headers: [("Location", location)] + common + extra)
     }
 
-    static let common = [("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
+    static let common = [("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "same-origin"),
                          ("X-Frame-Options", "DENY")]
 }
 

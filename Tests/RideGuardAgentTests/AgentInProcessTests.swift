@@ -354,6 +354,35 @@ import Testing
         #expect(later.contains("STATUS from Jo (+49•••••••5678): only the rider's own phone may ask"), "\(later)")
     }
 
+    /// PAIR from the rider's own phone: a one-time link to the web page comes back by SMS, and it
+    /// pairs once; a contact's PAIR is refused (a sender's number can be spoofed, but only to the
+    /// rider's phone does the link go).
+    @Test func theRidersPairGetsALinkThatPairsOnce() async throws {
+        let modem = try FakeModem()
+        let folder = try Self.folder("sms-pair")
+        var configuration = InProcessAgent.configuration(in: folder, playback: 0.25, modem: modem)
+        configuration.web.address = "192.168.4.1"
+        let database = try RideGuardDatabase(path: configuration.database)
+        try database.setRiderPhone("+33 7 00 00 00 01")
+        let agent = try InProcessAgent(configuration)
+        try await agent.advance(until: { await agent.agent.state == .armed && modem.commands.contains("AT+CNMI=2,1,0,0,0") }, limit: 20)
+        let replies = { (number: String) in modem.received.filter { $0.decoded.number == number }.map(\.decoded.text) }
+        modem.deliver(from: "+4915112345678", "PAIR")
+        modem.deliver(from: "+33700000001", "pair")
+        try await agent.advance(until: { replies("+33700000001").count == 1 && modem.stored == 0 }, limit: 20)
+        await agent.advance(by: 5)
+        await agent.stop()
+        let answer = replies("+33700000001")[0]
+        #expect(answer.hasPrefix("RideGuard: open this on this phone") && answer.contains("http://192.168.4.1:8080/pair?code="), "\(answer)")
+        let code = String(try #require(answer.components(separatedBy: "code=").last))
+        #expect(try database.redeemPairingCode(code, label: "test", now: agent.clock.now()) != nil, "the link pairs")
+        #expect(try database.redeemPairingCode(code, label: "test", now: agent.clock.now()) == nil, "once")
+        #expect(replies("+4915112345678").isEmpty, "a contact got a pairing link")
+        let journal = Self.journal(folder, kind: "messages")
+        #expect(journal.contains("PAIR from Jo (+49•••••••5678): only the rider's own phone may pair"), "\(journal)")
+        #expect(!journal.contains(code), "the code is never journaled")
+    }
+
     /// Issue 27, point 3: part 2 of Jo's WHERE in two parts arrives, the agent restarts, then part
     /// 1 arrives: the part kept in the database meets it, and Jo gets the answer.
     @Test func aLongSMSSplitByARestartIsStillPutTogether() async throws {

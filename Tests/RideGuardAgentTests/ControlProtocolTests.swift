@@ -6,7 +6,7 @@ import Testing
 /// The control socket's typed protocol: the same types on both ends, in the JSON lines a shell
 /// user can also type (`{"cmd":"status"}`).
 @Suite struct ControlProtocolTests {
-    @Test(arguments: [ControlRequest.status, .press(hold: 1.5), .record(name: "ride1", seconds: 600), .stopRecording])
+    @Test(arguments: [ControlRequest.status, .press(hold: 1.5), .record(name: "ride1", seconds: 600), .stopRecording, .buzz])
     func requestsRoundTrip(request: ControlRequest) throws {
         let text = try JSONEncoder().encode(request)
         #expect(try JSONDecoder().decode(ControlRequest.self, from: text) == request)
@@ -17,11 +17,12 @@ import Testing
         #expect(try decode(#"{"cmd":"status"}"#) == .status)
         #expect(try decode(#"{"cmd":"press"}"#) == .press(hold: 0.3))
         #expect(try decode(#"{"cmd":"record","stop":true}"#) == .stopRecording)
+        #expect(try decode(#"{"cmd":"buzz"}"#) == .buzz)
         do {
             _ = try decode(#"{"cmd":"reboot"}"#)
             Issue.record("an unknown command was accepted")
         } catch DecodingError.dataCorrupted(let context) {
-            #expect(context.debugDescription == "unknown command 'reboot': use status, press or record")
+            #expect(context.debugDescription == "unknown command 'reboot': use status, press, record or buzz")
         }
     }
 

@@ -99,8 +99,8 @@ import Testing
 
         #expect(Self.mode((socket as NSString).deletingLastPathComponent) == 0o750, "the run folder")
         #expect(Self.mode(socket) == 0o660, "the socket")
-        #expect(Self.mode((database as NSString).deletingLastPathComponent) == 0o750, "the database's folder")
-        #expect(Self.mode(database) == 0o600, "the database")
+        #expect(Self.mode((database as NSString).deletingLastPathComponent) == 0o770, "the database's folder: the service's group (the web page) too")
+        #expect(Self.mode(database) == 0o660, "the database: its owner and the service's group")
         #expect(try Rideguard.run(["status", "--socket", socket]).stdout.contains("state:"), "root still gets status")
 
         #expect(racer.wait(30) == 0)
@@ -124,15 +124,15 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("rideguard.sqlite").path
         #expect(try Rideguard.run(["contacts", "add", "Sam", "+33612345678", "--database", database]).status == 0)
-        #expect(Self.mode(database) == 0o600, "created 0600 whatever the umask")
+        #expect(Self.mode(database) == 0o660, "created 0660 whatever the umask")
         chmod(database, 0o644)                          // as an older version under umask 022 left it
         _ = FileManager.default.createFile(atPath: database + "-journal", contents: nil)
         chmod(database + "-journal", 0o664)
         #expect(try Rideguard.run(["contacts", "list", "--database", database]).stdout.contains("Sam"))
-        #expect(Self.mode(database) == 0o600)
-        #expect(Self.mode(database + "-journal").map { $0 & 0o077 } ?? 0 == 0, "SQLite's side file")
+        #expect(Self.mode(database) == 0o660)
+        #expect(Self.mode(database + "-journal").map { $0 & 0o007 } ?? 0 == 0, "SQLite's side file")
         let journal = try Rideguard.run(["events", "--kind", "system", "--database", database]).stdout
-        #expect(journal.contains("database: tightened \(database) from 0644 to 0600"), "\(journal)")
+        #expect(journal.contains("database: tightened \(database) from 0644 to 0660"), "\(journal)")
     }
 
     @Test func aSocketFolderEveryoneMayWriteToIsRefusedAndDetectionGoesOn() throws {

@@ -1,0 +1,319 @@
+import Foundation
+import RideGuardCore
+@testable import Storage
+import Testing
+@testable import RideGuardAgent
+@testable import WebUI
+
+/// The page for the rider's phone: the real `rideguard web` (FlyingFox) and `rideguard run`, spoken
+/// to over HTTP, and Debian's Chromium playing the phone.
+@Suite(.serialized) struct WebTests {
+    /// A folder with a configuration: a simulated agent riding a calm synthetic ride, a contact and a
+    /// message (so that it arms), the page on a free loopback port.
+    struct Bike {
+        let folder: URL
+        let config: String
+        let database: String
+        let port: Int
+        var base: String { "http://127.0.0.1:\(port)" }
+
+        init() throws {
+            folder = URL(fileURLWithPath: "/tmp/rideguard-web-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let synth = try Rideguard.run(["synth", "--out", folder.appendingPathComponent("synth").path, "--scenario", "normal_ride",
+                                           "--count", "1", "--rate", "100"])
+            #expect(synth.status == 0, "\(synth.stderr)")
+            let listener = try loopbackListener()
+            close(listener.socket)
+            port = listener.port
+            database = folder.appendingPathComponent("state/rideguard.sqlite").path
+            config = folder.appendingPathComponent("config.yaml").path
+            try Data("""
+                imu:
+                  simulated: true
+                  trace: \(folder.appendingPathComponent("synth/0001-normal_ride.csv").path)
+                  speed: 0.5
+                gpio:
+                  simulated: true
+                gps:
+                  simulated: true
+                  fixed_position: [45.1, 5.7]
+                modem:
+                  simulated: true
+                web:
+                  listen: 127.0.0.1:\(port)
+                database: \(database)
+                control_socket: \(folder.appendingPathComponent("run/control.sock").path)
+                """.utf8).write(to: URL(fileURLWithPath: config))
+            #expect(try Rideguard.run(["contacts", "add", "Sam", "+33 6 12 34 56 78", "--config", config]).status == 0)
+            #expect(try Rideguard.run(["message", "set", "I may have crashed. Please call me.", "--config", config]).status == 0)
+        }
+
+        func start(_ arguments: [String], log: String) throws -> Spawned {
+            try Spawned([Rideguard.binary.path] + arguments + ["--config", config],
+                        stdout: folder.appendingPathComponent(log).path, stderr: folder.appendingPathComponent(log + ".err").path)
+        }
+
+        func web() throws -> Spawned {
+            let web = try start(["web"], log: "web.log")
+            let deadline = Date().addingTimeInterval(20)
+            var settings = AgentConfiguration.Web()
+            settings.listen = "127.0.0.1:\(port)"
+            while !WebLink.isServing(settings) && Date() < deadline { usleep(50_000) }
+            return web
+        }
+
+        func agent() throws -> Spawned {
+            let agent = try start(["run"], log: "agent.log")
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                if case .running(let status) = Doctor.agentStatus(folder.appendingPathComponent("run/control.sock").path), status.state == .armed { break }
+                usleep(100_000)
+            }
+            return agent
+        }
+
+        /// A fresh one-time code from `rideguard web pair`, and what it printed.
+        func pairingCode() throws -> (code: String, output: String) {
+            let pair = try Rideguard.run(["web", "pair", "--config", config])
+            #expect(pair.status == 0, "\(pair.stderr)")
+            let code = pair.stdout.components(separatedBy: "code=").dropFirst().first?.prefix(12) ?? ""
+            return (String(code), pair.stdout)
+        }
+
+        /// Pairs like a phone: the session cookie's value, and the form token of its pages.
+        func paired() throws -> (cookie: String, csrf: String) {
+            let answer = try HTTP.get(base + "/pair?code=" + pairingCode().code)
+            let cookie = try #require(answer.cookie)
+            let page = try HTTP.get(base + "/contacts", cookie: cookie)
+            let csrf = try #require(page.text.components(separatedBy: "name=csrf value=\"").dropFirst().first?.prefix { $0 != "\"" })
+            return (cookie, String(csrf))
+        }
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func aPhonePairsAndUsesEveryPageInChromium() throws {
+        let bike = try Bike()
+        let agent = try bike.agent(), web = try bike.web()
+        defer { web.kill(); agent.kill() }
+        let shots = Rideguard.packageRoot.appendingPathComponent(".build/web-screenshots")
+        try? FileManager.default.removeItem(at: shots)
+        try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
+        let pairing = try bike.pairingCode()
+        #expect(pairing.output.contains("█"), "the link is drawn as a QR code")
+        let press = String(decoding: try JSONEncoder().encode([Rideguard.binary.path, "ctl", "press", "--config", bike.config]), as: UTF8.self)
+        let script = Rideguard.packageRoot.appendingPathComponent("Tests/browser/phone.py").path
+        let out = bike.folder.appendingPathComponent("phone.json")
+        let phone = try Spawned(["/usr/bin/python3", script, bike.base, pairing.code, shots.path, press],
+                                environment: ["PATH=/usr/bin:/bin", "HOME=/tmp"], stdout: out.path, stderr: out.path + ".err")
+        let exit = phone.wait(150)
+        let said = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
+        let errors = (try? String(contentsOf: URL(fileURLWithPath: out.path + ".err"), encoding: .utf8)) ?? ""
+        #expect(exit == 0, "the phone: \(said) \(errors.suffix(1500))")
+        let seen = try JSONSerialization.jsonObject(with: Data(said.utf8)) as? [String: Any] ?? [:]
+        // The page's error for a bad number is the command line's, word for word.
+        let cli = try Rideguard.run(["contacts", "add", "Alex", "12345", "--config", bike.config])
+        #expect(cli.status != 0)
+        let pageError = try #require(seen["bad_number_error"] as? String)
+        #expect(cli.stderr.contains(pageError), "page: \(pageError); CLI: \(cli.stderr)")
+        #expect(seen["contacts"] as? [String] == ["Sam +33612345678", "Alex +447700900123"])
+        #expect((seen["press_seen_after_s"] as? Double).map { $0 < 5 } == true)
+        #expect((seen["recording_lines"] as? Int).map { $0 > 100 } == true, "two seconds recorded at 100 Hz: \(seen)")
+        // What the agent did for the page: the test SMS (marked as a test) and the buzzer's check.
+        web.kill()
+        agent.kill()
+        let log = (try? String(contentsOf: bike.folder.appendingPathComponent("agent.log"), encoding: .utf8)) ?? ""
+        #expect(log.contains("SMS to +44••••••0123 (simulated modem)") && log.contains("RideGuard TEST"), "\(log.suffix(2000))")
+        #expect(log.contains("buzzer: \(BuzzerPattern.acknowledge.meaning)"), "\(log.suffix(2000))")
+        for page in ["not-paired", "status", "contacts-error", "contacts", "checks", "recordings", "report", "profile", "journal", "card", "doctor"] {
+            let png = (try? Data(contentsOf: shots.appendingPathComponent(page + ".png"))) ?? Data()
+            #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 5000, "the screenshot of \(page)")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func sessionsCSRFAndAnAgentThatIsNotRunning() throws {
+        let bike = try Bike()
+        let doctor = { try Rideguard.run(["doctor", "--gps-wait", "0", "--modem-wait", "1", "--config", bike.config]).stdout }
+        #expect(try doctor().contains("✓ web page: off (optional"))
+        let web = try bike.web()
+        defer { web.kill() }
+        // Nothing without pairing: no page, no change.
+        #expect(try HTTP.get(bike.base + "/").status == 401)
+        #expect(try HTTP.post(bike.base + "/contacts", form: "action=add&name=Eve&number=%2B33611111111").status == 401)
+        // A code pairs once: the cookie is HttpOnly and SameSite=Strict.
+        let code = try bike.pairingCode().code
+        let first = try HTTP.get(bike.base + "/pair?code=" + code)
+        #expect(first.status == 303 && first.header("location") == "/")
+        let setCookie = first.header("set-cookie") ?? ""
+        #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict"), "\(setCookie)")
+        #expect(try HTTP.get(bike.base + "/pair?code=" + code).status == 403, "a used code")
+        let cookie = try #require(first.cookie)
+        #expect(try doctor().contains("✓ web page: on at http://127.0.0.1:\(bike.port); 1 phone(s) paired"))
+
+        // The agent is not running: the status says so, the other pages work.
+        let status = try HTTP.get(bike.base + "/live/status", cookie: cookie)
+        #expect(status.status == 200 && status.text.contains("NOT running"), "\(status.text)")
+        let contacts = try HTTP.get(bike.base + "/contacts", cookie: cookie)
+        #expect(contacts.status == 200 && contacts.text.contains("+33612345678"))
+        let csrf = String(try #require(contacts.text.components(separatedBy: "name=csrf value=\"").dropFirst().first?.prefix { $0 != "\"" }))
+
+        // Every change needs the form's token, from our own origin.
+        let add = "action=add&name=Eve&number=%2B33611111111"
+        #expect(try HTTP.post(bike.base + "/contacts", form: add, cookie: cookie).status == 403, "no token")
+        #expect(try HTTP.post(bike.base + "/contacts", form: add + "&csrf=x" + csrf.dropFirst(), cookie: cookie).status == 403, "a wrong token")
+        #expect(try HTTP.post(bike.base + "/contacts", form: add + "&csrf=" + csrf, cookie: cookie,
+                              headers: ["Origin": "http://evil.example"]).status == 403, "another origin")
+        #expect(try HTTP.post(bike.base + "/contacts", form: add + "&csrf=" + csrf, cookie: cookie,
+                              headers: ["Sec-Fetch-Site": "cross-site"]).status == 403, "a cross-site form")
+        #expect(try RideGuardDatabase(path: bike.database).contacts().count == 1, "nothing was added by the refused forms")
+        let added = try HTTP.post(bike.base + "/contacts", form: add + "&csrf=" + csrf, cookie: cookie, headers: ["Origin": bike.base])
+        #expect(added.status == 303)
+        #expect(try RideGuardDatabase(path: bike.database).contacts().map(\.name) == ["Sam", "Eve"])
+        // The buzzer is the agent's: not running, the page says so.
+        let buzz = try HTTP.post(bike.base + "/checks", form: "action=buzz&csrf=" + csrf, cookie: cookie)
+        #expect(buzz.status == 503 && buzz.text.contains("not running"))
+
+        // Revoked with the command line: the cookie no longer opens anything.
+        let sessions = try Rideguard.run(["web", "sessions", "--config", bike.config])
+        let id = try #require(sessions.lines.first?.split(separator: " ").first)
+        #expect(try Rideguard.run(["web", "sessions", "--revoke", String(id), "--config", bike.config]).status == 0)
+        #expect(try HTTP.get(bike.base + "/", cookie: cookie).status == 401)
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func wrongCodesAreRateLimited() throws {
+        let bike = try Bike()
+        let web = try bike.web()
+        defer { web.kill() }
+        for _ in 0..<PairingLimiter.perAddress {
+            #expect(try HTTP.get(bike.base + "/pair?code=zzzzzzzzzzzz").status == 403)
+        }
+        let code = try bike.pairingCode().code
+        // Past five wrong codes a minute even the right one waits: guessing gets nowhere.
+        let limited = try HTTP.get(bike.base + "/pair?code=" + code)
+        #expect(limited.status == 429 && limited.header("retry-after") == "60")
+        #expect(try RideGuardDatabase(path: bike.database).webSessions().isEmpty)
+    }
+
+    /// Time, which the server's tests cannot wait for: the app alone, with its clock in hand.
+    @Test func codesExpireAfterTenMinutesAndIdleSessionsEnd() async throws {
+        let bike = try Bike()
+        let configuration = try ConfigurationFile.load(path: bike.config)
+        let database = try RideGuardDatabase(path: bike.database)
+        let clock = ManualTime(1_800_000_000)
+        let app = WebApp(configurationPath: bike.config, configuration: configuration, database: database, now: { clock.now })
+        func get(_ path: String, query: [String: String] = [:], cookie: String? = nil) async -> WebResponse {
+            await app.handle(WebRequest(method: "GET", path: path, query: query,
+                                        headers: cookie.map { ["Cookie": "\(WebApp.cookie)=\($0)"] } ?? [:], remote: "192.168.4.2"))
+        }
+        let late = try database.newPairingCode(now: clock.now)
+        clock.now += 601
+        #expect(await get("/pair", query: ["code": late]).status == 403, "a code 10 min 1 s old")
+        let code = try database.newPairingCode(now: clock.now)
+        clock.now += 599
+        let paired = await get("/pair", query: ["code": code])
+        #expect(paired.status == 303)
+        let token = try #require(paired.headers.first { $0.0 == "Set-Cookie" }?.1.split(separator: ";").first?.split(separator: "=").last)
+        #expect(await get("/contacts", cookie: String(token)).status == 200)
+        clock.now += configuration.web.sessionDays * 86_400 - 10
+        #expect(await get("/contacts", cookie: String(token)).status == 200, "used within session_days")
+        clock.now += configuration.web.sessionDays * 86_400 + 1
+        #expect(await get("/contacts", cookie: String(token)).status == 401, "unused for longer than session_days")
+    }
+
+    @Test func pagesEscapeWhatTheyShow() {
+        let page = Pages.contacts([Contact(id: 1, name: "<script>alert(1)</script>", number: "+33612345678", createdAt: 0)], said: nil,
+                                  problem: "\"><img src=x>", typed: ("a\"b", "<"))
+        #expect(!page.contains("<script>") && !page.contains("<img src=x>"))
+        #expect(page.contains("&lt;script&gt;") && page.contains("value=\"a&quot;b\""))
+        #expect(WebRequest.fields("a=1&b=x+y%21&c=%E2%82%AC&a=2") == ["a": "1", "b": "x y!", "c": "€"])
+    }
+}
+
+final class ManualTime: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Double
+    init(_ start: Double) { value = start }
+    var now: Double {
+        get { lock.lock(); defer { lock.unlock() }; return value }
+        set { lock.lock(); value = newValue; lock.unlock() }
+    }
+}
+
+/// HTTP/1.1 over a plain socket, one request a connection: what the tests need and nothing hidden
+/// (no cookie jar, no redirects followed).
+enum HTTP {
+    struct Answer {
+        var status: Int
+        var headers: [(String, String)]
+        var text: String
+        func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name }?.1 }
+        /// The session cookie's value, when one is set.
+        var cookie: String? {
+            header("set-cookie")?.split(separator: ";").first?.split(separator: "=", maxSplits: 1).last.map(String.init)
+        }
+    }
+
+    static func get(_ url: String, cookie: String? = nil) throws -> Answer {
+        try request("GET", url, cookie: cookie, headers: [:], body: "")
+    }
+
+    static func post(_ url: String, form: String, cookie: String? = nil, headers: [String: String] = [:]) throws -> Answer {
+        try request("POST", url, cookie: cookie, headers: headers.merging(["Content-Type": "application/x-www-form-urlencoded"]) { a, _ in a }, body: form)
+    }
+
+    static func request(_ method: String, _ url: String, cookie: String?, headers: [String: String], body: String) throws -> Answer {
+        let rest = url.dropFirst("http://".count)
+        let authority = rest.prefix { $0 != "/" }
+        let target = rest.dropFirst(authority.count)
+        let port = Int(authority.split(separator: ":").last ?? "80") ?? 80
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else { throw HTTPFailure("cannot connect to \(authority)") }
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: \(authority)\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n"
+        if let cookie { head += "Cookie: \(WebApp.cookie)=\(cookie)\r\n" }
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        let bytes = Array((head + "\r\n" + body).utf8)
+        guard send(fd, bytes, bytes.count, 0) == bytes.count else { throw HTTPFailure("cannot send") }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            answer += buffer[0..<n]
+            // FlyingFox keeps the connection open: stop at the end of the body.
+            if let split = answer.firstRange(of: Array("\r\n\r\n".utf8)) {
+                let headText = String(decoding: answer[..<split.lowerBound], as: UTF8.self)
+                let length = headText.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+                if answer.count - split.upperBound >= length { break }
+            }
+        }
+        let text = String(decoding: answer, as: UTF8.self)
+        let parts = text.components(separatedBy: "\r\n\r\n")
+        let lines = parts[0].components(separatedBy: "\r\n")
+        guard let status = lines.first?.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else {
+            throw HTTPFailure("no HTTP answer: \(text.prefix(100))")
+        }
+        let fields = lines.dropFirst().compactMap { line -> (String, String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        return Answer(status: status, headers: fields, text: parts.dropFirst().joined(separator: "\r\n\r\n"))
+    }
+}
+
+struct HTTPFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
