@@ -163,7 +163,10 @@ import Testing
         lines.append("{\"cmd\":\"ack\",\"by\":\"Dispatch Anna\"}")
         let flood = lines
         try await offThread { try broker.publish("rideguard/bike1/cmd", lines: flood) }
-        try await agent.advance(until: { await agent.agent.acknowledgement != nil || modem.messages.count >= 2 }, limit: 120)
+        // Small steps: the broker delivers the flood in real time, which 0.1 s steps could outrun on
+        // a loaded machine (the alert then goes out before the ack arrives).
+        try await agent.advance(until: { await agent.agent.acknowledgement != nil || modem.messages.count >= 2
+                                         || AgentInProcessTests.journal(folder).contains("Dispatch Anna acknowledged") }, limit: 120, step: 0.01)
         try await agent.advance(until: { modem.messages.count >= 2 }, limit: 120)
         // The flood came before the alert went out: its ack is for no emergency (said, nothing stopped).
         let journal = AgentInProcessTests.journal(folder)

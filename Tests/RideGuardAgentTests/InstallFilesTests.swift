@@ -144,12 +144,25 @@ import Testing
 
     static let systemdAnalyze = "/usr/bin/systemd-analyze"
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: systemdAnalyze)))
-    func systemdAcceptsTheUnit() throws {
+    /// The page's unit: its own user in the agent's group, writing only the database's folder.
+    @Test func thePagesUnitSharesOnlyTheDatabaseAndTheSocket() throws {
+        let text = try String(contentsOf: Self.unit.deletingLastPathComponent().appendingPathComponent("rideguard-web.service"), encoding: .utf8)
+        let settings = Dictionary(text.split(separator: "\n").filter { !$0.hasPrefix("#") && $0.contains("=") }.map { line in
+            (String(line.prefix { $0 != "=" }), String(line.drop { $0 != "=" }.dropFirst()))
+        }, uniquingKeysWith: { first, _ in first })
+        #expect(settings["User"] == "rideguard-web" && settings["Group"] == "rideguard")
+        #expect(settings["ReadWritePaths"] == URL(fileURLWithPath: AgentConfiguration().database).deletingLastPathComponent().path)
+        #expect(settings["ProtectSystem"] == "strict" && settings["NoNewPrivileges"] == "yes" && settings["PrivateDevices"] == "yes")
+        #expect(settings["ExecStart"]?.hasPrefix("/usr/bin/rideguard web serve") == true)
+        #expect(settings["IPAddressDeny"] == "any")
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: systemdAnalyze)), arguments: ["rideguard.service", "rideguard-web.service"])
+    func systemdAcceptsTheUnit(name: String) throws {
         // verify checks that ExecStart exists, so point it at the binary under test.
-        let text = try String(contentsOf: Self.unit, encoding: .utf8)
+        let text = try String(contentsOf: Self.unit.deletingLastPathComponent().appendingPathComponent(name), encoding: .utf8)
             .replacingOccurrences(of: "ExecStart=/usr/bin/rideguard", with: "ExecStart=\(Rideguard.binary.path)")
-        let copy = try Rideguard.temporaryFile("rideguard.service", contents: Data(text.utf8))
+        let copy = try Rideguard.temporaryFile(name, contents: Data(text.utf8))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.systemdAnalyze)
         process.arguments = ["verify", copy.path]

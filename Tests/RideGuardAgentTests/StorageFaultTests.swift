@@ -187,7 +187,7 @@ extension AgentTests {
         try card.remount(readOnly: false)
         try database.reopen()
         #expect(try database.addContact(name: "Kim", number: "+44 7700 900123", now: 1795617920).id == 2)
-        #expect(try SQLiteConnection(path: path).value("SELECT count(*) FROM grdb_migrations")?.integer == 3)
+        #expect(try SQLiteConnection(path: path).value("SELECT count(*) FROM grdb_migrations")?.integer == Int64(RideGuardDatabase.migrations.count))
         #expect(database.recordEvent("{\"event\":\"armed\",\"t\":1795617921}", at: 1795617921))
     }
 

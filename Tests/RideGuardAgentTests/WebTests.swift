@@ -170,6 +170,20 @@ import Testing
         let added = try HTTP.post(bike.base + "/contacts", form: add + "&csrf=" + csrf, cookie: cookie, headers: ["Origin": bike.base])
         #expect(added.status == 303)
         #expect(try RideGuardDatabase(path: bike.database).contacts().map(\.name) == ["Sam", "Eve"])
+        // The order: Eve moved up goes first.
+        #expect(try HTTP.post(bike.base + "/contacts", form: "action=up&number=%2B33611111111&csrf=" + csrf, cookie: cookie).status == 303)
+        #expect(try RideGuardDatabase(path: bike.database).contacts().map(\.name) == ["Eve", "Sam"])
+        // The rider: a message too short is refused with the command line's reason, nothing saved.
+        let short = try HTTP.post(bike.base + "/profile", form: "name=Alex&message=Hi&csrf=" + csrf, cookie: cookie)
+        let cli = try Rideguard.run(["message", "set", "Hi", "--config", bike.config])
+        let reason = try #require(cli.stderr.split(separator: "\n").first).replacingOccurrences(of: "rideguard: ", with: "")
+        #expect(short.status == 422 && short.text.contains(Markup.escaped(String(reason))), "\(short.text.suffix(600)); CLI: \(cli.stderr)")
+        #expect(try HTTP.post(bike.base + "/profile", form: "name=Alex&medical=O%2B&message=Crashed.+Call+me.&csrf=" + csrf, cookie: cookie).status == 303)
+        #expect(try RideGuardDatabase(path: bike.database).profile() == RiderProfile(name: "Alex", medicalNote: "O+", message: "Crashed. Call me."))
+        // The journal's filters, as the command line's.
+        #expect(try HTTP.get(bike.base + "/journal?since=yesterday", cookie: cookie).status == 422)
+        let journal = try HTTP.get(bike.base + "/journal?kind=system&since=1h", cookie: cookie)
+        #expect(journal.status == 200 && journal.text.contains("contact added: Eve") && journal.text.contains("moved up"))
         // The buzzer is the agent's: not running, the page says so.
         let buzz = try HTTP.post(bike.base + "/checks", form: "action=buzz&csrf=" + csrf, cookie: cookie)
         #expect(buzz.status == 503 && buzz.text.contains("not running"))
