@@ -54,6 +54,7 @@ enum Pages {
 
     static func statusPage(live: String) -> String {
         "<div id=status data-live=\"/live/status\" aria-live=polite>\(live)</div>"
+            + "<h2>This phone</h2>" + form("/forget", "", button: "Unpair this phone", kind: "danger")
     }
 
     static func status(_ agent: WebApp.Agent, hasMessage: Bool, now: Double) -> String {

@@ -159,10 +159,10 @@ extension WebApp {
     }
 
     func recordingFile(_ name: String, _ session: WebSession) -> WebResponse {
-        guard let path = recordingPath(name), let bytes = FileManager.default.contents(atPath: path) else {
+        guard let path = recordingPath(name) else {
             return page(session, "Recordings", "<p class=bad>No such recording.</p>", status: 404, nav: "/recordings")
         }
-        return WebResponse.file(Array(bytes), type: "text/csv; charset=utf-8", name: name)
+        return WebResponse.file([], type: "text/csv; charset=utf-8", name: name, path: path)
     }
 
     func recordingReport(_ name: String, _ session: WebSession) -> WebResponse {

@@ -68,11 +68,14 @@ package struct WebResponse: Sendable {
     package var status: Int
     package var headers: [(String, String)]
     package var body: [UInt8]
+    /// A file sent as the body instead, read as it goes out (a recording can be hundreds of MB).
+    package var file: String?
 
-    package init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+    package init(status: Int, headers: [(String, String)] = [], body: [UInt8] = [], file: String? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.file = file
     }
 
     /// What every page says to the browser: no caching, no framing, nothing from elsewhere.
@@ -83,10 +86,10 @@ package struct WebResponse: Sendable {
                     body: Array(text.utf8))
     }
 
-    static func file(_ bytes: [UInt8], type: String, name: String? = nil) -> WebResponse {
+    static func file(_ bytes: [UInt8], type: String, name: String? = nil, path: String? = nil) -> WebResponse {
         WebResponse(status: 200, headers: [("Content-Type", type), ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")] + common
                         + (name.map { [("Content-Disposition", "attachment; filename=\"\($0)\"")] } ?? []),
-                    body: bytes)
+                    body: bytes, file: path)
     }
 
     static func redirect(_ location: String, extra: [(String, String)] = []) -> WebResponse {

@@ -93,6 +93,10 @@ struct Carrier: HTTPHandler {
         if let length = headers["content-length"].flatMap(Int.init), length > Self.maximumBody {
             return HTTPResponse(statusCode: HTTPStatusCode(413, phrase: "Content Too Large"))
         }
+        // The page's forms always say their length: a body without one is not read at all.
+        if request.method == .POST && headers["content-length"] == nil {
+            return HTTPResponse(statusCode: HTTPStatusCode(411, phrase: "Length Required"))
+        }
         let body = request.method == .POST ? Array(try await request.bodyData.prefix(Self.maximumBody)) : []
         let remote: String = switch request.remoteAddress {
         case .ip4(let address, _)?, .ip6(let address, _)?: address
@@ -104,8 +108,11 @@ struct Carrier: HTTPHandler {
                                                   body: body, remote: remote))
         var out = HTTPHeaders()
         for (name, value) in answer.headers { out.addValue(value, for: HTTPHeader(name)) }
-        return HTTPResponse(statusCode: HTTPStatusCode(answer.status, phrase: Self.phrases[answer.status] ?? "Status"),
-                            headers: out, body: Data(answer.body))
+        let status = HTTPStatusCode(answer.status, phrase: Self.phrases[answer.status] ?? "Status")
+        if let file = answer.file {
+            return HTTPResponse(statusCode: status, headers: out, body: try HTTPBodySequence(file: URL(fileURLWithPath: file), suggestedBufferSize: 64 << 10))
+        }
+        return HTTPResponse(statusCode: status, headers: out, body: Data(answer.body))
     }
 
     static let phrases = [200: "OK", 303: "See Other", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",

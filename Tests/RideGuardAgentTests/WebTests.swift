@@ -193,6 +193,11 @@ import Testing
         let id = try #require(sessions.lines.first?.split(separator: " ").first)
         #expect(try Rideguard.run(["web", "sessions", "--revoke", String(id), "--config", bike.config]).status == 0)
         #expect(try HTTP.get(bike.base + "/", cookie: cookie).status == 401)
+        // Or from the phone itself: "Unpair this phone".
+        let again = try bike.paired()
+        #expect(try HTTP.post(bike.base + "/forget", form: "csrf=" + again.csrf, cookie: again.cookie).status == 303)
+        #expect(try HTTP.get(bike.base + "/", cookie: again.cookie).status == 401)
+        #expect(try RideGuardDatabase(path: bike.database).webSessions().isEmpty)
     }
 
     @Test(.timeLimit(.minutes(2)))
