@@ -206,8 +206,8 @@ enum Pages {
         var html = Self.said(said) + Self.problem(problem)
         html += form("/recordings", """
             <input type=hidden name=action value=start>\
-            <label>Name <input name=name maxlength=60 placeholder="ride" pattern="[A-Za-z0-9._-]*"></label>\
-            <label>Minutes <input name=minutes type=number min=1 max=60 value=10></label>
+            <label>Name (empty: the date and time) <input name=name maxlength=60 pattern="[A-Za-z0-9._-]*"></label>\
+            <label>Minutes <input name=minutes type=number min=1 max=120 value=10></label>
             """, button: "Start recording")
         html += form("/recordings", "<input type=hidden name=action value=stop>", button: "Stop recording")
         html += files.isEmpty ? "<p>No recording yet.</p>" : "<ul class=list>" + files.map { file in

@@ -137,10 +137,13 @@ extension WebApp {
         if form["action"] == "stop" {
             request = .stopRecording
         } else {
-            guard let minutes = Double(form["minutes"] ?? ""), minutes > 0, minutes <= 60 else {
-                return recordingsPage(session, said: nil, problem: "the length must be 1 to 60 minutes", status: 422)
+            guard let minutes = Double(form["minutes"] ?? ""), minutes > 0, minutes <= 120 else {
+                return recordingsPage(session, said: nil, problem: "the length must be 1 to 120 minutes", status: 422)
             }
-            request = .record(name: (form["name"] ?? "").trimmingCharacters(in: " "), seconds: minutes * 60)
+            // No name given: the date and time, as a rider would look for it later.
+            let typed = (form["name"] ?? "").trimmingCharacters(in: " ")
+            let name = typed.isEmpty ? "ride-" + Times.iso8601(now()).prefix(16).replacing(":", with: "-") : typed
+            request = .record(name: name, seconds: minutes * 60)
         }
         do {
             let reply = try ControlClient.send(request, path: configuration.controlSocket, timeout: 3)

@@ -188,6 +188,11 @@ import Testing
         let buzz = try HTTP.post(bike.base + "/checks", form: "action=buzz&csrf=" + csrf, cookie: cookie)
         #expect(buzz.status == 503 && buzz.text.contains("not running"))
 
+        // A recording is the agent's: not running, the page says so; a length out of range is refused first.
+        #expect(try HTTP.post(bike.base + "/recordings", form: "action=start&minutes=500&csrf=" + csrf, cookie: cookie).status == 422)
+        let record = try HTTP.post(bike.base + "/recordings", form: "action=start&minutes=5&csrf=" + csrf, cookie: cookie)
+        #expect(record.status == 503 && record.text.contains("not running"))
+
         // Revoked with the command line: the cookie no longer opens anything.
         let sessions = try Rideguard.run(["web", "sessions", "--config", bike.config])
         let id = try #require(sessions.lines.first?.split(separator: " ").first)
