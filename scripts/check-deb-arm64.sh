@@ -34,7 +34,15 @@ fi
 
 root=$(mktemp -d "$cache/trixie-arm64-check.XXXXXX")
 mounts=()
+# Stops whatever runs in the root (runuser under qemu does not pass a signal on to the page's
+# server): a server left listening would answer the next run's requests.
+kill_in_root() {
+    for process in /proc/[0-9]*; do
+        if [ "$(readlink "$process/root" 2>/dev/null)" = "$root" ]; then kill -9 "${process#/proc/}" 2>/dev/null || true; fi
+    done
+}
 cleanup() {
+    kill_in_root
     for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount "${mounts[$i]}" 2>/dev/null || umount -l "${mounts[$i]}"; done
     rm -rf "$root"
 }
@@ -77,12 +85,14 @@ in_root rideguard contacts add Sam +33612345678 --config /tmp/web.yaml > /dev/nu
 code=$(in_root rideguard web pair --config /tmp/web.yaml 2>/dev/null | grep -o 'code=[a-z0-9]*' | cut -d= -f2)
 in_root runuser -u rideguard-web -- rideguard web serve --config /tmp/web.yaml > "$root/tmp/web.out" 2>&1 &
 web=$!
-answer=""
+# The page is up once it serves its style sheet; then the code is spent, once.
+get() { in_root bash -c 'exec 3<>/dev/tcp/127.0.0.1/18089 && printf "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" "$1" >&3 && head -1 <&3' _ "$1" 2>/dev/null; }
 for _ in $(seq 1 120); do
-    answer=$(in_root bash -c 'exec 3<>/dev/tcp/127.0.0.1/18089 && printf "GET /pair?code=%s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" "$1" >&3 && head -1 <&3' _ "$code" 2>/dev/null) && break
+    case "$(get /style.css)" in *"200"*) break ;; esac
     sleep 0.5
 done
-kill "$web" 2>/dev/null || true
+answer=$(get "/pair?code=$code")
+kill_in_root
 wait "$web" 2>/dev/null || true
 case "$answer" in *"303"*) ;; *) fail "rideguard-web did not pair (answered '$answer'): $(tail -5 "$root/tmp/web.out")" ;; esac
 in_root rideguard web sessions --config /tmp/web.yaml | grep -q "paired" || fail "the pairing by rideguard-web is not in the database"

@@ -52,11 +52,13 @@ runuser -u rideguard-web -- rideguard web serve --config /etc/rideguard/config.y
 web=$!
 code=$(rideguard web pair 2>/dev/null | grep -o 'code=[a-z0-9]*' | cut -d= -f2)
 port=$(sed -n 's/^ *listen: .*:\([0-9]*\).*/\1/p' /etc/rideguard/config.yaml)
-answer=""
+# The page is up once it serves its style sheet; then the code is spent, once.
+get() { bash -c 'exec 3<>/dev/tcp/127.0.0.1/$1 && printf "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" "$2" >&3 && head -1 <&3' _ "$port" "$1" 2>/dev/null; }
 for _ in $(seq 1 50); do
-    answer=$(bash -c 'exec 3<>/dev/tcp/127.0.0.1/$1 && printf "GET /pair?code=%s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" "$2" >&3 && head -1 <&3' _ "$port" "$code" 2>/dev/null) && break
+    case "$(get /style.css)" in *"200"*) break ;; esac
     sleep 0.2
 done
+answer=$(get "/pair?code=$code")
 kill "$web"; wait "$web" || true
 case "$answer" in *"303"*) ;; *) fail "the page did not pair a phone (answered '$answer'): $(tail -5 /tmp/rideguard-web.out)" ;; esac
 rideguard web sessions | grep -q "paired" || fail "the pairing is not in the database"
