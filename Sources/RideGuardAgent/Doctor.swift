@@ -112,7 +112,7 @@ package struct Doctor: Sendable {
         if let supply = checkSupply() { note(supply) }
         note(checkGPS(configuration.gps))
         if let status { note(modemFromAgent(status)) } else { note(await checkModem(configuration.modem)) }
-        note(database.map { checkContacts($0, language: configuration.messages.language) } ?? DoctorCheck("contacts", .failed, "not checked: the database cannot be opened",
+        note(database.map { checkContacts($0, language: (try? $0.profile().language) ?? configuration.messages.language) } ?? DoctorCheck("contacts", .failed, "not checked: the database cannot be opened",
                                                         fix: "fix the database first (above)"))
         if let mqtt = configuration.mqtt { note(fleetCheck(mqtt, status)) }
         note(webCheck(configuration.web, database))

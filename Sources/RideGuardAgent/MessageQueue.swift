@@ -94,7 +94,8 @@ final class MessageQueue: Sendable {
         guard let base = WebLink.base(web) else { throw RecordError(reason: "the Pi has no network address for the link (no Wi-Fi; or set web.address)") }
         let code = try database.newPairingCode(now: clock.now())
         _ = try database.outbox.enqueue(recipient: number, kind: Self.replyKind,
-                                        body: MessageComposer.pairing(link: "\(base)/pair?code=\(code)", language: settings.language), now: clock.now())
+                                        body: MessageComposer.pairing(link: "\(base)/pair?code=\(code)", language: profile().language ?? settings.language),
+                                        now: clock.now())
         doorbell.ring()
     }
 
@@ -102,7 +103,7 @@ final class MessageQueue: Sendable {
         let profile = try database.profile()
         let fix = whereabouts.lastFix
         let context = MessageContext(riderName: profile.name ?? "the rider", riderMessage: profile.message ?? "",
-                                     language: settings.language, mapLink: settings.mapLink,
+                                     language: profile.language ?? settings.language, mapLink: settings.mapLink,
                                      fix: fix, fixAge: fix.map { clock.now() - $0.time })
         let text = compose(context)
         _ = try database.outbox.enqueue(recipient: number, kind: Self.replyKind, body: text, now: clock.now())
@@ -124,8 +125,8 @@ final class MessageQueue: Sendable {
         let fix = whereabouts.lastFix
         let motion = crash.flatMap { whereabouts.motion(before: $0.time) }
         let context = MessageContext(
-            riderName: profile.name ?? "the rider", riderMessage: profile.message ?? MessageComposer.suggestedMessage(settings.language),
-            medicalNote: profile.medicalNote, language: settings.language, mapLink: settings.mapLink,
+            riderName: profile.name ?? "the rider", riderMessage: profile.message ?? MessageComposer.suggestedMessage(profile.language ?? settings.language),
+            medicalNote: profile.medicalNote, language: profile.language ?? settings.language, mapLink: settings.mapLink,
             trigger: emergency.trigger ?? .manual, crashTime: startedAt.map(Times.localHourMinute),
             evidence: crash?.evidence, fix: fix, fixAge: fix.map { clock.now() - $0.time },
             speedBefore: motion?.speed ?? crash?.evidence?.speedBefore, headingBefore: motion?.heading)

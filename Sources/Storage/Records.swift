@@ -51,12 +51,16 @@ package struct RiderProfile: Equatable, Sendable {
     package var medicalNote: String?
     package var message: String?
     package var phone: String?
+    /// The rider's language for the alerts, the card and the answers; nil until chosen (then the
+    /// configuration's `messages.language` applies).
+    package var language: MessageLanguage?
 
-    package init(name: String? = nil, medicalNote: String? = nil, message: String? = nil, phone: String? = nil) {
+    package init(name: String? = nil, medicalNote: String? = nil, message: String? = nil, phone: String? = nil, language: MessageLanguage? = nil) {
         self.name = name
         self.medicalNote = medicalNote
         self.message = message
         self.phone = phone
+        self.language = language
     }
 }
 
@@ -156,7 +160,7 @@ extension RideGuardDatabase {
                 if let key = row[0].text, let value = row[1].text { values[key] = value }
             }
             return RiderProfile(name: values["rider_name"], medicalNote: values["medical_note"], message: values["message"],
-                                phone: values["rider_phone"])
+                                phone: values["rider_phone"], language: values["language"].flatMap(MessageLanguage.init))
         }
     }
 
@@ -182,6 +186,11 @@ extension RideGuardDatabase {
         let e164: String
         do { e164 = try PhoneNumber(number).e164 } catch { throw RecordError(reason: error.reason) }
         try setSetting("rider_phone", e164)
+    }
+
+    /// The rider's language (`setup`, `profile set --language`, the phone's page).
+    package func setLanguage(_ language: MessageLanguage) throws {
+        try setSetting("language", language.rawValue)
     }
 
     private func removeSetting(_ key: String) throws {

@@ -139,14 +139,19 @@ enum Pages {
 
     // MARK: Rider
 
-    static func profile(_ p: RiderProfile, language: MessageLanguage, configurationPath: String, said: String?, problem: String?) -> String {
-        Self.said(said) + Self.problem(problem) + form("/profile", """
+    static let languages: [(MessageLanguage, String)] = [(.en, "English"), (.fr, "Français"), (.de, "Deutsch"), (.es, "Español"), (.it, "Italiano")]
+
+    static func profile(_ p: RiderProfile, language: MessageLanguage, said: String?, problem: String?) -> String {
+        let options = languages.map { code, name in
+            "<option value=\(code.rawValue)\(code == language ? " selected" : "")>\(name)</option>"
+        }.joined()
+        return Self.said(said) + Self.problem(problem) + form("/profile", """
             <label>Rider's name <input name=name maxlength=60 value="\(esc(p.name ?? ""))"></label>\
             <label>Rider's own phone (answers STATUS and PAIR) <input name=phone type=tel value="\(esc(p.phone ?? ""))"></label>\
             <label>Alert message (first in every alert) <textarea name=message rows=3 maxlength=300>\(esc(p.message ?? ""))</textarea></label>\
-            <label>Medical note for rescuers (blood group, allergies) <textarea name=medical rows=3 maxlength=300>\(esc(p.medicalNote ?? ""))</textarea></label>
+            <label>Medical note for rescuers (blood group, allergies) <textarea name=medical rows=3 maxlength=300>\(esc(p.medicalNote ?? ""))</textarea></label>\
+            <label>Language of the alerts, the answers and the card <select name=language>\(options)</select></label>
             """, button: "Save")
-            + "<p class=small>Language of the alerts: <b>\(esc(language.rawValue))</b> (messages.language in \(esc(configurationPath)), changed on the Pi).</p>"
     }
 
     // MARK: Checks

@@ -34,7 +34,8 @@ extension WebApp {
                 return WebResponse.redirect("/contacts?done=moved")
             case "test":
                 guard (try database.contacts()).contains(where: { $0.number == number }) else { throw RecordError(reason: "no such contact") }
-                let body = MessageComposer.test(riderName: try database.profile().name ?? "the rider", language: configuration.messages.language)
+                let profile = try database.profile()
+                let body = MessageComposer.test(riderName: profile.name ?? "the rider", language: profile.language ?? configuration.messages.language)
                 try database.outbox.enqueue(recipient: number, kind: "test", body: body, now: now())
                 return WebResponse.redirect("/contacts?done=test")
             default:
@@ -51,7 +52,7 @@ extension WebApp {
 
     func profilePage(_ session: WebSession, said: String?, problem: String? = nil, status: Int = 200) -> WebResponse {
         let profile = (try? database.profile()) ?? RiderProfile(name: nil, medicalNote: nil, message: nil, phone: nil)
-        return page(session, "Rider", Pages.profile(profile, language: configuration.messages.language, configurationPath: configurationPath,
+        return page(session, "Rider", Pages.profile(profile, language: profile.language ?? configuration.messages.language,
                                                     said: said, problem: problem), status: status, nav: "/profile")
     }
 
@@ -62,6 +63,10 @@ extension WebApp {
             if let note = form["medical"], note != (before.medicalNote ?? "") { try database.setMedicalNote(note) }
             if let phone = form["phone"], phone != (before.phone ?? "") { try database.setRiderPhone(phone) }
             if let message = form["message"], message != (before.message ?? "") { try database.setMessage(message) }
+            if let code = form["language"], code != (before.language ?? configuration.messages.language).rawValue {
+                guard let language = MessageLanguage(rawValue: code) else { throw RecordError(reason: "unknown language '\(code)'") }
+                try database.setLanguage(language)
+            }
             return WebResponse.redirect("/profile?done=saved")
         } catch let error as RecordError {
             return profilePage(session, said: nil, problem: error.reason, status: 422)
@@ -186,7 +191,8 @@ extension WebApp {
     func cardSVG() -> String? {
         guard let profile = try? database.profile(), let contacts = try? database.contacts() else { return nil }
         let card = RescueCard(riderName: profile.name, medicalNote: profile.medicalNote,
-                              contacts: contacts.map { RescueCard.Contact(name: $0.name, number: $0.number) }, language: configuration.messages.language)
+                              contacts: contacts.map { RescueCard.Contact(name: $0.name, number: $0.number) },
+                              language: profile.language ?? configuration.messages.language)
         guard let qr = try? QRCode.encode(card.qrText) else { return nil }
         return card.svg(qr: qr)
     }

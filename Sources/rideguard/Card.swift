@@ -8,7 +8,7 @@ import Storage
 struct Card: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A rescue card for the helmet: the rider, the medical note, whom to call (numbers in full), and a QR code holding the same.",
-        discussion: "Print the SVG at 100 % (105 × 74 mm). The card's words follow messages.language.")
+        discussion: "Print the SVG at 100 % (105 × 74 mm). The card's words are in the rider's language (profile set --language).")
 
     @OptionGroup var db: DatabaseOption
 
@@ -24,7 +24,7 @@ struct Card: ParsableCommand {
 
     func run() throws {
         let database = try db.open()
-        let card = try Self.card(database, language: db.configuration.load().messages.language)
+        let card = try Self.card(database, language: try database.profile().language ?? db.configuration.load().messages.language)
         let qr = try Self.qr(card)
         if let out { try Self.write(card, qr, to: out) }
         if terminal {

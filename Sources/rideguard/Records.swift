@@ -117,7 +117,7 @@ struct Message: ParsableCommand {
 
 struct Profile: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "The rider's name, an optional medical note included in alerts, and the rider's own phone.",
+        abstract: "The rider's name, an optional medical note included in alerts, the rider's own phone and language.",
         subcommands: [Show.self, Set.self], defaultSubcommand: Show.self)
 
     struct Show: ParsableCommand {
@@ -127,6 +127,8 @@ struct Profile: ParsableCommand {
             print("name: \(profile.name ?? "not set")")
             print("medical note: \(profile.medicalNote ?? "none")")
             print("rider's phone: \(profile.phone ?? "not set (a STATUS SMS is answered only from it)")")
+            let configured = try db.configuration.load().messages.language
+            print("language: " + (profile.language.map(\.rawValue) ?? "\(configured.rawValue) (the configuration's messages.language)"))
         }
     }
 
@@ -135,10 +137,14 @@ struct Profile: ParsableCommand {
         @Option(help: "A medical note for rescuers (blood group, allergies); empty removes it.") var medical: String?
         @Option(help: "The rider's own phone (+33 6 12 34 56 78): the one number whose STATUS SMS is answered; empty removes it.")
         var phone: String?
+        @Option(help: "The language of the alerts, the answers and the rescue card: en, fr, de, es or it.")
+        var language: MessageLanguage?
         @OptionGroup var db: DatabaseOption
 
         func validate() throws {
-            if name == nil && medical == nil && phone == nil { throw ValidationError("give --name, --medical and/or --phone") }
+            if name == nil && medical == nil && phone == nil && language == nil {
+                throw ValidationError("give --name, --medical, --phone and/or --language")
+            }
         }
 
         func run() throws {
@@ -147,6 +153,7 @@ struct Profile: ParsableCommand {
                 if let name { try database.setRiderName(name) }
                 if let medical { try database.setMedicalNote(medical) }
                 if let phone { try database.setRiderPhone(phone) }
+                if let language { try database.setLanguage(language) }
             }
             print("profile updated")
         }

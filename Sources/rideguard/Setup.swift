@@ -16,8 +16,7 @@ struct Setup: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "First-time setup over SSH: language, rider, contacts, message, a hardware check, a test SMS.",
         discussion: """
-            Run it with sudo: it writes the language into the configuration file and the rest into the \
-            database (left owned by the service user). Every answer can be given as a flag instead; with \
+            Run it with sudo: it writes into the database (left owned by the service user). Every answer can be given as a flag instead; with \
             --no-input nothing is asked, for scripted installs.
             """)
 
@@ -84,13 +83,12 @@ struct Setup: AsyncParsableCommand {
         let ask = Prompter(interactive: !noInput)
         print("RideGuard setup: \(config), \(configuration.database)")
 
-        // 1. Language, in the configuration file.
+        // 1. Language, the rider's (the configuration's messages.language until chosen).
+        let spoken = try database.profile().language ?? configuration.messages.language
         let chosen = try language ?? ask.choice("Language of the alerts", MessageLanguage.allCases.map(\.rawValue),
-                                               default: configuration.messages.language.rawValue).flatMap(MessageLanguage.init) ?? configuration.messages.language
-        if chosen != configuration.messages.language {
-            try setLanguage(chosen)
-            configuration.messages.language = chosen
-        }
+                                               default: spoken.rawValue).flatMap(MessageLanguage.init) ?? spoken
+        try refusing { try database.setLanguage(chosen) }
+        configuration.messages.language = chosen
         print("language: \(chosen.rawValue)")
 
         // 2. The rider.
@@ -193,24 +191,6 @@ struct Setup: AsyncParsableCommand {
         }
         let added = try refusing { try database.addContact(name: name, number: number, now: Date().timeIntervalSince1970) }
         print("added \(added.name) \(added.number)")
-    }
-
-    /// Rewrites the configuration file with the new language, keeping its comments and its mode.
-    func setLanguage(_ language: MessageLanguage) throws {
-        do {
-            let text = try String(contentsOfFile: config, encoding: .utf8)
-            let changed = ConfigurationFile.setting("messages", "language", to: language.rawValue, in: text)
-            _ = try ConfigurationFile.parse(changed, source: config)
-            let temporary = config + ".setup"
-            try changed.write(toFile: temporary, atomically: false, encoding: .utf8)
-            let attributes = try FileManager.default.attributesOfItem(atPath: config)
-            try? FileManager.default.setAttributes(attributes.filter { [.posixPermissions, .ownerAccountID, .groupOwnerAccountID].contains($0.key) },
-                                                   ofItemAtPath: temporary)
-            guard rename(temporary, config) == 0 else { throw CocoaError(.fileWriteNoPermission) }
-        } catch {
-            Output.error("cannot write the language into \(config): \(explain(error)) (run setup with sudo)")
-            throw ExitCode(1)
-        }
     }
 
     // MARK: - Hardware

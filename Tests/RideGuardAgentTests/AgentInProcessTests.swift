@@ -364,6 +364,7 @@ import Testing
         configuration.web.address = "192.168.4.1"
         let database = try RideGuardDatabase(path: configuration.database)
         try database.setRiderPhone("+33 7 00 00 00 01")
+        try database.setLanguage(.fr)          // the rider's, over the configuration's (en)
         let agent = try InProcessAgent(configuration)
         try await agent.advance(until: { await agent.agent.state == .armed && modem.commands.contains("AT+CNMI=2,1,0,0,0") }, limit: 20)
         let replies = { (number: String) in modem.received.filter { $0.decoded.number == number }.map(\.decoded.text) }
@@ -373,7 +374,7 @@ import Testing
         await agent.advance(by: 5)
         await agent.stop()
         let answer = replies("+33700000001")[0]
-        #expect(answer.hasPrefix("RideGuard: open this on this phone") && answer.contains("http://192.168.4.1:8080/pair?code="), "\(answer)")
+        #expect(answer.hasPrefix("RideGuard: ouvrez ce lien sur ce telephone") && answer.contains("http://192.168.4.1:8080/pair?code="), "\(answer)")
         let code = String(try #require(answer.components(separatedBy: "code=").last))
         #expect(try database.redeemPairingCode(code, label: "test", now: agent.clock.now()) != nil, "the link pairs")
         #expect(try database.redeemPairingCode(code, label: "test", now: agent.clock.now()) == nil, "once")

@@ -19,26 +19,6 @@ import Testing
         #expect(try ConfigurationFile.parse("", source: "empty") == AgentConfiguration())
     }
 
-    @Test func setupChangesOneKeyAndKeepsEverythingElse() throws {
-        let example = ConfigurationFile.example
-        let french = ConfigurationFile.setting("messages", "language", to: "fr", in: example)
-        #expect(try ConfigurationFile.parse(french, source: "c").messages.language == .fr)
-        #expect(french.contains("\n  language: fr              # en, fr, de, es, it\n"))
-        // Only that line changed.
-        let before = example.components(separatedBy: "\n"), after = french.components(separatedBy: "\n")
-        #expect(before.count == after.count && zip(before, after).filter { $0 != $1 }.count == 1)
-        // A section without the key gets it; a file without the section gets both.
-        let added = ConfigurationFile.setting("messages", "language", to: "de", in: "messages:\n    map_link: geo\nmodem:\n  simulated: true\n")
-        #expect(added == "messages:\n    language: de\n    map_link: geo\nmodem:\n  simulated: true\n")
-        #expect(try ConfigurationFile.parse(added, source: "c").messages.mapLink == .geo)
-        let appended = ConfigurationFile.setting("messages", "language", to: "it", in: "# mine\nmodem:\n  simulated: true")
-        #expect(appended == "# mine\nmodem:\n  simulated: true\n\nmessages:\n  language: it\n")
-        #expect(try ConfigurationFile.parse(appended, source: "c").messages.language == .it)
-        // A commented-out key is not the key.
-        let commented = ConfigurationFile.setting("messages", "language", to: "es", in: "messages:\n  # language: en\n")
-        #expect(try ConfigurationFile.parse(commented, source: "c").messages.language == .es)
-    }
-
     @Test func valuesAreRead() throws {
         let c = try ConfigurationFile.parse("""
             imu:

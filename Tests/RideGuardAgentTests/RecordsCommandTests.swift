@@ -55,7 +55,7 @@ import Testing
         #expect(try Rideguard.run(["message", "show", "--database", db]).stdout == "I may have crashed. Please call me.\n")
         #expect(try Rideguard.run(["profile", "set", "--name", "Alex", "--medical", "diabetic", "--database", db]).status == 0)
         #expect(try Rideguard.run(["profile", "--database", db]).stdout
-                == "name: Alex\nmedical note: diabetic\nrider's phone: not set (a STATUS SMS is answered only from it)\n")
+                == "name: Alex\nmedical note: diabetic\nrider's phone: not set (a STATUS SMS is answered only from it)\nlanguage: en (the configuration's messages.language)\n")
         // The rider's phone, cleaned like a contact's; one without its country code is refused; empty removes it.
         let national = try Rideguard.run(["profile", "set", "--phone", "06 12 34 56 78", "--database", db])
         #expect(national.status == 1 && national.stderr.contains("no country code"), "\(national.stderr)")

@@ -52,14 +52,12 @@ extension AgentTests {
         let printed = try String(contentsOf: card, encoding: .utf8)
         #expect(printed.contains("RideGuard Notfallkarte") && printed.contains("Blutgruppe 0+") && printed.contains("+4915112345678"))
 
-        // The language went into the configuration file, which otherwise is as it was.
-        let after = try String(contentsOf: rig.config, encoding: .utf8)
-        #expect(after == before + "\n\nmessages:\n  language: de\n")
-        #expect(try ConfigurationFile.load(path: rig.config.path).messages.language == .de)
+        // The language is the rider's, in the database; the configuration file is as it was.
+        #expect(try String(contentsOf: rig.config, encoding: .utf8) == before)
         let database = try RideGuardDatabase(path: rig.database)
         #expect(try database.contacts().map(\.number) == ["+33612345678", "+4915112345678"])
         let profile = try database.profile()
-        #expect(profile.name == "Alex" && profile.medicalNote == "Blutgruppe 0+")
+        #expect(profile.name == "Alex" && profile.medicalNote == "Blutgruppe 0+" && profile.language == .de)
         #expect(profile.message == MessageComposer.suggestedMessage(.de))
         // One SMS, to the first contact only, marked as a test in the rider's language.
         #expect(rig.modem.received.map(\.decoded.number) == ["+33612345678"])
@@ -85,7 +83,7 @@ extension AgentTests {
         #expect(done.stdout.contains("setup done: 2 contact(s), message set, alerts in it."))
         let card = try String(contentsOf: rig.folder.appendingPathComponent("card.svg"), encoding: .utf8)
         #expect(card.contains("Scheda di soccorso") && card.contains("Sam: +33612345678"))
-        #expect(try ConfigurationFile.load(path: rig.config.path).messages.language == .it)
+        #expect(try RideGuardDatabase(path: rig.database).profile().language == .it)
         #expect(rig.modem.messages == [MessageComposer.test(riderName: "Alex", language: .it)])
         // Run again (a scripted install re-run): nothing doubles.
         let again = try Rideguard.run(["setup", "--config", rig.config.path, "--no-input", "--contact", "Sam=+33612345678"])

@@ -180,6 +180,12 @@ import Testing
         #expect(short.status == 422 && short.text.contains(Markup.escaped(String(reason))), "\(short.text.suffix(600)); CLI: \(cli.stderr)")
         #expect(try HTTP.post(bike.base + "/profile", form: "name=Alex&medical=O%2B&message=Crashed.+Call+me.&csrf=" + csrf, cookie: cookie).status == 303)
         #expect(try RideGuardDatabase(path: bike.database).profile() == RiderProfile(name: "Alex", medicalNote: "O+", message: "Crashed. Call me."))
+        // The language: the rider's from the page, as `profile set --language` writes it.
+        #expect(try HTTP.post(bike.base + "/profile", form: "language=xx&csrf=" + csrf, cookie: cookie).status == 422)
+        #expect(try HTTP.post(bike.base + "/profile", form: "language=de&csrf=" + csrf, cookie: cookie).status == 303)
+        #expect(try Rideguard.run(["profile", "show", "--config", bike.config]).stdout.contains("language: de\n"))
+        #expect(try Rideguard.run(["profile", "set", "--language", "it", "--config", bike.config]).status == 0)
+        #expect(try HTTP.get(bike.base + "/profile", cookie: cookie).text.contains("<option value=it selected>Italiano"))
         // The journal's filters, as the command line's.
         #expect(try HTTP.get(bike.base + "/journal?since=yesterday", cookie: cookie).status == 422)
         let journal = try HTTP.get(bike.base + "/journal?kind=system&since=1h", cookie: cookie)
