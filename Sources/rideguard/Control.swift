@@ -88,8 +88,27 @@ struct Status: ParsableCommand {
 }
 
 struct Ctl: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Drive a running agent: the simulated button, recordings.",
-                                                    subcommands: [Press.self, RecordIMU.self])
+    static let configuration = CommandConfiguration(abstract: "Drive a running agent: the simulated button, recordings, the buzzer's check.",
+                                                    subcommands: [Press.self, RecordIMU.self, Buzz.self])
+
+    /// The buzzer's check (the phone's "sound the buzzer"): three short beeps; refused during an emergency.
+    struct Buzz: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Sound the buzzer's check pattern (three short beeps); not during an emergency.")
+        @OptionGroup var control: SocketOption
+
+        func run() throws {
+            let reply: ControlReply
+            do { reply = try ControlClient.send(.buzz, path: try control.path) } catch {
+                Output.error("\(error)")
+                throw ExitCode(2)
+            }
+            if let error = reply.error {
+                Output.error(error)
+                throw ExitCode(1)
+            }
+            print("buzzer: three short beeps")
+        }
+    }
 
     /// The agent records while it protects: a test ride does not have to be an unprotected one.
     struct RecordIMU: ParsableCommand {

@@ -131,6 +131,9 @@ import Testing
         #expect(armed.contacts == 2)
         #expect(armed.sensor.samples > 0 && !armed.sensor.blind)
         try await agent.advance(untilState: .alertCountdown, limit: 60)
+        // The buzzer's check (the phone's) never plays over a countdown.
+        let buzz = try await Rideguard.run(["ctl", "buzz", "--socket", configuration.controlSocket])
+        #expect(buzz.status == 1 && buzz.stderr.contains("not during an emergency (alertCountdown)"), "\(buzz.stderr)")
         let press = try await Rideguard.run(["ctl", "press", "--hold", "1.5", "--socket", configuration.controlSocket])
         #expect(press.status == 0, "\(press.stderr)")
         try await agent.advance(untilState: .armed, limit: 10)
@@ -138,6 +141,10 @@ import Testing
         #expect(modem.received.isEmpty)
         let human = try await Rideguard.run(["status", "--socket", configuration.controlSocket])
         #expect(human.stdout.contains("state: armed") && human.stdout.contains("outbox: 0 pending; contacts: 2"), "\(human.stdout)")
+        // Armed, it plays, and status has seen the press.
+        #expect(try await Rideguard.run(["ctl", "buzz", "--socket", configuration.controlSocket]).status == 0)
+        let pressed = try #require(try await AgentTests.status(folder))
+        #expect(pressed.gpio.lastPress != nil && pressed.gpio.buttonDown == false)
         await agent.stop()
     }
 
