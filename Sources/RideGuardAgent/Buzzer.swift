@@ -82,12 +82,28 @@ package actor BuzzerPlayer {
     }
 
     package func play(_ pattern: BuzzerPattern) {
-        playing?.cancel()
         if pattern != self.pattern || (!pattern.repeats && pattern != .off) { announce(pattern) }
         self.pattern = pattern
         history.append(pattern)
+        sound(pattern.steps, repeats: pattern.repeats)
+    }
+
+    /// A check (the phone's "sound the buzzer"): `check` once, then the pattern that was playing
+    /// goes on if it repeats (a fault's warning is never silenced by a check). The pattern stays
+    /// the state's; a new one played meanwhile wins.
+    package func check(_ check: BuzzerPattern) {
+        announce(check)
+        history.append(check)
+        let current = pattern
+        sound(check.steps, repeats: false) { player in
+            if current.repeats { await player.sound(current.steps, repeats: true) }
+        }
+    }
+
+    /// Plays `steps` (again and again if `repeats`) in place of what was playing, then `next`.
+    private func sound(_ steps: [(on: Double, off: Double)], repeats: Bool, then next: (@Sendable (BuzzerPlayer) async -> Void)? = nil) {
+        playing?.cancel()
         output.set(false)
-        let steps = pattern.steps, repeats = pattern.repeats
         guard !steps.isEmpty else { return }
         let output = self.output, clock = self.clock
         playing = Task {
@@ -101,6 +117,7 @@ package actor BuzzerPlayer {
                     if step.off > 0 { try? await clock.sleep(until: clock.now() + step.off) }
                 }
             } while repeats && !Task.isCancelled
+            if let next, !Task.isCancelled { await next(self) }
         }
     }
 }

@@ -75,7 +75,7 @@ struct ControlService: Service, CustomStringConvertible {
         case .buzz:
             let state = await emergency.state
             guard !WorkflowState.emergencyUnderWay.contains(state) else { return .failed("not during an emergency (\(state.rawValue))") }
-            await buzzer.play(.acknowledge)
+            await buzzer.check(.acknowledge)
             return ControlReply(ok: true)
         }
     }

@@ -15,7 +15,7 @@ func isDue(since last: Double?, now: Double, every interval: Double) -> Bool {
 /// Runs `body` on a thread of its own (work that blocks: a libcurl request, a libmosquitto stop
 /// that may sit in a TCP connect for minutes) and returns what it returned; nil when `seconds`
 /// passed first (it goes on, alone). Never blocks Swift's concurrency pool.
-func onOwnThread<T: Sendable>(_ name: String, atMost seconds: Double? = nil, _ body: @escaping @Sendable () -> T) async -> T? {
+package func onOwnThread<T: Sendable>(_ name: String, atMost seconds: Double? = nil, _ body: @escaping @Sendable () -> T) async -> T? {
     let answer = FirstAnswer<T?>()
     return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
         answer.wait(continuation)

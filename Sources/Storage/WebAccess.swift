@@ -30,12 +30,15 @@ extension RideGuardDatabase {
     }
 
     /// Spends a code: a new session when it exists and has not expired, nil otherwise. A code works
-    /// once, whatever happens next.
-    package func redeemPairingCode(_ code: String, label: String, now: Double) throws -> WebSession? {
+    /// once, whatever happens next. One made "in the future" (the clock set back since: a Pi without
+    /// a real-time clock) counts as expired, never as living longer. Sessions idle longer than
+    /// `maxIdle` are cleared on the way.
+    package func redeemPairingCode(_ code: String, label: String, now: Double, maxIdle: Double) throws -> WebSession? {
         try write { db in
+            try db.execute("DELETE FROM web_sessions WHERE last_seen < ?", [SQLValue(now - maxIdle)])
             guard let expires = try db.value("SELECT expires FROM web_codes WHERE code = ?", [SQLValue(code)])?.real else { return nil }
             try db.execute("DELETE FROM web_codes WHERE code = ?", [SQLValue(code)])
-            guard expires > now else { return nil }
+            guard expires > now, expires - now <= Self.pairingCodeLifetime else { return nil }
             let session = WebSession(id: 0, token: Self.randomToken(length: 43), csrf: Self.randomToken(length: 43),
                                      created: now, lastSeen: now, label: String(label.printable(limit: 120)))
             try db.execute("INSERT INTO web_sessions (token, csrf, created, last_seen, label) VALUES (?, ?, ?, ?, ?)",

@@ -57,7 +57,10 @@ enum Pages {
             + "<h2>This phone</h2>" + form("/forget", "", button: "Unpair this phone", kind: "danger")
     }
 
-    static func status(_ agent: WebApp.Agent, hasMessage: Bool, now: Double) -> String {
+    /// How the agent's journal says why it does not protect.
+    static let notProtecting = "not protecting: "
+
+    static func status(_ agent: WebApp.Agent, notProtectingBecause why: String?, hasMessage: Bool, now: Double) -> String {
         guard case .running(let s) = agent else {
             if case .down(let reason) = agent { return "<p class=\"big bad\">\(esc(reason))</p><p>The other pages still work: contacts, rider, journal.</p>" }
             return ""
@@ -76,10 +79,10 @@ enum Pages {
         case .armed:
             html += "<p class=\"big ok\">Protecting</p>"
         case .disarmed:
-            let why = s.contacts == 0 ? "no emergency contact yet (Contacts)" : !hasMessage ? "no alert message yet (Rider)"
-                : s.sensor.blind ? "the IMU sends no sample" : "see the journal"
-            html += "<p class=\"big bad\">NOT protecting: \(esc(why))</p>"
+            html += "<p class=\"big bad\">NOT protecting: \(esc(why ?? "see the journal"))</p>"
         }
+        // Not a reason not to protect: alerts then start with the default words.
+        if !hasMessage { html += "<p class=warn>No alert message of the rider's own yet (Rider): alerts start with the default one.</p>" }
         if let ack = s.acknowledgement { html += "<p class=ok>Acknowledged by \(esc(ack.who)) (\(esc(ack.channel.rawValue)))</p>" }
         if let problem = s.storageProblem { html += "<p class=warn>Storage: \(esc(problem))</p>" }
         if let problem = s.gpio.problem { html += "<p class=warn>GPIO: \(esc(problem))</p>" }

@@ -27,34 +27,51 @@ package final class WebApp: Sendable {
 
     var maxIdle: Double { configuration.web.sessionDays * 86_400 }
 
+    /// SQLite and the control socket block (up to seconds, on a busy card or a stuck agent): each
+    /// request is answered on a thread of its own, never on Swift's concurrency pool. The doctor,
+    /// which is async like the command line's, is awaited.
     package func handle(_ request: WebRequest) async -> WebResponse {
+        switch await onOwnThread("web request", { self.respond(request) }) {
+        case .answer(let response)?: return response
+        case .doctor(let session)?: return await doctorPage(session)
+        case nil: return WebResponse(status: 500, headers: WebResponse.common)
+        }
+    }
+
+    enum Outcome: Sendable {
+        case answer(WebResponse)
+        case doctor(WebSession)
+    }
+
+    func respond(_ request: WebRequest) -> Outcome {
         switch (request.method, request.path) {
-        case ("GET", "/pair"): return pair(request)
-        case ("GET", "/style.css"): return WebResponse.file(Array(Assets.css.utf8), type: "text/css; charset=utf-8")
-        case ("GET", "/app.js"): return WebResponse.file(Array(Assets.js.utf8), type: "text/javascript; charset=utf-8")
-        case ("GET", "/favicon.ico"): return WebResponse(status: 404, headers: WebResponse.common)
+        case ("GET", "/pair"): return .answer(pair(request))
+        case ("GET", "/style.css"): return .answer(WebResponse.file(Array(Assets.css.utf8), type: "text/css; charset=utf-8"))
+        case ("GET", "/app.js"): return .answer(WebResponse.file(Array(Assets.js.utf8), type: "text/javascript; charset=utf-8"))
+        case ("GET", "/favicon.ico"): return .answer(WebResponse(status: 404, headers: WebResponse.common))
         default: break
         }
         let session: WebSession?
         do {
             session = try database.webSession(token: request.cookies[Self.cookie] ?? "", now: now(), maxIdle: maxIdle)
         } catch {
-            return page(nil, "RideGuard", "<p class=bad>The database cannot be read: \(esc("\(error)"))</p>", status: 500)
+            return .answer(page(nil, "RideGuard", "<p class=bad>The database cannot be read: \(esc("\(error)"))</p>", status: 500))
         }
         guard let session else {
-            return page(nil, "Not paired", Pages.notPaired, status: 401)
+            return .answer(page(nil, "Not paired", Pages.notPaired, status: 401))
         }
         if request.method == "POST" {
             guard Self.sameOrigin(request), Self.equalInConstantTime(request.form["csrf"] ?? "", session.csrf) else {
-                return page(session, "Refused", "<p class=bad>This change did not come from RideGuard's own page (its form token is missing or wrong): open the page again and retry.</p>", status: 403)
+                return .answer(page(session, "Refused", "<p class=bad>This change did not come from RideGuard's own page (its form token is missing or wrong): open the page again and retry.</p>", status: 403))
             }
         } else if request.method != "GET" {
-            return WebResponse(status: 405, headers: [("Allow", "GET, POST")] + WebResponse.common)
+            return .answer(WebResponse(status: 405, headers: [("Allow", "GET, POST")] + WebResponse.common))
         }
-        return await route(request, session)
+        if request.path == "/checks/doctor" { return .doctor(session) }
+        return .answer(route(request, session))
     }
 
-    private func route(_ request: WebRequest, _ session: WebSession) async -> WebResponse {
+    private func route(_ request: WebRequest, _ session: WebSession) -> WebResponse {
         let post = request.method == "POST"
         switch request.path {
         case "/": return page(session, "Status", Pages.statusPage(live: statusPart()), nav: "/")
@@ -63,7 +80,6 @@ package final class WebApp: Sendable {
         case "/profile": return post ? changeProfile(request.form, session) : profilePage(session, said: request.query["done"].flatMap { Pages.done[$0] })
         case "/checks": return post ? checkAction(request.form, session) : page(session, "Checks", Pages.checksPage(live: buttonPart(), said: request.query["done"].flatMap { Pages.done[$0] }), nav: "/checks")
         case "/live/button": return part(buttonPart())
-        case "/checks/doctor": return await doctorPage(session)
         case "/journal": return journalPage(request.query, session)
         case "/recordings": return post ? recordingAction(request.form, session) : recordingsPage(session, said: nil)
         case "/recordings/file": return recordingFile(request.query["name"] ?? "", session)
@@ -89,7 +105,7 @@ package final class WebApp: Sendable {
         let code = (request.query["code"] ?? "").lowercased()
         let session: WebSession?
         do {
-            session = code.count == 12 ? try database.redeemPairingCode(code, label: request.headers["user-agent"] ?? "a browser", now: at) : nil
+            session = code.count == 12 ? try database.redeemPairingCode(code, label: request.headers["user-agent"] ?? "a browser", now: at, maxIdle: maxIdle) : nil
         } catch {
             return page(nil, "Pairing", "<p class=bad>The pairing could not be saved (\(esc("\(error)"))): is the SD card full or read-only?</p>", status: 500)
         }
@@ -130,9 +146,17 @@ package final class WebApp: Sendable {
         }
     }
 
+    /// The status; when the agent does not protect, why, as it said so last (its journal), never
+    /// guessed here.
     func statusPart() -> String {
+        let agent = agent()
+        var why: String?
+        if case .running(let status) = agent, status.state == .disarmed {
+            why = (try? database.journal(kind: JournalKind.system.rawValue, limit: 50))?
+                .first { $0.text.hasPrefix(Pages.notProtecting) }.map { String($0.text.dropFirst(Pages.notProtecting.count)) }
+        }
         let profile = try? database.profile()
-        return Pages.status(agent(), hasMessage: profile?.message != nil, now: now())
+        return Pages.status(agent, notProtectingBecause: why, hasMessage: profile?.message != nil, now: now())
     }
 
     func buttonPart() -> String {

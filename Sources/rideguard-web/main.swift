@@ -102,8 +102,8 @@ struct Carrier: HTTPHandler {
         case .ip4(let address, _)?, .ip6(let address, _)?: address
         default: "unknown"
         }
-        var query: [String: String] = [:]
-        for item in request.query where query[item.name] == nil { query[item.name] = item.value }
+        // The query as it came, decoded as the forms are (a GET form writes a space as +).
+        let query = WebRequest.fields(request.target.query(percentEncoded: true))
         let answer = await app.handle(WebRequest(method: request.method.rawValue, path: request.path, query: query, headers: headers,
                                                   body: body, remote: remote))
         var out = HTTPHeaders()

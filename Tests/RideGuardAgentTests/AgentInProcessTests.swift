@@ -383,8 +383,8 @@ import Testing
         let answer = replies("+33700000001")[0]
         #expect(answer.hasPrefix("RideGuard: ouvrez ce lien sur ce telephone") && answer.contains("http://192.168.4.1:8080/pair?code="), "\(answer)")
         let code = String(try #require(answer.components(separatedBy: "code=").last))
-        #expect(try database.redeemPairingCode(code, label: "test", now: agent.clock.now()) != nil, "the link pairs")
-        #expect(try database.redeemPairingCode(code, label: "test", now: agent.clock.now()) == nil, "once")
+        #expect(try database.redeemPairingCode(code, label: "test", now: agent.clock.now(), maxIdle: 86_400) != nil, "the link pairs")
+        #expect(try database.redeemPairingCode(code, label: "test", now: agent.clock.now(), maxIdle: 86_400) == nil, "once")
         #expect(replies("+4915112345678").isEmpty, "a contact got a pairing link")
         let journal = Self.journal(folder, kind: "messages")
         #expect(journal.contains("PAIR from Jo (+49•••••••5678): only the rider's own phone may pair"), "\(journal)")

@@ -119,6 +119,23 @@ import Testing
         #expect(try String(contentsOf: folder.appendingPathComponent("read.txt"), encoding: .utf8) == "denied\n")
     }
 
+    /// The database's folder is the group's to write (the page, rideguard-web, is in it): a link
+    /// one of them plants as SQLite's journal is not followed by root's command line, whose write
+    /// is refused with the reason; what the link points at is untouched.
+    @Test func aLinkPlantedAsTheJournalIsNotFollowed() throws {
+        let folder = try Self.openFolder("journal-link")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("state/rideguard.sqlite").path
+        #expect(try Rideguard.run(["contacts", "add", "Sam", "+33612345678", "--database", database]).status == 0)
+        #expect(Self.mode((database as NSString).deletingLastPathComponent) == 0o770)
+        let precious = folder.appendingPathComponent("precious").path
+        try Data("precious\n".utf8).write(to: URL(fileURLWithPath: precious))
+        #expect(symlink(precious, database + "-journal") == 0)
+        let refused = try Rideguard.run(["contacts", "add", "Jo", "+4915112345678", "--database", database])
+        #expect(refused.status != 0 && refused.stderr.contains("unable to open"), "\(refused.stderr)")
+        #expect(try String(contentsOfFile: precious, encoding: .utf8) == "precious\n")
+    }
+
     @Test func aDatabaseOthersCouldReadIsTightenedAndTheJournalSaysSo() throws {
         let folder = try Self.openFolder("tighten")
         defer { try? FileManager.default.removeItem(at: folder) }

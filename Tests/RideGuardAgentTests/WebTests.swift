@@ -63,11 +63,11 @@ import Testing
             return web
         }
 
-        func agent() throws -> Spawned {
+        func agent(until state: WorkflowState = .armed) throws -> Spawned {
             let agent = try start(["run"], log: "agent.log")
             let deadline = Date().addingTimeInterval(30)
             while Date() < deadline {
-                if case .running(let status) = Doctor.agentStatus(folder.appendingPathComponent("run/control.sock").path), status.state == .armed { break }
+                if case .running(let status) = Doctor.agentStatus(folder.appendingPathComponent("run/control.sock").path), status.state == state { break }
                 usleep(100_000)
             }
             return agent
@@ -211,6 +211,25 @@ import Testing
         #expect(try RideGuardDatabase(path: bike.database).webSessions().isEmpty)
     }
 
+    /// Why it does not protect is the agent's own word (its journal), not a guess of the page's; a
+    /// missing message is said, and is no reason.
+    @Test(.timeLimit(.minutes(2)))
+    func aBikeThatDoesNotProtectSaysWhyAsTheAgentDid() throws {
+        let bike = try Bike()
+        #expect(try Rideguard.run(["contacts", "remove", "Sam", "--config", bike.config]).status == 0)
+        let agent = try bike.agent(until: .disarmed), web = try bike.web()
+        defer { web.kill(); agent.kill() }
+        let status = try HTTP.get(bike.base + "/live/status", cookie: try bike.paired().cookie)
+        #expect(status.text.contains("NOT protecting: no emergency contact (rideguard contacts add NAME NUMBER)"), "\(status.text)")
+        #expect(!status.text.contains("No alert message"), "the bike has one")
+        // Without a message of the rider's own, armed: said, and still "Protecting".
+        let armed = AgentStatus(state: .armed, countdownSeconds: nil, buzzer: .armed,
+                                sensor: .init(simulated: true, samples: 100, rateHz: 100, lastSampleAgeSeconds: 0.01, gravityG: 1, lastFault: nil),
+                                gpio: .init(simulated: true, problem: nil), fix: nil, modem: .simulated, pendingMessages: 0, contacts: 1)
+        let page = Pages.status(.running(armed), notProtectingBecause: nil, hasMessage: false, now: 0)
+        #expect(page.contains("Protecting") && page.contains("No alert message of the rider's own yet"))
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func wrongCodesAreRateLimited() throws {
         let bike = try Bike()
@@ -250,6 +269,14 @@ import Testing
         #expect(await get("/contacts", cookie: String(token)).status == 200, "used within session_days")
         clock.now += configuration.web.sessionDays * 86_400 + 1
         #expect(await get("/contacts", cookie: String(token)).status == 401, "unused for longer than session_days")
+        // …and is cleared from the database at the next pairing.
+        _ = await get("/pair", query: ["code": try database.newPairingCode(now: clock.now)])
+        #expect(try database.webSessions().count == 1)
+        // The clock set back an hour (a Pi without a real-time clock, corrected): a code made
+        // before is from the "future", and refused rather than living an hour and ten minutes.
+        let early = try database.newPairingCode(now: clock.now)
+        clock.now -= 3600
+        #expect(await get("/pair", query: ["code": early]).status == 403)
     }
 
     @Test func pagesEscapeWhatTheyShow() {
