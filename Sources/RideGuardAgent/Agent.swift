@@ -88,7 +88,7 @@ package final class Agent: Sendable {
             OutboxService(outbox: database.outbox, transport: transport, doorbell: doorbell, emergency: emergency, clock: clock, logger: part("outbox")),
         ]
         if let modem {
-            services.append(ModemHealthService(modem: modem, outbox: database.outbox, database: database, announcer: announcer, clock: clock,
+            services.append(ModemHealthService(modem: modem, outbox: database.outbox, database: database, announcer: announcer, emergency: emergency, clock: clock,
                                                logger: part("modem")))
         }
         services.append(CallService(calls: calls, caller: caller, settings: configuration.calls, database: database, emergency: emergency,
@@ -115,7 +115,7 @@ package final class Agent: Sendable {
                            fleet: fleetStatus, recorder: recorder, buzzer: buzzer,
                            database: database, clock: clock, logger: part("control")),
             RetentionService(database: database, keepDays: configuration.keepDays, clock: clock, logger: part("retention")),
-            ArmingService(emergency: emergency, sensor: sensor, database: database, clock: clock, logger: part("arming")),
+            ArmingService(emergency: emergency, database: database, clock: clock, logger: part("arming")),
         ]
         if let traccar = configuration.traccar {
             services.append(TraccarService(settings: traccar, whereabouts: whereabouts, bike: bike, database: database, clock: clock,

@@ -34,13 +34,13 @@ struct ButtonService: Service, CustomStringConvertible {
             case .opened:
                 problems.set("button", nil)
                 if lost.exchange(false, ordering: .acquiringAndReleasing) {
-                    emergency.post(.event(.partRecovered(at: clock.now(), summary: "button back: \(address) works again")))
+                    emergency.post(.event(.health(.button, problem: nil, at: clock.now())))
                 }
             case .failed(let error, let retry):
                 problems.set("button", "\(error); retrying")
                 logger.warning("button: \(error); retrying in \(DecimalFormat.string(retry, decimals: 1)) s")
                 if !lost.exchange(true, ordering: .acquiringAndReleasing) {
-                    emergency.post(.event(.sensorFault(at: clock.now(), summary: "button lost: \(error); retrying until it is back")))
+                    emergency.post(.event(.health(.button, problem: "the button (\(address)) cannot be read: \(error); a false alarm cannot be cancelled on the bike", at: clock.now())))
                 }
             }
         })

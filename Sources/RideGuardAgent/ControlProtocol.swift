@@ -284,6 +284,9 @@ package struct AgentStatus: Codable, Equatable, Sendable {
     }
 
     package var state: WorkflowState
+    /// Whether an alert would reach someone now, as the workflow says it (the one answer the
+    /// buzzer, the page and the fleet follow); nil from an agent older than this field.
+    package var protection: Protection?
     package var countdownSeconds: Double?
     package var buzzer: BuzzerPattern
     package var sensor: Sensor
@@ -303,13 +306,14 @@ package struct AgentStatus: Codable, Equatable, Sendable {
     /// Nil when no broker is configured.
     package var fleet: Fleet?
 
-    package init(state: WorkflowState, countdownSeconds: Double?, buzzer: BuzzerPattern, sensor: Sensor, gpio: GPIO, fix: Position?,
+    package init(state: WorkflowState, protection: Protection? = nil, countdownSeconds: Double?, buzzer: BuzzerPattern, sensor: Sensor, gpio: GPIO, fix: Position?,
                 modem: Modem, pendingMessages: Int, contacts: Int, calls: String? = nil, acknowledgement: Acknowledgement? = nil,
                 bike: Bike? = nil, storageProblem: String? = nil, fleet: Fleet? = nil) {
         self.fleet = fleet
         self.bike = bike
         self.storageProblem = storageProblem
         self.state = state
+        self.protection = protection
         self.countdownSeconds = countdownSeconds
         self.buzzer = buzzer
         self.sensor = sensor
@@ -323,7 +327,7 @@ package struct AgentStatus: Codable, Equatable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case state, buzzer, sensor, gpio, fix, modem, contacts, calls, acknowledgement, bike, fleet
+        case state, protection, buzzer, sensor, gpio, fix, modem, contacts, calls, acknowledgement, bike, fleet
         case storageProblem = "storage_problem"
         case countdownSeconds = "countdown_s"
         case pendingMessages = "pending_messages"

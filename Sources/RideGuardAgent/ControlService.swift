@@ -88,7 +88,7 @@ struct ControlService: Service, CustomStringConvertible {
         let modemStatus: AgentStatus.Modem
         if let modem { modemStatus = AgentStatus.Modem(await modem.health) } else { modemStatus = .simulated }
         return AgentStatus(
-            state: snapshot.state, countdownSeconds: snapshot.countdownRemaining(at: now), buzzer: snapshot.buzzer,
+            state: snapshot.state, protection: snapshot.protection, countdownSeconds: snapshot.countdownRemaining(at: now), buzzer: snapshot.buzzer,
             sensor: AgentStatus.Sensor(simulated: simulatedIMU, samples: s.samples, rateHz: s.rateHz,
                                        lastSampleAgeSeconds: s.lastSampleWall.isNaN ? nil : now - s.lastSampleWall,
                                        gravityG: s.gravityG.isFinite ? s.gravityG : nil, lastFault: s.lastFault,

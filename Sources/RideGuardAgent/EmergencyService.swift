@@ -65,9 +65,12 @@ package actor EmergencyService {
     private let inputs: AsyncStream<Posted>
     private nonisolated let sink: AsyncStream<Posted>.Continuation
     private var lostInputs = 0
+    private var toldSystemd: Protection?
 
     package var state: WorkflowState { workflow.state }
     package var snapshot: EmergencyWorkflow { workflow }
+    /// Whether an alert would reach someone now: what every part of the agent shows.
+    package var protection: Protection { workflow.protection }
     /// The button as the agent last saw it: held down now, and when it was last pressed (for the
     /// phone's "press the button now" check).
     package var button: (down: Bool, lastPress: Double?) { (decoder.isDown, lastPress) }
@@ -161,6 +164,14 @@ package actor EmergencyService {
         outputs.journal(JournalEntry(.system, "an input to the emergency workflow was lost: \(Self.bufferedInputs) were waiting (\(lostInputs) lost so far)"))
     }
 
+    /// `systemctl status` says what the workflow says of the protection, each time it changes.
+    private func tellSystemd() {
+        let protection = workflow.protection
+        guard protection != toldSystemd else { return }
+        toldSystemd = protection
+        SystemdNotify.send("STATUS=" + protection.summary)
+    }
+
     private func scheduleGestureTick() {
         gestureTick?.cancel()
         guard let deadline = decoder.nextDeadline else { return }
@@ -172,6 +183,7 @@ package actor EmergencyService {
     }
 
     private func perform(_ actions: [WorkflowAction]) async {
+        defer { tellSystemd() }
         for action in actions {
             switch action {
             case .persist:
@@ -180,6 +192,8 @@ package actor EmergencyService {
                 }
             case .buzzer(let pattern):
                 await buzzer.play(pattern)
+            case .buzzerOnce(let pattern):
+                await buzzer.check(pattern)
             case .startTimer(let timer, let deadline):
                 timers[timer]?.cancel()
                 let clock = self.clock
@@ -218,7 +232,7 @@ package actor EmergencyService {
         let now = clock.now()
         if kind == .alert && !outcome.queued.isEmpty { await perform(workflow.handle(.alertsQueued(to: outcome.queued, at: now))) }
         guard let problem = outcome.problem else {
-            if attempt > 1 { post(.event(.partRecovered(at: now, summary: "\(kind.rawValue) queued after \(attempt) attempts"))) }
+            if attempt > 1 { post(.event(.messagesQueued(at: now, summary: "\(kind.rawValue) queued after \(attempt) attempts"))) }
             return
         }
         if attempt == 1 { post(.event(.messagesBlocked(at: now, summary: "could not queue the \(kind.rawValue): \(problem); retrying"))) }

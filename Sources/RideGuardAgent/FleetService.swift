@@ -311,7 +311,7 @@ final class FleetService: Service, CustomStringConvertible {
                         published = event.seq
                     }
                 }
-                let state = stateFacts(state, now: now)
+                let state = stateFacts(state, protection: await emergency.protection, now: now)
                 let due = FleetState.due(last: lastState, key: state.key, position: state.position, asked: news.stateAsked,
                                         riding: bike.context == .riding, now: now, every: settings.stateIntervalSeconds)
                 if due, (try? link.publish(MQTTMessage(topic: topics.state, payload: Array(state.json.utf8), qos: 1, retain: true))) != nil {
@@ -342,9 +342,12 @@ final class FleetService: Service, CustomStringConvertible {
     /// The retained state: `key` is what is published at once when it changes (the workflow's
     /// state, the bike's context, the sensor), `position` what is published at most every
     /// `state_interval_s`.
-    private func stateFacts(_ state: WorkflowState, now: Double) -> (json: String, key: String, position: String) {
+    private func stateFacts(_ state: WorkflowState, protection: Protection, now: Double) -> (json: String, key: String, position: String) {
         var key = JSONLine()
         key.add("state", Self.stateName(state))
+        // The workflow's verdict, as the buzzer, `status` and the page have it.
+        key.add("protection", protection.level.rawValue)
+        if !protection.reasons.isEmpty { key.add("reasons", protection.reasons.joined(separator: "; ")) }
         key.add("context", bike.context.rawValue)
         let s = sensor.snapshot
         let seeing = !s.lastSampleWall.isNaN && now - s.lastSampleWall <= 2

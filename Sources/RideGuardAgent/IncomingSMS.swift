@@ -67,8 +67,19 @@ final class IncomingSMS: Sendable {
     }
 
     private func handle(_ text: String, from sender: String, at now: Double) async {
-        let contact = ((try? database.contacts()) ?? []).first { (try? PhoneNumber($0.number))?.isSender(sender) == true }
-        let riderPhone = (try? database.profile().phone).flatMap { try? PhoneNumber($0) }
+        // Who wrote decides what is done: a database that fails is never "nobody we know". The
+        // contacts read last answer (as for the calls); never read, the failure is journaled.
+        let contacts: [Contact]
+        do { contacts = try database.contactsToAlert() } catch {
+            contacts = []
+            journal(.messages, "SMS from \(PhoneNumber.mask(sender)): the contacts cannot be read (\(error)), so it cannot be told whether a contact wrote")
+        }
+        let contact = contacts.first { (try? PhoneNumber($0.number))?.isSender(sender) == true }
+        let riderPhone: PhoneNumber?
+        do { riderPhone = try database.profile().phone.flatMap { try? PhoneNumber($0) } } catch {
+            riderPhone = nil
+            journal(.messages, "SMS from \(PhoneNumber.mask(sender)): the rider's profile cannot be read (\(error))")
+        }
         let fromRider = riderPhone?.isSender(sender) == true
         // Answers go to the number as stored (E.164), whatever form the network gave the sender in.
         let number = contact?.number ?? (fromRider ? riderPhone!.e164 : sender)
@@ -77,7 +88,9 @@ final class IncomingSMS: Sendable {
         let command = SMSCommand(text)
         switch command {
         case .whereAreYou? where contact != nil:
-            await answer(.whereAreYou, from: who, to: number, at: now) { try messages.queueWhereReply(to: number, state: await emergency.state) }
+            await answer(.whereAreYou, from: who, to: number, at: now) {
+                try messages.queueWhereReply(to: number, state: await emergency.state, protection: await emergency.protection.level)
+            }
         case .acknowledge? where contact != nil:
             // The workflow journals it, and stops the calls when an emergency is under way.
             // Handled before the modem moves on: calls waiting for it are stopped before they dial.
@@ -85,7 +98,9 @@ final class IncomingSMS: Sendable {
         case .status? where fromRider:
             let s = sensor.snapshot
             let rate = now - s.lastSampleWall <= 1 ? s.rateHz : nil      // NaN (never sampled) is not within
-            await answer(.status, from: who, to: number, at: now) { try messages.queueStatusReply(to: number, state: await emergency.state, sensorRateHz: rate) }
+            await answer(.status, from: who, to: number, at: now) {
+                try messages.queueStatusReply(to: number, state: await emergency.state, protection: await emergency.protection.level, sensorRateHz: rate)
+            }
         case .status? where contact != nil:
             journal(.messages, "STATUS from \(who): only the rider's own phone may ask (rideguard profile set --phone); not answered")
         case .pair? where fromRider:

@@ -76,15 +76,15 @@ final class MessageQueue: Sendable {
 
     /// The answer to a contact's WHERE (what the agent is doing, the latest position), through the
     /// outbox like every message.
-    func queueWhereReply(to number: String, state: WorkflowState) throws {
-        try queueReply(to: number) { context in MessageComposer.whereReply(context, state: state) }
+    func queueWhereReply(to number: String, state: WorkflowState, protection: Protection.Level) throws {
+        try queueReply(to: number) { context in MessageComposer.whereReply(context, state: state, protection: protection) }
     }
 
     /// The answer to the rider's STATUS: the state, the IMU, what waits in the outbox, the position.
-    func queueStatusReply(to number: String, state: WorkflowState, sensorRateHz: Double?) throws {
+    func queueStatusReply(to number: String, state: WorkflowState, protection: Protection.Level, sensorRateHz: Double?) throws {
         let waiting = try database.outbox.countPending()
         try queueReply(to: number) { context in
-            MessageComposer.statusReply(context, state: state, sensorRateHz: sensorRateHz, waiting: waiting)
+            MessageComposer.statusReply(context, state: state, protection: protection, sensorRateHz: sensorRateHz, waiting: waiting)
         }
     }
 

@@ -13,6 +13,7 @@ struct ModemHealthService: Service, CustomStringConvertible {
     let outbox: Outbox
     let database: RideGuardDatabase
     let announcer: FleetAnnouncer
+    let emergency: EmergencyService
     let clock: any ServiceClock
     let logger: Logger
     var description: String { "modem health" }
@@ -27,6 +28,10 @@ struct ModemHealthService: Service, CustomStringConvertible {
                     let summary = health.problem ?? (health.registered
                         ? "ready, network \(health.registration?.rawValue ?? "?")"
                         : "not registered (\(health.registration ?? .unknown))")
+                    // A modem that does not answer sends no alert: the rider is not protected. A
+                    // network lost is not that: an alert waits for it, and `status` shows it.
+                    emergency.post(.event(.health(.modem, problem: health.problem.map { "the modem does not answer (\($0)): no alert can be sent" },
+                                                  at: clock.now())))
                     if summary != last {
                         last = summary
                         database.journal(JournalEntry(.system, "modem: \(summary)"), at: clock.now())

@@ -2,6 +2,7 @@ import Logging
 import RideGuardCore
 import ServiceLifecycle
 import Storage
+import Synchronization
 
 /// Sends what the outbox holds: when a message is queued (the doorbell), when a retry falls due,
 /// and at least every `fallbackSeconds` (messages queued by another process, such as `rideguard
@@ -25,11 +26,18 @@ struct OutboxService: Service, CustomStringConvertible {
             emergency.post(.event(sent ? .alertDelivered(contact: recipient, at: clock.now())
                                        : .alertFailed(contact: recipient, at: clock.now())))
         }
-        _ = try? await sender.resume()
+        // Messages a power cut interrupted go first; until they could be put back (the database
+        // cannot even be read), sending waits: their alert must not be passed over.
+        let resumed = Atomic<Bool>(false)
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 var wake = clock.now() + 1          // after a database error: try again soon
                 do {
+                    if !resumed.load(ordering: .relaxed) {
+                        let count = try await sender.resume()
+                        resumed.store(true, ordering: .relaxed)
+                        if count > 0 { logger.warning("outbox: \(count) message(s) interrupted while being sent (a power cut?): sending them again") }
+                    }
                     try await sender.sendDue()
                     wake = min(clock.now() + Self.fallbackSeconds, try outbox.nextAttempt() ?? .infinity)
                 } catch {

@@ -51,10 +51,9 @@ struct SamplerService: Service, CustomStringConvertible {
                     logger.info("IMU: \(device) at \(Int(rate)) Hz\(gyro ? " with gyro" : "")")
                 case .stalled(let seconds):
                     health.fault("stalled")
-                    health.wentBlind()
-                    emergency.post(.event(.sensorFault(at: clock.now(), summary: "the IMU stalled: no sample for \(DecimalFormat.string(seconds, decimals: 1)) s")))
+                    health.wentBlind("the IMU sends no sample (stalled for \(DecimalFormat.string(seconds, decimals: 1)) s): a crash cannot be seen", at: clock.now())
                 case .failed(let reason, let retry):
-                    health.wentBlind()
+                    health.wentBlind("the IMU cannot be read (\(reason)): a crash cannot be seen", at: clock.now())
                     logger.warning("IMU: \(reason); retrying in \(DecimalFormat.string(retry, decimals: 1)) s")
                 case .dropped, .rateOff:
                     break
@@ -154,12 +153,26 @@ struct SamplerService: Service, CustomStringConvertible {
             case .sensorFault(_, let fault):
                 if fault.isDroppedSample { return }
                 service.health.fault(fault.summary)
-                service.emergency.post(.event(.sensorFault(at: clock.now(), summary: fault.summary)))
+                switch fault {
+                case .deadAxis:
+                    service.emergency.post(.event(.health(.imuAxis, problem: fault.summary, at: clock.now())))
+                case .implausibleGravity:
+                    service.emergency.post(.event(.health(.imuReading, problem: fault.summary, at: clock.now())))
+                default:
+                    // Over by the time it is seen (a gap ends with the sample that shows it): journaled,
+                    // and the protection is what the parts say now.
+                    let at = clock.now(), database = service.database
+                    journal.async { database.journal(JournalEntry(.system, "sensor: \(fault.summary)"), at: at) }
+                    service.logger.warning("IMU: \(fault.summary)")
+                }
+            case .uprightLearned:
+                // A reading that could be judged at last: the upright is known.
+                service.emergency.post(.event(.health(.imuReading, problem: nil, at: clock.now())))
             case .impact(_, let peak, _, _):
                 let at = clock.now(), database = service.database
                 journal.async { database.journal(JournalEntry(.detections, "impact \(DecimalFormat.string(peak, decimals: 1)) g"), at: at) }
                 service.logger.info("impact \(DecimalFormat.string(peak, decimals: 1)) g")
-            case .uprightLearned, .rearmed:
+            case .rearmed:
                 break
             }
         }

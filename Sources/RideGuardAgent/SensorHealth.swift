@@ -35,7 +35,7 @@ final class SensorHealth: Sendable {
     func sampled(at now: Double, gravityG: Double) -> Bool {
         if blind.load(ordering: .relaxed), blind.exchange(false, ordering: .acquiringAndReleasing) {
             logger.info("IMU: samples again")
-            reportToSystemd()
+            emergency.post(.event(.health(.imu, problem: nil, at: now)))
         }
         return status.withLock { s -> Bool in
             s.samples += 1
@@ -61,26 +61,10 @@ final class SensorHealth: Sendable {
         status.withLock { $0.lastFault = summary }
     }
 
-    /// The IMU sends nothing. Returns true when it was seeing until now.
-    @discardableResult
-    func wentBlind() -> Bool {
-        guard !blind.exchange(true, ordering: .acquiringAndReleasing) else { return false }
-        reportToSystemd()
-        return true
-    }
-
-    /// What systemd shows while armed: seeing, or blind.
-    var armedStatus: String {
-        blind.load(ordering: .acquiring)
-            ? "STATUS=armed but blind: the IMU sends no sample, crashes cannot be detected (rideguard doctor)"
-            : "STATUS=protecting the rider"
-    }
-
-    /// `systemctl status` follows the IMU while armed.
-    private func reportToSystemd() {
-        Task { [self] in
-            if await emergency.state == .armed { SystemdNotify.send(armedStatus) }
-        }
+    /// The IMU sends nothing (`reason`): the workflow hears it once, until samples come again.
+    func wentBlind(_ reason: String, at now: Double) {
+        guard !blind.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        emergency.post(.event(.health(.imu, problem: reason, at: now)))
     }
 }
 

@@ -17,8 +17,9 @@ package enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
     case resumed
     /// Four slow beeps, once: the parked bike fell over (nobody was riding it; the rider is texted).
     case parkedFall = "parked_fall"
-    /// One long beep every 30 s: protecting, but the SD card cannot be written.
-    case storageFault = "storage_fault"
+    /// One long beep every 30 s: protecting, degraded (the SD card cannot be written, an axis or the
+    /// button failed): an alert still goes out; `rideguard status` says what is wrong.
+    case degraded
     /// Three beeps every 5 s: someone in the rider's group needs help (`status` says who, where).
     case groupAlert = "group_alert"
 
@@ -35,7 +36,7 @@ package enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
         case .fault: [(0.6, 0.4), (0.6, 28.4)]
         case .resumed: [(0.1, 0.05), (0.2, 0)]
         case .parkedFall: [(0.5, 0.5), (0.5, 0.5), (0.5, 0.5), (0.5, 0)]
-        case .storageFault: [(1.5, 28.5)]
+        case .degraded: [(1.5, 28.5)]
         case .groupAlert: [(0.3, 0.2), (0.3, 0.2), (0.3, 3.7)]
         }
     }
@@ -43,7 +44,7 @@ package enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
     /// Whether the steps repeat until another pattern replaces them.
     package var repeats: Bool {
         switch self {
-        case .countdownSlow, .countdownFast, .countdownUrgent, .alarm, .fault, .storageFault, .groupAlert: true
+        case .countdownSlow, .countdownFast, .countdownUrgent, .alarm, .fault, .degraded, .groupAlert: true
         case .off, .armed, .acknowledge, .resumed, .parkedFall: false
         }
     }
@@ -60,7 +61,7 @@ package enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
         case .alarm: "long beeps until you act: your contacts are being alerted"
         case .fault: "two long beeps every 30 s: RideGuard is NOT protecting you"
         case .resumed: "two rising chirps: protection resumed"
-        case .storageFault: "one long beep every 30 s: protecting, degraded: the SD card cannot be written (alerts are kept in memory and sent; see rideguard status)"
+        case .degraded: "one long beep every 30 s: protecting, degraded: an alert still goes out, but a part has failed (rideguard status says which: the SD card cannot be written, an IMU axis, the button)"
         case .parkedFall: "four slow beeps, once: the parked bike fell over (nobody was riding it); the rider's own phone is texted, never the contacts"
         case .groupAlert: "three beeps every 5 s: someone in your riding group needs help (rideguard status says who, how far, which way)"
         }

@@ -49,6 +49,8 @@ extension WorkflowState {
     package static let emergencyUnderWay: Set<WorkflowState> = alertsOut.union([.alertCountdown])
     /// The countdown is over: alerts going or gone out (what a contact's OK acknowledges).
     package static let alertsOut: Set<WorkflowState> = [.emergencySending, .emergencySent, .emergencySendingFailed]
+    /// No emergency under way: the buzzer says whether the rider is protected.
+    package static let idle: Set<WorkflowState> = [.disarmed, .armed, .emergencyEnded]
 }
 
 package enum WorkflowTimer: String, Codable, CaseIterable, Sendable {
@@ -148,13 +150,13 @@ package enum WorkflowEvent: Equatable, Sendable {
     case alertDelivered(contact: String, at: Double)
     /// The alert to this contact cannot be sent (the network refused the number for good).
     case alertFailed(contact: String, at: Double)
-    case sensorFault(at: Double, summary: String)
-    /// A part that had failed works again ("button back").
-    case partRecovered(at: Double, summary: String)
+    /// A part's health: its problem, or nil when it works (again). Whether the rider is protected
+    /// follows (`protection`).
+    case health(HealthPart, problem: String?, at: Double)
     /// Messages the emergency needs could not be queued (the database failed); the owner retries.
     case messagesBlocked(at: Double, summary: String)
-    /// The database cannot be written: still protecting, the alerts kept in memory (`partRecovered` ends it).
-    case storageFault(at: Double, summary: String)
+    /// The messages blocked before are queued now.
+    case messagesQueued(at: Double, summary: String)
     /// A usable GPS fix arrived.
     case locationFix(at: Double)
     /// A contact answered a call or replied OK.
@@ -174,6 +176,8 @@ package enum WorkflowAction: Equatable, Sendable {
     case startTracking
     case stopTracking
     case journal(JournalEntry)
+    /// Sound a pattern once, then what was playing goes on (a parked fall over a warning).
+    case buzzerOnce(BuzzerPattern)
     /// Tell the fleet (the events table, published over MQTT when configured).
     case announce(FleetEvent)
     /// Ring the contacts, round after round, until acknowledged or stopped.
@@ -212,6 +216,11 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
     /// The press in progress already did something: further holds of it do nothing more (holding
     /// "I'm fine" past 3 s must not raise a manual SOS).
     package private(set) var pressConsumed = false
+    /// What the last arming check found in the way (no contact, contacts unreadable); nil before
+    /// the first. An emergency ended by the rider resumes protection only without them.
+    package private(set) var armingProblems: [String]?
+    /// The parts that have a problem now, by `HealthPart` raw value (reported again after a restart).
+    package private(set) var health: [String: String]?
 
     package init(configuration: WorkflowConfiguration = WorkflowConfiguration()) {
         self.configuration = configuration
@@ -227,6 +236,29 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
     /// alerts and updates while the alert is out, the all-clear and the parked fall always.
     package func wants(_ kind: MessageKind) -> Bool {
         kind == .allClear || kind == .parkedFall || WorkflowState.alertsOut.contains(state)
+    }
+
+    /// Whether an alert would reach someone now, from the state, the last arming check and the
+    /// parts' health: what the buzzer plays while nothing of an emergency sounds, and what
+    /// `status`, the page, systemd and the fleet say.
+    package var protection: Protection {
+        let problems = (health ?? [:]).compactMap { key, problem in HealthPart(rawValue: key).map { (part: $0, problem: problem) } }
+            .sorted { $0.part < $1.part }
+        let blocking = problems.filter { $0.part.blocksAlerts }.map(\.problem)
+        let degrading = problems.filter { !$0.part.blocksAlerts }.map(\.problem)
+        switch state {
+        case .alertCountdown, .emergencySending, .emergencySent, .emergencySendingFailed:
+            return Protection(.emergency)
+        case .disarmed:
+            let why = armingProblems.flatMap { $0.isEmpty ? nil : $0 } ?? ["starting: the contacts are not checked yet"]
+            return Protection(.notProtecting, reasons: why + blocking)
+        case .emergencyEnded:
+            return Protection(.notProtecting, reasons: ["the emergency is over: press the button to resume protection"] + blocking)
+        case .armed:
+            if !blocking.isEmpty { return Protection(.notProtecting, reasons: blocking) }
+            if !degrading.isEmpty { return Protection(.degraded, reasons: degrading) }
+            return Protection(.protecting)
+        }
     }
 
     package mutating func handle(_ event: WorkflowEvent) -> [WorkflowAction] {
@@ -259,7 +291,10 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
             // says it to whoever is near (unless an emergency's own pattern sounds).
             actions.append(.journal(JournalEntry(.detections, "parked bike fell over: \(summary) (nobody riding: no countdown, the rider's phone is told)")))
             actions.append(.announce(FleetEvent(.parkedFall, summary: summary)))
-            if state == .armed || state == .disarmed || state == .emergencyEnded { play(.parkedFall, &actions) }
+            if WorkflowState.idle.contains(state) {
+                // A warning that repeats goes on after the four beeps: the parked fall does not end it.
+                if buzzer.repeats { actions.append(.buzzerOnce(.parkedFall)) } else { play(.parkedFall, &actions) }
+            }
             actions.append(.queueMessages(.parkedFall, to: .rider))
         case .gesture(let gesture):
             handle(gesture, into: &actions)
@@ -275,31 +310,22 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         case .alertFailed(let contact, let t):
             alertsAwaited?.removeAll { $0 == contact }
             if state == .emergencySending && !alerted.isEmpty && alertsAwaited?.isEmpty != false { enterSent(at: t, into: &actions) }
-        case .sensorFault(_, let summary):
-            actions.append(.journal(JournalEntry(.system, "sensor fault: \(summary)")))
-            actions.append(.announce(FleetEvent(.sensorFault, summary: summary)))
-            if state == .armed { play(.fault, &actions) }
-        case .storageFault(_, let summary):
-            actions.append(.journal(JournalEntry(.system, "storage fault: \(summary) (protecting, degraded)")))
-            actions.append(.announce(FleetEvent(.storageFault, summary: summary)))
-            if state == .armed && buzzer != .fault { play(.storageFault, &actions) }
-        case .partRecovered(_, let summary):
-            actions.append(.journal(JournalEntry(.system, summary)))
-            actions.append(.announce(FleetEvent(.partRecovered, summary: summary)))
-            if buzzer == .fault || buzzer == .storageFault {
-                if state == .armed { play(.resumed, &actions) }
-                if state == .emergencySending || state == .emergencySendingFailed { play(.alarm, &actions) }
-            }
+        case .health(let part, let problem, _):
+            report(part, problem, into: &actions)
         case .messagesBlocked(_, let summary):
             // The rider must know that nobody is being alerted: the fault pattern replaces the alarm.
             actions.append(.journal(JournalEntry(.alerts, summary)))
             actions.append(.announce(FleetEvent(.messagesBlocked, summary: summary)))
             play(.fault, &actions)
+        case .messagesQueued(_, let summary):
+            actions.append(.journal(JournalEntry(.alerts, summary)))
+            actions.append(.announce(FleetEvent(.partRecovered, summary: summary)))
+            if buzzer == .fault && (state == .emergencySending || state == .emergencySendingFailed) { play(.alarm, &actions) }
         case .acknowledged(let acknowledgement):
             acknowledge(acknowledgement, into: &actions)
         case .groupAlert(let summary, _):
             // Heard when nothing of the rider's own sounds: their emergency and a fault come first.
-            let quiet = [.armed, .disarmed, .emergencyEnded].contains(state) && buzzer != .fault && buzzer != .storageFault
+            let quiet = WorkflowState.idle.contains(state) && protection.warning == nil
             if let summary {
                 actions.append(.journal(JournalEntry(.alerts, "riding group: \(summary)")))
                 if quiet { play(.groupAlert, &actions) }
@@ -312,6 +338,11 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
             fixSeenSinceEmergency = true
             // An alert that went out without a position is followed by one as soon as there is a fix.
             if state == .emergencySent { actions.append(.queueMessages(.locationUpdate, to: .only(alerted))) }
+        }
+        if WorkflowState.idle.contains(before.state) && WorkflowState.idle.contains(state) {
+            follow(before.protection, before: before.state, into: &actions)
+        } else if WorkflowState.idle.contains(state) {
+            warnAfterEmergency(into: &actions)
         }
         if self != before { actions.insert(.persist, at: 0) }
         return actions
@@ -340,7 +371,9 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         }
         // Outside an emergency, a new run has seen no position yet; within one, what the alert
         // carried is what counts (a restart must not send another position at once).
-        if [.disarmed, .armed, .emergencyEnded].contains(state) { fixSeenSinceEmergency = false }
+        if WorkflowState.idle.contains(state) { fixSeenSinceEmergency = false }
+        // The parts report their health again in this run.
+        health = nil
         if state != .disarmed && state != .armed {
             actions.append(.journal(JournalEntry(.system, "resumed in state \(state.rawValue) after a restart")))
         }
@@ -349,24 +382,73 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
 
     // MARK: - Transitions
 
+    /// The arming check's result: armed without problems, disarmed with them (the buzzer, the
+    /// journal and the fleet follow the protection). An emergency is not interrupted by it; what it
+    /// found decides whether the rider can resume protection after it.
     private mutating func arm(problems: [String], into actions: inout [WorkflowAction]) {
-        switch state {
-        case .disarmed, .armed:
-            if problems.isEmpty {
-                if state != .armed || buzzer == .fault {
-                    state = .armed
-                    play(.armed, &actions)
-                    actions.append(.journal(JournalEntry(.system, "armed: protecting the rider")))
-                    actions.append(.announce(FleetEvent(.armed)))
-                }
-            } else {
-                state = .disarmed
-                play(.fault, &actions)
-                actions.append(.journal(JournalEntry(.system, "not protecting: " + problems.joined(separator: "; "))))
-                actions.append(.announce(FleetEvent(.notProtecting, summary: problems.joined(separator: "; "))))
-            }
-        default:
-            break  // an emergency is not interrupted by a health check
+        armingProblems = problems
+        if state == .disarmed || state == .armed { state = problems.isEmpty ? .armed : .disarmed }
+    }
+
+    /// A part's problem, or its recovery: journaled and told to the fleet when it changes.
+    private mutating func report(_ part: HealthPart, _ problem: String?, into actions: inout [WorkflowAction]) {
+        var problems = health ?? [:]
+        guard problems[part.rawValue] != problem else { return }
+        let had = problems[part.rawValue] != nil
+        problems[part.rawValue] = problem
+        health = problems.isEmpty ? nil : problems
+        let fleetName: FleetEvent.Name = part == .storage ? .storageFault : .sensorFault
+        if let problem {
+            let effect = part.blocksAlerts ? "" : " (protecting, degraded)"
+            actions.append(.journal(JournalEntry(.system, "\(part.rawValue) fault: \(problem)\(effect)")))
+            if part != .modem { actions.append(.announce(FleetEvent(fleetName, summary: problem))) }
+        } else if had {
+            actions.append(.journal(JournalEntry(.system, "\(part.rawValue): \(part.recovered)")))
+            if part != .modem { actions.append(.announce(FleetEvent(.partRecovered, summary: part.recovered))) }
+        }
+    }
+
+    /// An emergency ended in a state that does not protect (the rider cancelled the alert, tracking
+    /// ended, no contact left): its last beeps sound, then the warning goes on.
+    private mutating func warnAfterEmergency(into actions: inout [WorkflowAction]) {
+        let now = protection
+        guard let warning = now.warning, buzzer != warning else { return }
+        let last = actions.lastIndex { if case .buzzer(let pattern) = $0 { pattern != .off && !pattern.repeats } else { false } }
+        if let last, case .buzzer(let once) = actions[last] {
+            actions[last] = .buzzer(warning)
+            actions.insert(.buzzerOnce(once), at: last + 1)
+            buzzer = warning
+        } else {
+            play(warning, &actions)
+        }
+        actions.append(.journal(JournalEntry(.system, "not protecting: " + now.reasons.joined(separator: "; "))))
+        actions.append(.announce(FleetEvent(.notProtecting, summary: now.reasons.joined(separator: "; "))))
+    }
+
+    /// Outside an emergency the buzzer, the journal and the fleet follow the protection: a warning
+    /// while not protecting or degraded, a chirp when protection (re)starts, a line for each change.
+    private mutating func follow(_ was: Protection, before: WorkflowState, into actions: inout [WorkflowAction]) {
+        let now = protection
+        // Before the first arming check nothing is said: the agent is starting.
+        guard now != was, armingProblems != nil || state != .disarmed else { return }
+        switch now.level {
+        case .notProtecting:
+            actions.append(.journal(JournalEntry(.system, "not protecting: " + now.reasons.joined(separator: "; "))))
+            actions.append(.announce(FleetEvent(.notProtecting, summary: now.reasons.joined(separator: "; "))))
+        case .degraded:
+            actions.append(.journal(JournalEntry(.system, now.summary)))
+            actions.append(.announce(FleetEvent(.degraded, summary: now.reasons.joined(separator: "; "))))
+        case .protecting:
+            actions.append(.journal(JournalEntry(.system, before == .armed ? "protecting again: every part works" : "armed: protecting the rider")))
+            actions.append(.announce(FleetEvent(.armed)))
+        case .emergency:
+            return
+        }
+        if let warning = now.warning {
+            if buzzer != warning { play(warning, &actions) }
+        } else if was.level != .protecting {
+            // The chirp says protection is on: a first arming, or back after a warning or an emergency.
+            play(before == .disarmed ? .armed : .resumed, &actions)
         }
     }
 
@@ -411,7 +493,7 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         defer { if case .held = gesture, state != stateBefore { pressConsumed = true } }
         switch (state, gesture) {
         case (.alertCountdown, .held(let seconds, _)) where seconds >= configuration.cancelHoldSeconds:
-            state = .armed
+            state = armingProblems?.isEmpty == false ? .disarmed : .armed
             trigger = nil
             countdownStart = nil
             crash = nil
@@ -438,11 +520,10 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
                 actions.append(.journal(JournalEntry(.alerts, "buzzer silenced by the rider (hold \(Int(configuration.longHoldSeconds)) s to cancel)")))
             }
         case (.emergencyEnded, .released):
-            state = .armed
+            // Back to protecting, unless the last arming check found a reason not to (no contact left).
+            state = armingProblems?.isEmpty == false ? .disarmed : .armed
             trigger = nil
-            play(.resumed, &actions)
             actions.append(.journal(JournalEntry(.system, "protection resumed by the rider")))
-            actions.append(.announce(FleetEvent(.armed)))
         default:
             break  // a short press in a countdown, bounce, or a gesture with no meaning here does nothing
         }

@@ -5,6 +5,8 @@ package struct FleetEvent: Equatable, Sendable {
     package enum Name: String, CaseIterable, Sendable {
         case armed
         case notProtecting = "not_protecting"
+        /// Protecting with a weakness: an alert still goes out (`summary` says what failed).
+        case degraded
         case protectionStopped = "protection_stopped"
         case crashDetected = "crash_detected"
         case countdownStarted = "countdown_started"

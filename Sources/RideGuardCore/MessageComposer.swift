@@ -125,17 +125,18 @@ package enum MessageComposer {
     }
 
     /// The answer to a contact's WHERE: what the agent is doing, and the latest position.
-    package static func whereReply(_ c: MessageContext, state: WorkflowState) -> String {
+    package static func whereReply(_ c: MessageContext, state: WorkflowState, protection: Protection.Level) -> String {
         let w = Words.for(c.language)
-        return "RideGuard - \(c.riderName): \(w.doing(state))\n" + position(c, w)
+        return "RideGuard - \(c.riderName): \(w.doing(state, protection))\n" + position(c, w)
     }
 
     /// The answer to the rider's own STATUS: what the agent is doing, whether the IMU sends
     /// samples, what waits in the outbox, and the latest position.
-    package static func statusReply(_ c: MessageContext, state: WorkflowState, sensorRateHz: Double?, waiting: Int) -> String {
+    package static func statusReply(_ c: MessageContext, state: WorkflowState, protection: Protection.Level, sensorRateHz: Double?,
+                                    waiting: Int) -> String {
         let w = Words.for(c.language)
         let sensor = sensorRateHz.map { "\(w.sensorWorking), \(Int($0.rounded())) Hz" } ?? w.sensorSilent
-        return "RideGuard - \(c.riderName): \(w.doing(state))\n\(sensor); \(w.waiting(waiting))\n" + position(c, w)
+        return "RideGuard - \(c.riderName): \(w.doing(state, protection))\n\(sensor); \(w.waiting(waiting))\n" + position(c, w)
     }
 
     /// To the rider's own phone, never a contact: the parked bike fell over, and where it is.
@@ -210,9 +211,11 @@ struct Words {
     var waiting: (Int) -> String
     var parkedFall: String
 
-    func doing(_ state: WorkflowState) -> String {
+    /// What the agent is doing, as the workflow's protection says it (armed is not protecting
+    /// while the IMU is blind or the modem does not answer).
+    func doing(_ state: WorkflowState, _ protection: Protection.Level) -> String {
         switch state {
-        case .armed: stateProtecting
+        case .armed: protection == .notProtecting ? stateNotProtecting : stateProtecting
         case .alertCountdown: stateCountdown
         case .emergencySending, .emergencySent, .emergencySendingFailed: stateEmergency
         case .disarmed, .emergencyEnded: stateNotProtecting

@@ -230,10 +230,28 @@ package struct Outbox: Sendable {
     /// After a crash or power cut: messages caught mid-send go back to pending (they may go twice,
     /// never zero times). Returns how many.
     @discardableResult
+    /// Messages left `sending` (the power was cut while they went out) are pending again: on the
+    /// disk, or, when the card refuses writes (ext4 remounts read-only after the very error a cut
+    /// leaves), in memory, so that an alert not confirmed sent still goes. Throws only when the
+    /// database cannot even be read.
     package func resumeInterrupted(now: Double) throws -> Int {
-        try database.write { db in
-            try db.execute("UPDATE outbox SET status = 'pending', updated_at = ? WHERE status = 'sending'", [SQLValue(now)])
-            return db.changes
+        do {
+            return try database.write { db in
+                try db.execute("UPDATE outbox SET status = 'pending', updated_at = ? WHERE status = 'sending'", [SQLValue(now)])
+                return db.changes
+            }
+        } catch {
+            let interrupted = try database.read { db in try OutboxMessage.fetch(db, "WHERE status = 'sending'") }
+            return unsaved.content.withLock { c in
+                var count = 0
+                for var message in interrupted where c.messages[message.id!] == nil {
+                    message.status = .pending
+                    message.updatedAt = now
+                    c.messages[message.id!] = message
+                    count += 1
+                }
+                return count
+            }
         }
     }
 

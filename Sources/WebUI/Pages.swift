@@ -57,29 +57,26 @@ enum Pages {
             + "<h2>This phone</h2>" + form("/forget", "", button: "Unpair this phone", kind: "danger")
     }
 
-    /// How the agent's journal says why it does not protect.
-    static let notProtecting = "not protecting: "
-
-    static func status(_ agent: WebApp.Agent, notProtectingBecause why: String?, hasMessage: Bool, now: Double) -> String {
+    static func status(_ agent: WebApp.Agent, hasMessage: Bool, now: Double) -> String {
         guard case .running(let s) = agent else {
             if case .down(let reason) = agent { return "<p class=\"big bad\">\(esc(reason))</p><p>The other pages still work: contacts, rider, journal.</p>" }
             return ""
         }
         var html = ""
         let d = { (value: Double, decimals: Int) in DecimalFormat.string(value, decimals: decimals) }
-        switch s.state {
-        case .alertCountdown:
+        // The workflow's own verdict, as `status` and the buzzer have it: never worked out here.
+        let protection = s.protection ?? Protection(.notProtecting, reasons: ["the agent is older than this page: run rideguard status on the Pi"])
+        switch (s.state, protection.level) {
+        case (.alertCountdown, _):
             html += "<p class=\"big bad\">Crash detected: the alert goes out in \(Int(s.countdownSeconds ?? 0)) s. Press the button to cancel.</p>"
-        case .emergencySending, .emergencySent, .emergencySendingFailed:
+        case (_, .emergency):
             html += "<p class=\"big bad\">Emergency: \(esc(s.state.rawValue))\(s.calls.map { " · calls: \(esc($0))" } ?? "")</p>"
-        case .emergencyEnded:
-            html += "<p class=\"big warn\">The emergency is over; RideGuard arms again.</p>"
-        case .armed where s.sensor.blind:
-            html += "<p class=\"big bad\">NOT protecting: the IMU sends no sample, a crash cannot be seen.</p>"
-        case .armed:
+        case (_, .protecting):
             html += "<p class=\"big ok\">Protecting</p>"
-        case .disarmed:
-            html += "<p class=\"big bad\">NOT protecting: \(esc(why ?? "see the journal"))</p>"
+        case (_, .degraded):
+            html += "<p class=\"big warn\">Protecting, degraded: \(esc(protection.reasons.joined(separator: "; ")))</p>"
+        case (_, .notProtecting):
+            html += "<p class=\"big bad\">NOT protecting: \(esc(protection.reasons.joined(separator: "; ")))</p>"
         }
         // Not a reason not to protect: alerts then start with the default words.
         if !hasMessage { html += "<p class=warn>No alert message of the rider's own yet (Rider): alerts start with the default one.</p>" }
@@ -118,9 +115,20 @@ enum Pages {
 
     // MARK: Contacts
 
-    static func contacts(_ contacts: [Contact], said: String?, problem: String?, typed: (name: String, number: String)) -> String {
+    /// What removing the last contact means, said before it is done.
+    static func lastContactWarning(_ contact: Contact) -> String {
+        "\(contact.name) is your last contact. Without one, RideGuard cannot alert anyone after a crash: it stops protecting you "
+            + "(two long beeps every 30 s) until a contact is added. Add another contact first, or remove \(contact.name) anyway."
+    }
+
+    static func contacts(_ contacts: [Contact], said: String?, problem: String?, typed: (name: String, number: String),
+                         confirmRemoving: Contact? = nil) -> String {
         var html = Self.said(said) + Self.problem(problem)
-        if contacts.isEmpty { html += "<p class=bad>No contact yet: RideGuard does not arm without one.</p>" }
+        if let last = confirmRemoving {
+            html += form("/contacts", "<input type=hidden name=number value=\"\(esc(last.number))\"><input type=hidden name=action value=remove>"
+                         + "<input type=hidden name=confirm value=last>", button: "Remove \(last.name) anyway: stop protecting", kind: "danger")
+        }
+        if contacts.isEmpty { html += "<p class=bad>No contact yet: RideGuard is NOT protecting you, it does not arm without one.</p>" }
         html += "<ol class=list>"
         for (index, c) in contacts.enumerated() {
             let number = "<input type=hidden name=number value=\"\(esc(c.number))\">"

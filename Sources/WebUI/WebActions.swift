@@ -14,9 +14,10 @@ extension WebApp {
     // MARK: Contacts
 
     func contactsPage(_ session: WebSession, said: String?, problem: String? = nil, typed: (name: String, number: String) = ("", ""),
-                      status: Int = 200) -> WebResponse {
+                      confirmRemoving: Contact? = nil, status: Int = 200) -> WebResponse {
         let contacts = (try? database.contacts()) ?? []
-        return page(session, "Contacts", Pages.contacts(contacts, said: said, problem: problem, typed: typed), status: status, nav: "/contacts")
+        return page(session, "Contacts", Pages.contacts(contacts, said: said, problem: problem, typed: typed, confirmRemoving: confirmRemoving),
+                    status: status, nav: "/contacts")
     }
 
     func changeContacts(_ form: [String: String], _ session: WebSession) -> WebResponse {
@@ -27,6 +28,11 @@ extension WebApp {
                 try database.addContact(name: name, number: number, now: now())
                 return WebResponse.redirect("/contacts?done=added")
             case "remove":
+                // The last contact goes only once the rider has read what that means.
+                let contacts = try database.contacts()
+                if contacts.count == 1, contacts[0].number == number, form["confirm"] != "last" {
+                    return contactsPage(session, said: nil, problem: Pages.lastContactWarning(contacts[0]), confirmRemoving: contacts[0], status: 409)
+                }
                 try database.removeContact(number, now: now())
                 return WebResponse.redirect("/contacts?done=removed")
             case "up":

@@ -146,17 +146,10 @@ package final class WebApp: Sendable {
         }
     }
 
-    /// The status; when the agent does not protect, why, as it said so last (its journal), never
-    /// guessed here.
+    /// The status, with the agent's own word on whether it protects.
     func statusPart() -> String {
-        let agent = agent()
-        var why: String?
-        if case .running(let status) = agent, status.state == .disarmed {
-            why = (try? database.journal(kind: JournalKind.system.rawValue, limit: 50))?
-                .first { $0.text.hasPrefix(Pages.notProtecting) }.map { String($0.text.dropFirst(Pages.notProtecting.count)) }
-        }
         let profile = try? database.profile()
-        return Pages.status(agent, notProtectingBecause: why, hasMessage: profile?.message != nil, now: now())
+        return Pages.status(agent(), hasMessage: profile?.message != nil, now: now())
     }
 
     func buttonPart() -> String {

@@ -42,13 +42,13 @@ struct Status: ParsableCommand {
         }
         let d = { (value: Double, decimals: Int) in DecimalFormat.string(value, decimals: decimals) }
         let sensor = status.sensor
-        print("state: \(status.state.rawValue)" + (status.countdownSeconds.map { " (\(Int($0)) s left)" } ?? "")
-              + (sensor.blind && status.state == .armed ? ", but the IMU sends no sample: crashes cannot be detected" : ""))
+        if let protection = status.protection { print(protection.summary.prefix(1).uppercased() + protection.summary.dropFirst()) }
+        print("state: \(status.state.rawValue)" + (status.countdownSeconds.map { " (\(Int($0)) s left)" } ?? ""))
         print("sensor: \(d(sensor.rateHz, 1)) Hz, last sample " + (sensor.lastSampleAgeSeconds.map { "\(d($0, 2)) s ago" } ?? "never")
               + (sensor.gravityG.map { ", \(d($0, 2)) g" } ?? "") + (sensor.lastFault.map { ", last fault: \($0)" } ?? "")
               + ((sensor.rejectedSamples ?? 0) > 0 ? ", \(sensor.rejectedSamples!) non-physical samples dropped" : ""))
         if let problem = status.gpio.problem { print("gpio: \(problem)") }
-        if let problem = status.storageProblem { print("storage: PROTECTING, DEGRADED: \(problem)") }
+        if let problem = status.storageProblem { print("storage: \(problem)") }
         if let bike = status.bike {
             print("bike: \(bike.context)" + (bike.ignition.map { ", ignition \($0)" } ?? "")
                   + (bike.underVoltage == true ? ", supply UNDER-VOLTAGE (the Pi's 5 V input sagged)" : ""))

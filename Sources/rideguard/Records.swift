@@ -86,6 +86,9 @@ struct Contacts: ParsableCommand {
             let database = try db.open()
             let contact = try refusing { try database.removeContact(nameOrNumber, now: Date().timeIntervalSince1970) }
             print("removed \(contact.name) \(contact.number)")
+            if (try? database.contacts())?.isEmpty == true {
+                Output.error("no contact left: RideGuard cannot alert anyone and stops protecting (two long beeps every 30 s) until one is added (rideguard contacts add NAME NUMBER)")
+            }
         }
     }
 }

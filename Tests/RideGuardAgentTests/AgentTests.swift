@@ -120,8 +120,8 @@ import Testing
         let environment = ["PATH=/usr/bin:/bin", "HOME=/tmp", "NOTIFY_SOCKET=\(notify.path)", "JOURNAL_STREAM=8:12345"]
         let unprotected = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], environment: environment, stdout: log, stderr: log)
         try waitForState(rig.folder, "disarmed", seconds: 20)
-        notify.listen(for: ["STATUS=not protecting: no emergency contact"], seconds: 10)
-        #expect(notify.heard.contains { $0.contains("STATUS=not protecting: no emergency contact") })
+        notify.listen(for: ["STATUS=NOT protecting: no emergency contact"], seconds: 10)
+        #expect(notify.heard.contains { $0.contains("STATUS=NOT protecting: no emergency contact") })
         #expect(!notify.heard.contains { $0.contains("READY=1") }, "READY before the agent protects anyone")
         let journal = try Rideguard.run(["events", "--kind", "system", "--database", rig.database])
         #expect(journal.stdout.contains("not protecting: no emergency contact"))

@@ -50,7 +50,7 @@ func temporaryStore() -> WorkflowStore {
         let poster = Thread {
             service.post(.event(.crashDetected(at: t0, summary: "bike down")))
             for i in 0..<50 {
-                service.post(.event(.sensorFault(at: t0, summary: "probe \(i)")))
+                service.post(.event(.health(.button, problem: i.isMultiple(of: 2) ? "probe \(i)" : nil, at: t0)))
                 service.post(.buttonEdge(pressed: true, at: t0 + 1 + Double(i) * 0.1))      // bounce: 4 ms down
                 service.post(.buttonEdge(pressed: false, at: t0 + 1.004 + Double(i) * 0.1))
                 service.post(.timer(.countdownStep))                                         // not due: ignored
@@ -60,14 +60,14 @@ func temporaryStore() -> WorkflowStore {
         }
         poster.start()
         while !recorder.journal.withLock({ $0.contains { $0.text.hasPrefix("rider is fine") } }) { await Task.yield() }
-        await service.handle(.event(.partRecovered(at: clock.now(), summary: "end of the burst")))
+        await service.handle(.event(.messagesQueued(at: clock.now(), summary: "end of the burst")))
         let texts = recorder.journal.withLock { $0.map(\.text) }
-        let probes = texts.filter { $0.hasPrefix("sensor fault: probe") }
-        #expect(probes == (0..<50).map { "sensor fault: probe \($0)" })
+        let probes = texts.filter { $0.hasPrefix("button fault: probe") || $0 == "button: the button works again" }
+        #expect(probes == (0..<50).map { $0.isMultiple(of: 2) ? "button fault: probe \($0) (protecting, degraded)" : "button: the button works again" })
         let crash = texts.firstIndex { $0.hasPrefix("crash detected") } ?? .max
-        let lastProbe = texts.lastIndex { $0.hasPrefix("sensor fault: probe") } ?? .max
+        let lastProbe = texts.lastIndex { $0.hasPrefix("button fault: probe") } ?? .max
         let fine = texts.firstIndex { $0.hasPrefix("rider is fine") } ?? -1
-        #expect(crash < (texts.firstIndex { $0.hasPrefix("sensor fault: probe") } ?? -1) && lastProbe < fine, "\(texts)")
+        #expect(crash < (texts.firstIndex { $0.hasPrefix("button fault: probe") } ?? -1) && lastProbe < fine, "\(texts)")
         #expect(texts.last == "end of the burst")
         #expect(await service.state == .armed && recorder.kinds.isEmpty)
         await service.shutdown()

@@ -62,7 +62,7 @@ extension AgentTests {
         try await agent.advance(untilState: .armed, limit: 20)
         let armed = try #require(try await AgentTests.status(folder))
         #expect(armed.storageProblem?.contains("read-only filesystem") == true, "\(String(describing: armed.storageProblem))")
-        try await agent.advance(until: { (try? await AgentTests.status(folder))??.buzzer == .storageFault }, limit: 5)
+        try await agent.advance(until: { (try? await AgentTests.status(folder))??.buzzer == .degraded }, limit: 5)
         try await agent.advance(until: { modem.messages.count >= 2 }, limit: 60)
         #expect(modem.messages.allSatisfy { $0.hasPrefix("Crash! Call me.") })
         #expect(agent.log.contains("storage: the database"), "\(agent.log.text)")

@@ -220,14 +220,40 @@ import Testing
         let agent = try bike.agent(until: .disarmed), web = try bike.web()
         defer { web.kill(); agent.kill() }
         let status = try HTTP.get(bike.base + "/live/status", cookie: try bike.paired().cookie)
-        #expect(status.text.contains("NOT protecting: no emergency contact (rideguard contacts add NAME NUMBER)"), "\(status.text)")
+        #expect(status.text.contains("NOT protecting: no emergency contact (rideguard contacts add NAME NUMBER, or the phone's page)"), "\(status.text)")
         #expect(!status.text.contains("No alert message"), "the bike has one")
         // Without a message of the rider's own, armed: said, and still "Protecting".
-        let armed = AgentStatus(state: .armed, countdownSeconds: nil, buzzer: .armed,
+        let armed = AgentStatus(state: .armed, protection: Protection(.protecting), countdownSeconds: nil, buzzer: .armed,
                                 sensor: .init(simulated: true, samples: 100, rateHz: 100, lastSampleAgeSeconds: 0.01, gravityG: 1, lastFault: nil),
                                 gpio: .init(simulated: true, problem: nil), fix: nil, modem: .simulated, pendingMessages: 0, contacts: 1)
-        let page = Pages.status(.running(armed), notProtectingBecause: nil, hasMessage: false, now: 0)
+        let page = Pages.status(.running(armed), hasMessage: false, now: 0)
         #expect(page.contains("Protecting") && page.contains("No alert message of the rider's own yet"))
+    }
+
+    /// Issue 43, point 1: the page does not remove the last contact before saying what that means;
+    /// confirmed, the agent stops protecting within a second and the status page says so (before:
+    /// a green "Protecting" beside "Contacts 0").
+    @Test(.timeLimit(.minutes(2)))
+    func theLastContactGoesOnlyOnceTheRiderKnowsWhatItMeans() throws {
+        let bike = try Bike()
+        let agent = try bike.agent(), web = try bike.web()
+        defer { web.kill(); agent.kill() }
+        let (cookie, csrf) = try bike.paired()
+        #expect(try HTTP.get(bike.base + "/live/status", cookie: cookie).text.contains(">Protecting<"))
+        let refused = try HTTP.post(bike.base + "/contacts", form: "action=remove&number=%2B33612345678&csrf=" + csrf, cookie: cookie)
+        #expect(refused.status == 409)
+        #expect(refused.text.contains("Sam is your last contact. Without one, RideGuard cannot alert anyone"), "\(refused.text)")
+        #expect(refused.text.contains("name=confirm value=last"))
+        #expect(try RideGuardDatabase(path: bike.database).contacts().count == 1, "not removed before it is confirmed")
+        let removed = try HTTP.post(bike.base + "/contacts", form: "action=remove&number=%2B33612345678&confirm=last&csrf=" + csrf, cookie: cookie)
+        #expect(removed.status == 303)
+        #expect(try RideGuardDatabase(path: bike.database).contacts().isEmpty)
+        usleep(1_500_000)
+        let status = try HTTP.get(bike.base + "/live/status", cookie: cookie)
+        #expect(status.text.contains("NOT protecting: no emergency contact"), "\(status.text)")
+        #expect(!status.text.contains(">Protecting<"))
+        let cli = try Rideguard.run(["status", "--config", bike.config])
+        #expect(cli.stdout.hasPrefix("NOT protecting: no emergency contact"), "\(cli.stdout)")
     }
 
     @Test(.timeLimit(.minutes(2)))

@@ -283,48 +283,125 @@ struct WorkflowDriver {
         #expect(armed.workflow.state == .disarmed)
     }
 
-    @Test func sensorFaultWhileArmedIsJournaledAndSounded() {
+    @Test func aBlindIMUIsNotProtectingUntilItSamplesAgainWhatEverArmingSays() {
         var d = WorkflowDriver(to: .armed)
-        d.send(.sensorFault(at: 5, summary: "dead axis"))
+        d.send(.health(.imu, problem: "the IMU sends no sample", at: 5))
         #expect(d.workflow.state == .armed)
+        #expect(d.workflow.protection == Protection(.notProtecting, reasons: ["the IMU sends no sample"]))
         #expect(d.buzzer == [.fault])
+        #expect(d.actions.contains(.journal(JournalEntry(.system, "not protecting: the IMU sends no sample"))))
+        // The arming check (contacts fine) does not hide the blind sensor: before, it chirped "armed".
         d.send(.arm(at: 6, problems: []))
-        #expect(d.buzzer.last == .armed)
+        #expect(d.buzzer == [.fault])
+        #expect(d.workflow.protection.level == .notProtecting)
+        d.send(.health(.imu, problem: nil, at: 7))
+        #expect(d.buzzer == [.fault, .resumed])
+        #expect(d.workflow.protection == Protection(.protecting))
+        #expect(d.actions.contains(.journal(JournalEntry(.system, "protecting again: every part works"))))
     }
 
-    @Test func aPartBackStopsTheFaultPatternItStarted() {
+    @Test func aPartBackStopsOnlyItsOwnWarning() {
         var d = WorkflowDriver(to: .armed)
-        d.send(.sensorFault(at: 5, summary: "button lost: line GPIO17: No such device"))
-        #expect(d.buzzer == [.fault])
-        d.send(.partRecovered(at: 9, summary: "button back"))
-        #expect(d.buzzer == [.fault, .resumed])
-        #expect(d.workflow.buzzer == .off)
-        #expect(d.actions.contains(.journal(JournalEntry(.system, "button back"))))
-        // During a countdown the countdown's pattern goes on: a part coming back does not touch it.
+        d.send(.health(.button, problem: "button lost", at: 5))
+        #expect(d.buzzer == [.degraded])
+        d.send(.health(.imu, problem: "no sample", at: 6))
+        #expect(d.buzzer == [.degraded, .fault])
+        // Before, any part's recovery silenced every warning: the storage back hid a blind IMU.
+        d.send(.health(.button, problem: nil, at: 9))
+        #expect(d.buzzer == [.degraded, .fault])
+        #expect(d.workflow.protection == Protection(.notProtecting, reasons: ["no sample"]))
+        #expect(d.actions.contains(.journal(JournalEntry(.system, "button: the button works again"))))
+        // During a countdown the countdown's pattern goes on: a part's news does not touch it.
         var counting = WorkflowDriver(to: .alertCountdown)
-        counting.send(.partRecovered(at: 9, summary: "button back"))
+        counting.send(.health(.imu, problem: "no sample", at: 9))
+        counting.send(.health(.imu, problem: nil, at: 10))
         #expect(counting.buzzer.isEmpty)
+        #expect(counting.workflow.protection.level == .emergency)
     }
 
     /// A disk that refuses writes leaves the rider protected, degraded: its own pattern, never the
     /// "not protecting" one, and a crash still counts down.
     @Test func aStorageFaultDegradesProtectionAndACrashStillCountsDown() {
         var d = WorkflowDriver(to: .armed)
-        d.send(.storageFault(at: 5, summary: "the database x is on a read-only filesystem"))
+        d.send(.health(.storage, problem: "the database x is on a read-only filesystem", at: 5))
         #expect(d.workflow.state == .armed)
-        #expect(d.buzzer == [.storageFault])
+        #expect(d.buzzer == [.degraded])
+        #expect(d.workflow.protection == Protection(.degraded, reasons: ["the database x is on a read-only filesystem"]))
         #expect(d.actions.contains(.journal(JournalEntry(.system, "storage fault: the database x is on a read-only filesystem (protecting, degraded)"))))
-        d.send(.partRecovered(at: 9, summary: "storage: the database x can be written again"))
-        #expect(d.buzzer == [.storageFault, .resumed])
-        d.send(.storageFault(at: 10, summary: "full"))
+        d.send(.health(.storage, problem: nil, at: 9))
+        #expect(d.buzzer == [.degraded, .resumed])
+        d.send(.health(.storage, problem: "full", at: 10))
         d.send(.crashDetected(at: 11, summary: "bike down", evidence: nil))
         #expect(d.workflow.state == .alertCountdown)
         #expect(d.buzzer.last == .countdownSlow)
-        // A sensor fault's pattern (not protecting) is not hidden by the storage one.
+        // A blind sensor's pattern (not protecting) is not hidden by the storage one.
         var blind = WorkflowDriver(to: .armed)
-        blind.send(.sensorFault(at: 5, summary: "no sample"))
-        blind.send(.storageFault(at: 6, summary: "full"))
+        blind.send(.health(.imu, problem: "no sample", at: 5))
+        blind.send(.health(.storage, problem: "full", at: 6))
         #expect(blind.buzzer == [.fault])
+        #expect(blind.workflow.protection == Protection(.notProtecting, reasons: ["no sample"]))
+    }
+
+    @Test func theLastContactRemovedStopsProtectingAndTheFirstAddedArmsAgain() {
+        var d = WorkflowDriver(to: .armed)
+        d.send(.arm(at: 5, problems: ["no emergency contact"]))
+        #expect(d.workflow.state == .disarmed)
+        #expect(d.buzzer == [.fault])
+        #expect(d.workflow.protection == Protection(.notProtecting, reasons: ["no emergency contact"]))
+        #expect(d.actions.contains(.announce(FleetEvent(.notProtecting, summary: "no emergency contact"))))
+        d.send(.arm(at: 6, problems: []))
+        #expect(d.workflow.state == .armed)
+        #expect(d.buzzer == [.fault, .armed])
+        #expect(d.workflow.protection == Protection(.protecting))
+    }
+
+    /// Contacts removed during an emergency: it goes on (alerts to those read when it started), but
+    /// neither "I'm fine" nor the rider's resume after it claims protection there is none of.
+    @Test func anEmergencyEndedWithoutAContactDoesNotClaimProtection() {
+        var countdown = WorkflowDriver(to: .alertCountdown)
+        countdown.send(.arm(at: 2, problems: ["no emergency contact"]))
+        #expect(countdown.workflow.state == .alertCountdown)
+        countdown.send(.gesture(.down(at: 3)))
+        countdown.send(.gesture(.held(seconds: 1, at: 4)))
+        #expect(countdown.workflow.state == .disarmed)
+        #expect(countdown.workflow.protection == Protection(.notProtecting, reasons: ["no emergency contact"]))
+        // The three quick beeps sound, then the warning goes on.
+        #expect(Array(countdown.actions.filter { if case .buzzer = $0 { true } else if case .buzzerOnce = $0 { true } else { false } }.suffix(2))
+                == [.buzzer(.fault), .buzzerOnce(.acknowledge)])
+
+        var ended = WorkflowDriver(to: .emergencyEnded)
+        #expect(ended.workflow.protection.level == .notProtecting)
+        ended.send(.arm(at: 200, problems: ["no emergency contact"]))
+        ended.send(.gesture(.down(at: 201)))
+        ended.send(.gesture(.released(duration: 0.2, at: 201.2)))
+        #expect(ended.workflow.state == .disarmed)
+        #expect(ended.workflow.buzzer == .fault)
+        #expect(!ended.buzzer.contains(.resumed))
+        #expect(ended.workflow.protection == Protection(.notProtecting, reasons: ["no emergency contact"]))
+    }
+
+    /// After the rider cancelled an alert the agent waits for a press to protect again: the
+    /// buzzer says so, as `status` does (it used to fall silent).
+    @Test func afterTheRidersCancelTheWarningSaysNotProtectingUntilResumed() {
+        let d = WorkflowDriver(to: .emergencyEnded)
+        #expect(d.workflow.protection == Protection(.notProtecting, reasons: ["the emergency is over: press the button to resume protection"]))
+        #expect(d.workflow.buzzer == .fault)
+        var resumed = d
+        resumed.send(.gesture(.down(at: 300)))
+        resumed.send(.gesture(.released(duration: 0.2, at: 300.2)))
+        #expect(resumed.workflow.protection == Protection(.protecting))
+        #expect(resumed.buzzer == [.fault, .resumed].suffix(1).map { $0 })
+    }
+
+    @Test func aParkedFallOverAWarningLeavesTheWarningOn() {
+        var d = WorkflowDriver(to: .armed)
+        d.send(.health(.imu, problem: "no sample", at: 1))
+        d.send(.parkedFall(at: 5, summary: "lying at 80°"))
+        #expect(d.actions.contains(.buzzerOnce(.parkedFall)))
+        #expect(d.workflow.buzzer == .fault)
+        var quiet = WorkflowDriver(to: .armed)
+        quiet.send(.parkedFall(at: 5, summary: "lying at 80°"))
+        #expect(quiet.buzzer == [.parkedFall])
     }
 
     @Test func blockedMessagesSoundTheFaultUntilTheyAreQueued() {
@@ -333,7 +410,7 @@ struct WorkflowDriver {
         #expect(d.workflow.state == .emergencySending)
         #expect(d.buzzer.last == .fault)
         #expect(d.actions.contains(.journal(JournalEntry(.alerts, "could not queue the alert: disk I/O error; retrying"))))
-        d.send(.partRecovered(at: 63, summary: "alert queued after 2 attempts"))
+        d.send(.messagesQueued(at: 63, summary: "alert queued after 2 attempts"))
         #expect(d.buzzer.last == .alarm)
     }
 
@@ -616,6 +693,8 @@ struct WorkflowDriver {
             #"{"event":"acknowledged","t":1.000,"by":"Anna","channel":"mqtt"}"#,
             #"{"event":"all_clear","t":1.000,"contacts":1}"#,
             #"{"event":"emergency_ended","t":1.000,"summary":"the rider cancelled the emergency: all-clear sent to 1 contact(s)"}"#,
+            // Until the rider presses the button again, the bike is not protected: said as it is.
+            #"{"event":"not_protecting","t":1.000,"summary":"the emergency is over: press the button to resume protection"}"#,
         ])
     }
 

@@ -133,12 +133,12 @@ import Testing
                 #expect(update.parts.count == 1, "\(language) update: \(MessageComposer.locationUpdate(c))")
             }
             for state in WorkflowState.allCases {
-                let reply = MessageComposer.whereReply(context(language, fix: fixCase, age: 600), state: state)
+                let reply = MessageComposer.whereReply(context(language, fix: fixCase, age: 600), state: state, protection: state == .armed ? .protecting : .notProtecting)
                 #expect(SMSText(reply).encoding == .gsm7 && SMSText(reply).parts.count == 1, "\(language) WHERE reply: \(reply)")
                 if fixCase != nil { #expect(reply.contains("48.85837,2.29448"), "the reply carries the position: \(reply)") }
             }
             for rate in [200.0, nil] as [Double?] {
-                let reply = MessageComposer.statusReply(context(language, fix: fixCase, age: 600), state: .armed, sensorRateHz: rate, waiting: 12)
+                let reply = MessageComposer.statusReply(context(language, fix: fixCase, age: 600), state: .armed, protection: .protecting, sensorRateHz: rate, waiting: 12)
                 #expect(SMSText(reply).encoding == .gsm7 && SMSText(reply).parts.count == 1, "\(language) STATUS reply, \(reply.count) characters: \(reply)")
                 #expect(reply.contains("12") && reply.contains(rate == nil ? ":" : "200 Hz"), "\(reply)")
                 if fixCase != nil { #expect(reply.contains("48.85837,2.29448"), "the reply carries the position: \(reply)") }

@@ -1,0 +1,85 @@
+/// A part of the agent whose health decides whether an alert would reach anyone. Each part reports
+/// its problem, or that it works again; the workflow keeps them, and from them and its state says
+/// whether the rider is protected (`EmergencyWorkflow.protection`).
+package enum HealthPart: String, Codable, CaseIterable, Sendable, Comparable {
+    /// The IMU sends no sample (stalled, unplugged, not opened): no crash can be seen.
+    case imu
+    /// The IMU's readings cannot be judged (at rest it does not read about 1 g): no upright, no crash.
+    case imuReading = "imu_reading"
+    /// The modem does not answer: no alert can leave the bike.
+    case modem
+    /// One accelerometer axis is dead: the detector works on the others.
+    case imuAxis = "imu_axis"
+    /// The database cannot be written: alerts are kept in memory and sent.
+    case storage
+    /// The button cannot be read: a false alarm cannot be cancelled on the bike.
+    case button
+
+    /// Whether a problem of this part means an alert would reach no one (NOT protecting), rather
+    /// than protecting with a weakness (degraded).
+    package var blocksAlerts: Bool {
+        switch self {
+        case .imu, .imuReading, .modem: true
+        case .imuAxis, .storage, .button: false
+        }
+    }
+
+    /// What the journal says when the part's problem is over.
+    package var recovered: String {
+        switch self {
+        case .imu: "the IMU sends samples again"
+        case .imuReading: "the IMU's readings can be judged again (upright learned)"
+        case .modem: "the modem answers again"
+        case .imuAxis: "every IMU axis works again"
+        case .storage: "the database can be written again; what was kept in memory is written"
+        case .button: "the button works again"
+        }
+    }
+
+    package static func < (a: HealthPart, b: HealthPart) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+}
+
+/// Whether an alert would reach someone now: the one answer the buzzer, the journal, `status`, the
+/// phone's page, systemd and the fleet all read (`EmergencyWorkflow.protection`).
+package struct Protection: Codable, Equatable, Sendable {
+    package enum Level: String, Codable, Sendable {
+        /// Armed, every part working: a crash would be seen and its alert sent.
+        case protecting
+        /// Armed, and an alert would still go out, with a weakness the reasons name.
+        case degraded
+        /// A crash would not be seen, or its alert would reach no one: the reasons say why.
+        case notProtecting = "not_protecting"
+        /// A countdown or an alert is under way.
+        case emergency
+    }
+
+    package var level: Level
+    /// Why not protecting, or what is degraded; empty when protecting or in an emergency.
+    package var reasons: [String]
+
+    package init(_ level: Level, reasons: [String] = []) {
+        self.level = level
+        self.reasons = reasons
+    }
+
+    /// One line for a person: "protecting the rider", "NOT protecting: …", "protecting, degraded: …".
+    package var summary: String {
+        switch level {
+        case .protecting: "protecting the rider"
+        case .degraded: "protecting, degraded: " + reasons.joined(separator: "; ")
+        case .notProtecting: "NOT protecting: " + reasons.joined(separator: "; ")
+        case .emergency: "emergency in progress"
+        }
+    }
+
+    /// The buzzer's warning while nothing of an emergency sounds: nil when protecting.
+    package var warning: BuzzerPattern? {
+        switch level {
+        case .notProtecting: .fault
+        case .degraded: .degraded
+        case .protecting, .emergency: nil
+        }
+    }
+}
