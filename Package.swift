@@ -15,7 +15,6 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
-        .package(url: "https://github.com/swhitty/FlyingFox", exact: "0.27.1"),
     ],
     targets: [
         // Pure decisions: detector, trace format, encoders. No I/O, no clocks, no C libraries.
@@ -65,13 +64,13 @@ let package = Package(
             ]
         ),
 
-        // The rider's phone as a screen (`rideguard web`): pages, pairing, sessions, with no HTTP in
-        // them; the server is its own executable, so that FlyingFox's Foundation stays out of the agent.
+        // The rider's phone as a screen (`rideguard web`): pages, pairing, sessions, and the small
+        // bounded HTTP/1.1 server that carries them (`WebServer`); served by a program of its own,
+        // so that the page's load never comes near the agent.
         .target(name: "WebUI", dependencies: ["RideGuardAgent", "DetectorLab", "Storage", "QRCode", "SystemCalls",
                                                .product(name: "SystemPackage", package: "swift-system")]),
-        .executableTarget(name: "rideguard-web", dependencies: ["WebUI", "RideGuardAgent", "Storage",
-                                                                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                                                                .product(name: "FlyingFox", package: "FlyingFox")]),
+        .executableTarget(name: "rideguard-web", dependencies: ["WebUI", "RideGuardAgent", "Storage", "SystemCalls",
+                                                                .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         // The parsers that take outside input, fuzzed: a seeded run in the tests, libFuzzer in scripts/fuzz.sh.
         .target(name: "Fuzzing", dependencies: ["RideGuardCore", "RideGuardAgent", "ScenarioSynth"]),

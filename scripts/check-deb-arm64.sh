@@ -74,7 +74,7 @@ in_root rideguard card --terminal --database /tmp/card.sqlite > "$root/tmp/card.
 grep -q "Sam: +33612345678" "$root/tmp/card.out" && grep -q "▀" "$root/tmp/card.out" || fail "rideguard card drew no QR code"
 echo "check-deb-arm64: rideguard card drew its QR code ($(grep -c "▀\|▄" "$root/tmp/card.out") lines)"
 # The page for the rider's phone: its unit installed and disabled, its user, and rideguard-web
-# (arm64's Foundation and FlyingFox) serving a pairing as that user under qemu-user.
+# (its own bounded HTTP server, arm64's FoundationEssentials) serving a pairing as that user under qemu-user.
 for f in /usr/bin/rideguard-web /usr/lib/systemd/system/rideguard-web.service; do
     [ -e "$root$f" ] || fail "$f is missing"
 done

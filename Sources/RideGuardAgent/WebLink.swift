@@ -16,16 +16,43 @@ package enum WebLink {
         base(web).map { "\($0)/pair?code=\(code)" }
     }
 
+    /// What a request's Host may be: the page's own addresses and names, with its port (a page
+    /// answering any Host could be reached through a name someone else controls: DNS rebinding).
+    package static func ownHosts(_ web: AgentConfiguration.Web) -> Set<String> {
+        guard let endpoint = web.endpoint else { return [] }
+        var names = interfaceAddresses(loopback: true).map(\.address) + ["localhost"]
+        if endpoint.host != "0.0.0.0" { names.append(endpoint.host) }
+        if let address = web.address { names.append(address) }
+        var host = [CChar](repeating: 0, count: 256)
+        if gethostname(&host, host.count - 1) == 0 {
+            let name = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            names += [name, name + ".local"]
+        }
+        var hosts = Set<String>()
+        for name in names {
+            hosts.insert("\(name.lowercased()):\(endpoint.port)")
+            if endpoint.port == 80 { hosts.insert(name.lowercased()) }
+        }
+        return hosts
+    }
+
     /// The first IPv4 address that is up and not loopback (wlan0 before eth1 as the kernel lists them).
     package static func firstNetworkAddress() -> String? {
+        let found = interfaceAddresses(loopback: false)
+        // A Pi's Wi-Fi is where a phone is; a container's or a VPN's address is not.
+        return (found.first { $0.name.hasPrefix("wl") } ?? found.first)?.address
+    }
+
+    /// The IPv4 addresses of the interfaces that are up, as the kernel lists them.
+    static func interfaceAddresses(loopback: Bool) -> [(name: String, address: String)] {
         var list: UnsafeMutablePointer<ifaddrs>?
-        guard getifaddrs(&list) == 0, let first = list else { return nil }
+        guard getifaddrs(&list) == 0, let first = list else { return [] }
         defer { freeifaddrs(list) }
         var found: [(name: String, address: String)] = []
         for entry in sequence(first: first, next: { $0.pointee.ifa_next }) {
             let flags = Int32(entry.pointee.ifa_flags)
             guard let address = entry.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
-                  flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) == 0 else { continue }
+                  flags & Int32(IFF_UP) != 0, loopback || flags & Int32(IFF_LOOPBACK) == 0 else { continue }
             var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
             let ok = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
                 var raw = inet.pointee.sin_addr
@@ -33,8 +60,7 @@ package enum WebLink {
             }
             if ok { found.append((String(cString: entry.pointee.ifa_name), String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))) }
         }
-        // A Pi's Wi-Fi is where a phone is; a container's or a VPN's address is not.
-        return (found.first { $0.name.hasPrefix("wl") } ?? found.first)?.address
+        return found
     }
 }
 

@@ -10,7 +10,7 @@ package struct Contact: Codable, Equatable, Sendable {
     package var createdAt: Double
 
     /// As the journal, logs and prompts name a contact: "Sam (+33•••••5678)".
-    package var forLogs: String { "\(name) (\(PhoneNumber.mask(number)))" }
+    package var forLogs: String { "\(DisplayText.neutralised(name, lineBreaks: false)) (\(PhoneNumber.mask(number)))" }
 
     enum CodingKeys: String, CodingKey {
         case id, name, number
@@ -83,6 +83,7 @@ extension RideGuardDatabase {
     package func addContact(name: String, number: String, now: Double) throws -> Contact {
         let trimmed = name.trimmed()
         guard !trimmed.isEmpty else { throw RecordError(reason: "a contact needs a name") }
+        if let problem = DisplayText.problem(in: trimmed, what: "the contact's name") { throw RecordError(reason: problem) }
         let e164: String
         do { e164 = try PhoneNumber(number).e164 } catch { throw RecordError(reason: error.reason) }
         return try write { db in
@@ -167,12 +168,14 @@ extension RideGuardDatabase {
     package func setRiderName(_ name: String) throws {
         let trimmed = name.trimmed()
         guard !trimmed.isEmpty else { throw RecordError(reason: "the rider's name is empty") }
+        if let problem = DisplayText.problem(in: trimmed, what: "the rider's name") { throw RecordError(reason: problem) }
         try setSetting("rider_name", trimmed)
     }
 
     /// An empty note removes it.
     package func setMedicalNote(_ note: String) throws {
         let trimmed = note.trimmed()
+        if let problem = DisplayText.problem(in: trimmed, what: "the medical note", lineBreaks: true) { throw RecordError(reason: problem) }
         if trimmed.isEmpty {
             try removeSetting("medical_note")
         } else {
@@ -199,6 +202,7 @@ extension RideGuardDatabase {
 
     /// The alert message: at least 5 characters after trimming.
     package func setMessage(_ message: String) throws {
+        if let problem = DisplayText.problem(in: message, what: "the message", lineBreaks: true) { throw RecordError(reason: problem) }
         do { try MessageComposer.validateRiderMessage(message) } catch { throw RecordError(reason: error.reason) }
         try setSetting("message", message.trimmed())
     }

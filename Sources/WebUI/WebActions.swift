@@ -186,7 +186,7 @@ extension WebApp {
         do {
             let report = try TraceReport.build(path: path, configuration: configuration.detector)
             return WebResponse.html(ReportHTML.render(report, configuration: configuration.detector),
-                                    policy: "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:")
+                                    policy: "default-src 'none'; style-src 'unsafe-inline'; img-src data:")   // the report has no script
         } catch {
             return page(session, "Recordings", "<p class=bad>\(esc(name)) cannot be read: \(esc("\(error)"))</p>", status: 422, nav: "/recordings")
         }

@@ -44,6 +44,11 @@ package final class WebApp: Sendable {
     }
 
     func respond(_ request: WebRequest) -> Outcome {
+        // Only the page's own names: a foreign Host is someone else's name pointed at the Pi.
+        guard WebLink.ownHosts(configuration.web).contains((request.headers["host"] ?? "").lowercased()) else {
+            return .answer(WebResponse(status: 421, headers: [("Content-Type", "text/plain; charset=utf-8")] + WebResponse.common,
+                                       body: Array("This is RideGuard's page: open it by the Pi's own address.\n".utf8)))
+        }
         switch (request.method, request.path) {
         case ("GET", "/pair"): return .answer(pair(request))
         case ("GET", "/style.css"): return .answer(WebResponse.file(Array(Assets.css.utf8), type: "text/css; charset=utf-8"))
@@ -122,7 +127,8 @@ package final class WebApp: Sendable {
     static func sameOrigin(_ request: WebRequest) -> Bool {
         if let site = request.headers["sec-fetch-site"], site != "same-origin" && site != "none" { return false }
         guard let origin = request.headers["origin"] else { return true }
-        return origin == "http://" + (request.headers["host"] ?? "")
+        // Host is one of the page's own (checked first): the origin must be the same.
+        return origin.lowercased() == "http://" + (request.headers["host"] ?? "").lowercased()
     }
 
     static func equalInConstantTime(_ a: String, _ b: String) -> Bool {

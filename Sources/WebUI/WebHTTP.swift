@@ -88,8 +88,21 @@ package struct WebResponse: Sendable {
 
     static func file(_ bytes: [UInt8], type: String, name: String? = nil, path: String? = nil) -> WebResponse {
         WebResponse(status: 200, headers: [("Content-Type", type), ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")] + common
-                        + (name.map { [("Content-Disposition", "attachment; filename=\"\($0)\"")] } ?? []),
+                        + (name.map { [("Content-Disposition", contentDisposition($0))] } ?? []),
                     body: bytes, file: path)
+    }
+
+    /// `attachment` with the file's name as RFC 6266 gives it: `filename` in plain ASCII (anything
+    /// else, a quote or a line break above all, becomes `_`), `filename*` the name itself, UTF-8
+    /// percent-encoded. A name can never end the header or start another.
+    static func contentDisposition(_ name: String) -> String {
+        let plain = String(name.unicodeScalars.map { scalar -> Character in
+            switch scalar {
+            case "a"..."z", "A"..."Z", "0"..."9", ".", "-", "_": Character(scalar)
+            default: "_"
+            }
+        })
+        return "attachment; filename=\"\(plain)\"; filename*=UTF-8''\(urlEncoded(name))"
     }
 
     static func redirect(_ location: String, extra: [(String, String)] = []) -> WebResponse {

@@ -59,7 +59,7 @@ struct Contacts: ParsableCommand {
             } else if contacts.isEmpty {
                 print("no contact yet: add one with rideguard contacts add NAME NUMBER (RideGuard will not arm without one)")
             } else {
-                for c in contacts { print("\(c.name)  \(c.number)") }
+                for c in contacts { print("\(DisplayText.neutralised(c.name, lineBreaks: false))  \(c.number)") }
             }
         }
     }
@@ -73,7 +73,7 @@ struct Contacts: ParsableCommand {
         func run() throws {
             let database = try db.open()
             let contact = try refusing { try database.addContact(name: name, number: number, now: Date().timeIntervalSince1970) }
-            print("added \(contact.name) \(contact.number)")
+            print("added \(DisplayText.neutralised(contact.name, lineBreaks: false)) \(contact.number)")
         }
     }
 
@@ -85,7 +85,7 @@ struct Contacts: ParsableCommand {
         func run() throws {
             let database = try db.open()
             let contact = try refusing { try database.removeContact(nameOrNumber, now: Date().timeIntervalSince1970) }
-            print("removed \(contact.name) \(contact.number)")
+            print("removed \(DisplayText.neutralised(contact.name, lineBreaks: false)) \(contact.number)")
             if (try? database.contacts())?.isEmpty == true {
                 Output.error("no contact left: RideGuard cannot alert anyone and stops protecting (two long beeps every 30 s) until one is added (rideguard contacts add NAME NUMBER)")
             }
@@ -100,7 +100,7 @@ struct Message: ParsableCommand {
     struct Show: ParsableCommand {
         @OptionGroup var db: DatabaseOption
         func run() throws {
-            if let message = try db.open().profile().message { print(message) } else {
+            if let message = try db.open().profile().message { print(DisplayText.neutralised(message)) } else {
                 print("no message of your own yet: alerts start with the default one; set yours with rideguard message set \"...\"")
             }
         }
@@ -127,8 +127,8 @@ struct Profile: ParsableCommand {
         @OptionGroup var db: DatabaseOption
         func run() throws {
             let profile = try db.open().profile()
-            print("name: \(profile.name ?? "not set")")
-            print("medical note: \(profile.medicalNote ?? "none")")
+            print("name: \(profile.name.map { DisplayText.neutralised($0, lineBreaks: false) } ?? "not set")")
+            print("medical note: \(profile.medicalNote.map { DisplayText.neutralised($0) } ?? "none")")
             print("rider's phone: \(profile.phone ?? "not set (a STATUS SMS is answered only from it)")")
             let configured = try db.configuration.load().messages.language
             print("language: " + (profile.language.map(\.rawValue) ?? "\(configured.rawValue) (the configuration's messages.language)"))
@@ -188,7 +188,7 @@ struct Events: ParsableCommand {
                 line.add("text", record.text)
                 print(line.text)
             } else {
-                print("\(when)  \(record.kind)  \(record.text)")
+                print("\(when)  \(record.kind)  \(DisplayText.neutralised(record.text, lineBreaks: false))")
             }
         }
         if records.isEmpty && !json { print("no events") }

@@ -2,6 +2,7 @@ import Foundation
 import RideGuardAgent
 import RideGuardCore
 import Testing
+import WebUI
 
 /// The files an installer copies onto the Pi: the udev rules and the systemd unit, checked against
 /// udev's rule grammar, `systemd-analyze verify`, and the agent's own defaults.
@@ -155,6 +156,11 @@ import Testing
         #expect(settings["ProtectSystem"] == "strict" && settings["NoNewPrivileges"] == "yes" && settings["PrivateDevices"] == "yes")
         #expect(settings["ExecStart"]?.hasPrefix("/usr/bin/rideguard web serve") == true)
         #expect(settings["IPAddressDeny"] == "any")
+        // Issue 43, point 7: the page can never take the Pi's CPU, memory, threads or files from the agent.
+        #expect(settings["Nice"].flatMap(Int.init).map { $0 > 0 } == true)
+        #expect(settings["CPUQuota"] == "50%" && settings["MemoryMax"] == "96M")
+        #expect(settings["TasksMax"].flatMap(Int.init).map { $0 <= 64 } == true)
+        #expect(settings["LimitNOFILE"].flatMap(Int.init).map { $0 > WebServer.Limits().connections + 64 } == true)
     }
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: systemdAnalyze)), arguments: ["rideguard.service", "rideguard-web.service"])

@@ -1,5 +1,6 @@
 import Foundation
-import Storage
+import RideGuardCore
+@testable import Storage
 import Testing
 
 /// Contacts, message, profile and journal on a database on disk, through the command line.
@@ -26,6 +27,39 @@ import Testing
         #expect(try RideGuardDatabase(path: db).contacts().map(\.name) == ["Jo"])
         let journal = try RideGuardDatabase(path: db).journal(kind: "system").map(\.text)
         #expect(journal == ["contact removed: Sam +33•••••5678", "contact added: Jo +49•••••••5678", "contact added: Sam +33•••••5678"])
+    }
+
+    /// Issue 43, point 9: a name with ESC or BEL (a terminal obeys them, XML cannot hold them) or a
+    /// right-to-left override (it reverses the number after it on the card) is refused wherever it
+    /// comes in, with what is wrong; a row stored before is shown neutralised, never raw.
+    @Test func controlAndDirectionCharactersAreRefusedAndNeverPrinted() throws {
+        let db = database()
+        for name in ["Sam\u{1B}[31m", "Bel\u{07}", "Eve\u{202E}"] {
+            let added = try Rideguard.run(["contacts", "add", name, "+33612345678", "--database", db])
+            #expect(added.status == 1 && added.stderr.contains("the contact's name holds a"), "\(added.stderr)")
+        }
+        let rtl = try Rideguard.run(["contacts", "add", "Eve\u{202E}", "+33612345678", "--database", db])
+        #expect(rtl.stderr.contains("a direction override (U+202E)"), "\(rtl.stderr)")
+        let rider = try Rideguard.run(["profile", "set", "--name", "Al\u{1B}x", "--database", db])
+        #expect(rider.status == 1 && rider.stderr.contains("the rider's name holds a control character (U+001B)"), "\(rider.stderr)")
+        let note = try RideGuardDatabase(path: db)
+        #expect(throws: RecordError.self) { try note.setMedicalNote("O+\u{1B}]0;pwned\u{07}") }
+        try note.setMedicalNote("Blood group O+\nallergic to penicillin")     // a line break is fine in a note
+        #expect(try RideGuardDatabase(path: db).contacts().isEmpty)
+
+        // Stored before this check (an older version, sqlite3 by hand): shown neutralised.
+        try SQLiteConnection(path: db).execute("INSERT INTO contacts (name, number, created_at) VALUES (?, '+33612345678', 1)",
+                                               [SQLValue("Sam\u{1B}[2J\u{202E}")])
+        let listed = try Rideguard.run(["contacts", "list", "--database", db])
+        #expect(!listed.stdout.contains("\u{1B}") && !listed.stdout.contains("\u{202E}") && listed.stdout.contains("Sam\u{FFFD}[2J\u{FFFD}"), "\(listed.stdout)")
+        #expect(Markup.escaped("Sam\u{1B}\u{202E}<") == "Sam\u{FFFD}\u{FFFD}&lt;")
+        let svg = FileManager.default.temporaryDirectory.appendingPathComponent("card-\(UUID().uuidString).svg")
+        #expect(try Rideguard.run(["card", "--out", svg.path, "--database", db]).status == 0)
+        let card = try String(contentsOf: svg, encoding: .utf8)
+        #expect(!card.contains("\u{1B}") && !card.contains("\u{202E}"))
+        let parsed = try Rideguard.run(["-c", "import sys, xml.dom.minidom; print(xml.dom.minidom.parse(sys.argv[1]).documentElement.tagName)", svg.path],
+                                       program: URL(fileURLWithPath: "/usr/bin/python3"))
+        #expect(parsed.stdout == "svg\n", "the card is well-formed XML: \(parsed.stderr)")
     }
 
     /// Without --database, the commands use the database the configuration names: the agent's.

@@ -5,7 +5,7 @@ import Testing
 @testable import RideGuardAgent
 @testable import WebUI
 
-/// The page for the rider's phone: the real `rideguard web` (FlyingFox) and `rideguard run`, spoken
+/// The page for the rider's phone: the real `rideguard web` (its own `WebServer`) and `rideguard run`, spoken
 /// to over HTTP, and Debian's Chromium playing the phone.
 @Suite(.serialized) struct WebTests {
     /// A folder with a configuration: a simulated agent riding a calm synthetic ride, a contact and a
@@ -256,6 +256,74 @@ import Testing
         #expect(cli.stdout.hasPrefix("NOT protecting: no emergency contact"), "\(cli.stdout)")
     }
 
+    /// Issue 43, points 5 to 7 and 10: someone else on the Wi-Fi, unpaired, from another address
+    /// (127.0.0.2 here), against the real `rideguard-web` and `rideguard run`. Before (FlyingFox): a
+    /// 64 KiB header line kept the page busy for seconds (its parsing grew with the square of the
+    /// line), a refused body was read as the next request, idle connections had no end.
+    @Test(.timeLimit(.minutes(2)))
+    func aStrangerOnTheWiFiCannotTakeThePageAway() throws {
+        let bike = try Bike()
+        let agent = try bike.agent(), web = try bike.web()
+        defer { web.kill(); agent.kill() }
+        let (cookie, _) = try bike.paired()
+        let stranger = RawClient(port: bike.port, from: "127.0.0.2")
+
+        // 5. A 1 MiB header line: refused at once, the connection closed, never read to its end.
+        var started = Date()
+        let huge = try stranger.exchange("GET / HTTP/1.1\r\nHost: 127.0.0.1:\(bike.port)\r\nX-Big: " + String(repeating: "a", count: 1 << 20) + "\r\n\r\n")
+        #expect(huge.hasPrefix("HTTP/1.1 431 "), "\(huge.prefix(80))")
+        #expect(Date().timeIntervalSince(started) < 1)
+        let longLine = try stranger.exchange("GET /" + String(repeating: "a", count: 20_000) + " HTTP/1.1\r\n")
+        #expect(longLine.hasPrefix("HTTP/1.1 414 "), "\(longLine.prefix(80))")
+
+        // 6. A body over the limit: 413, and what it holds is never read as a request; nor is a
+        // request sent after a whole one (one request a connection).
+        let smuggled = "GET /app.js HTTP/1.1\r\nHost: 127.0.0.1:\(bike.port)\r\n\r\n"
+        let big = try stranger.exchange("POST /contacts HTTP/1.1\r\nHost: 127.0.0.1:\(bike.port)\r\nContent-Length: 100000\r\n\r\n"
+                                        + smuggled + String(repeating: "x", count: 100_000 - smuggled.utf8.count))
+        #expect(big.hasPrefix("HTTP/1.1 413 ") && big.components(separatedBy: "HTTP/1.1 ").count == 2, "\(big.prefix(200))")
+        #expect(!big.contains("javascript"))
+        let pipelined = try stranger.exchange("GET /style.css HTTP/1.1\r\nHost: 127.0.0.1:\(bike.port)\r\n\r\n" + smuggled)
+        #expect(pipelined.components(separatedBy: "HTTP/1.1 ").count == 2 && !pipelined.contains("javascript"), "\(pipelined.prefix(200))")
+        #expect(try stranger.exchange("POST /contacts HTTP/1.1\r\nHost: 127.0.0.1:\(bike.port)\r\n\r\n").hasPrefix("HTTP/1.1 411 "))
+
+        // 7. 300 idle connections: those past the address's share are refused at once, and the
+        // paired phone still gets its page in well under 2 s.
+        let idle = (0..<300).compactMap { _ in stranger.connect() }
+        defer { idle.forEach { close($0) } }
+        #expect(idle.count == 300)
+        started = Date()
+        let page = try HTTP.get(bike.base + "/live/status", cookie: cookie)
+        let took = Date().timeIntervalSince(started)
+        #expect(page.status == 200 && page.text.contains("Protecting"), "\(page.text.prefix(200))")
+        #expect(took < 2, "the phone waited \(took) s")
+        // A connection that sends nothing is closed by the page after its 10 s.
+        let quiet = try #require(idle.first)
+        var timeout = timeval(tv_sec: 15, tv_usec: 0)
+        setsockopt(quiet, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 512)
+        started = Date()
+        let n = recv(quiet, &buffer, buffer.count, 0)
+        #expect(n >= 0 && Date().timeIntervalSince(started) < 12, "an idle connection is closed (408) within the request's 10 s")
+
+        // 10. A foreign Host is refused (DNS rebinding): a valid cookie opens nothing through it.
+        let foreign = try stranger.exchange("GET /live/status HTTP/1.1\r\nHost: evil.example:\(bike.port)\r\nCookie: \(WebApp.cookie)=\(cookie)\r\n\r\n")
+        #expect(foreign.hasPrefix("HTTP/1.1 421 ") && !foreign.contains("Protecting"), "\(foreign.prefix(200))")
+
+        // The agent kept its rate through it all.
+        let status = try #require(try AgentTests.status(bike.folder.appendingPathComponent("run")))
+        #expect(status.sensor.lastSampleAgeSeconds.map { $0 < 1 } == true)
+    }
+
+    /// Issue 43, point 10: a recording's name can never end the download's header or start another
+    /// (RFC 6266: a plain `filename`, the name itself in `filename*`).
+    @Test func aRecordingsNameCannotInjectAHeader() {
+        let header = WebResponse.contentDisposition("ride\"\r\nSet-Cookie: x=1.csv")
+        #expect(header == "attachment; filename=\"ride___Set-Cookie__x_1.csv\"; filename*=UTF-8''ride%22%0D%0ASet-Cookie%3A%20x%3D1.csv")
+        #expect(!header.contains("\r") && !header.contains("\n"))
+        #expect(WebResponse.contentDisposition("été.csv") == "attachment; filename=\"_t_.csv\"; filename*=UTF-8''%C3%A9t%C3%A9.csv")
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func wrongCodesAreRateLimited() throws {
         let bike = try Bike()
@@ -280,7 +348,8 @@ import Testing
         let app = WebApp(configurationPath: bike.config, configuration: configuration, database: database, now: { clock.now })
         func get(_ path: String, query: [String: String] = [:], cookie: String? = nil) async -> WebResponse {
             await app.handle(WebRequest(method: "GET", path: path, query: query,
-                                        headers: cookie.map { ["Cookie": "\(WebApp.cookie)=\($0)"] } ?? [:], remote: "192.168.4.2"))
+                                        headers: ["Host": "127.0.0.1:\(bike.port)"].merging(cookie.map { ["Cookie": "\(WebApp.cookie)=\($0)"] } ?? [:]) { a, _ in a },
+                                        remote: "192.168.4.2"))
         }
         let late = try database.newPairingCode(now: clock.now)
         clock.now += 601
@@ -374,7 +443,7 @@ enum HTTP {
             let n = recv(fd, &buffer, buffer.count, 0)
             if n <= 0 { break }
             answer += buffer[0..<n]
-            // FlyingFox keeps the connection open: stop at the end of the body.
+            // Stop at the end of the body (the page closes the connection after it anyway).
             if let split = answer.firstRange(of: Array("\r\n\r\n".utf8)) {
                 let headText = String(decoding: answer[..<split.lowerBound], as: UTF8.self)
                 let length = headText.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
@@ -399,4 +468,51 @@ enum HTTP {
 struct HTTPFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// A client of the page from another loopback address (another machine on the Wi-Fi, as the page
+/// counts them): raw requests, as a stranger would send them.
+struct RawClient {
+    let port: Int
+    let from: String
+
+    /// A connected socket, or nil.
+    func connect() -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr(from)
+        var remote = sockaddr_in()
+        remote.sin_family = sa_family_t(AF_INET)
+        remote.sin_port = in_port_t(UInt16(port).bigEndian)
+        remote.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let ok = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 } }
+            && withUnsafePointer(to: &remote) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 } }
+        guard ok else { close(fd); return nil }
+        return fd
+    }
+
+    /// Sends `text` (as much as the page takes) and reads until the page closes the connection.
+    func exchange(_ text: String) throws -> String {
+        guard let fd = connect() else { throw HTTPFailure("cannot connect from \(from)") }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let bytes = Array(text.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { break }      // the page closed it: what is left is never read
+            sent += n
+        }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            answer += buffer[0..<n]
+        }
+        return String(decoding: answer, as: UTF8.self)
+    }
 }

@@ -1,0 +1,389 @@
+import Glibc
+import Synchronization
+import SystemCalls
+
+/// The page's HTTP/1.1 server, written for a page that someone else on the Wi-Fi may attack: every
+/// size and time is bounded, and one request is answered per connection (`Connection: close`), so
+/// that nothing left unread can be taken for a next request. One thread reads every connection
+/// with poll(2), however many there are; a request read whole goes to the handler, and its answer
+/// is written on a thread of its own (a recording's CSV can take minutes to a slow phone).
+///
+/// What a stranger gets: a request line, a header block or a body past its limit is refused at once
+/// and the connection closed, never read further; a request not whole within `requestSeconds` is
+/// closed; more than `perAddress` connections from one address, or `connections` in all, are refused.
+package final class WebServer: Sendable {
+    package struct Limits: Sendable {
+        /// "GET /path?query HTTP/1.1", bytes.
+        package var requestLine = 8 << 10
+        /// The request line and every header, bytes.
+        package var head = 16 << 10
+        package var headerLines = 64
+        /// A form's body, bytes (the page's largest, a medical note, is a few hundred).
+        package var body = 64 << 10
+        /// Connections open at once, in all and from one address.
+        package var connections = 128
+        package var perAddress = 16
+        /// The whole request must arrive within this, from the connection's start, seconds.
+        package var requestSeconds = 10.0
+        /// An answer whose reader takes nothing for this long is given up, seconds.
+        package var writeStallSeconds = 15.0
+        /// Requests answered at once, in all and for one address; the others wait their turn, read
+        /// whole (each answer takes two threads: the page's work and the writing).
+        package var answers = 8
+        package var answersPerAddress = 4
+
+        package init() {}
+    }
+
+    package let limits: Limits
+    private let handler: @Sendable (WebRequest) async -> WebResponse
+    private let listener: Int32
+    private let wake: (read: Int32, write: Int32)
+    private let stopping = Atomic<Bool>(false)
+    /// Connections open by address, from accept until closed (an answer being written counts).
+    private let open = Mutex<[String: Int]>([:])
+    /// Requests read whole, waiting for their turn, and the answers under way by address.
+    private let turns = Mutex<(waiting: [(request: WebRequest, fd: Int32)], answering: [String: Int])>(([], [:]))
+
+    /// Listens on `host:port` (IPv4). Throws the reason when it cannot (the port taken, an address
+    /// not on this machine).
+    package init(host: String, port: Int, limits: Limits = Limits(), handler: @escaping @Sendable (WebRequest) async -> WebResponse) throws(WebServerError) {
+        self.limits = limits
+        self.handler = handler
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw WebServerError("socket: \(String(cString: strerror(errno)))") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            close(fd)
+            throw WebServerError("'\(host)' is not an IPv4 address")
+        }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard bound == 0, listen(fd, 128) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw WebServerError("cannot listen on \(host):\(port): \(reason)")
+        }
+        listener = fd
+        var pipe: [Int32] = [0, 0]
+        guard Glibc.pipe(&pipe) == 0 else {
+            close(fd)
+            throw WebServerError("pipe: \(String(cString: strerror(errno)))")
+        }
+        for end in pipe { Self.nonBlocking(end) }
+        wake = (pipe[0], pipe[1])
+    }
+
+    /// Serves until `stop()`, on the calling thread (one of its own).
+    package func run() {
+        var reading: [Int32: Incoming] = [:]
+        while !stopping.load(ordering: .acquiring) {
+            let now = monotonicSeconds()
+            var descriptors = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+            descriptors += reading.keys.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            let soonest = reading.values.map(\.deadline).min() ?? now + 1
+            let wait = Int(max(0, min(1, soonest - now)) * 1000) + 1
+            guard (try? poll(&descriptors, milliseconds: wait)) != nil else { continue }
+            if descriptors[0].revents != 0 { acceptAll(into: &reading) }
+            for descriptor in descriptors.dropFirst(2) where descriptor.revents != 0 {
+                guard var incoming = reading[descriptor.fd] else { continue }
+                switch incoming.read(limits) {
+                case .more:
+                    reading[descriptor.fd] = incoming
+                case .closed:
+                    reading[descriptor.fd] = nil
+                    finish(incoming.fd, incoming.address)
+                case .refused(let status, let reason):
+                    reading[descriptor.fd] = nil
+                    refuse(incoming, status, reason)
+                case .request(let request):
+                    reading[descriptor.fd] = nil
+                    answer(request, on: incoming.fd, from: incoming.address)
+                }
+            }
+            // Too slow: the whole request had its time (a slowloris holds nothing for long).
+            let late = monotonicSeconds()
+            for (fd, incoming) in reading where incoming.deadline <= late {
+                reading[fd] = nil
+                refuse(incoming, 408, "the request did not arrive within \(Int(limits.requestSeconds)) s")
+            }
+        }
+        for incoming in reading.values { finish(incoming.fd, incoming.address) }
+        close(listener)
+    }
+
+    /// Ends `run()`; answers being written go on to their end.
+    package func stop() {
+        stopping.store(true, ordering: .releasing)
+        var byte: UInt8 = 1
+        _ = Glibc.write(wake.write, &byte, 1)
+    }
+
+    /// Connections open now, by address (for tests and the doctor).
+    package var openConnections: Int { open.withLock { $0.values.reduce(0, +) } }
+
+    // MARK: - Connections
+
+    private func acceptAll(into reading: inout [Int32: Incoming]) {
+        while true {
+            var peer = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let fd = withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &length) }
+            }
+            guard fd >= 0 else { return }   // EAGAIN: none left; EMFILE and the like: the next poll tries again
+            Self.nonBlocking(fd)
+            var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+            inet_ntop(AF_INET, &peer.sin_addr, &text, socklen_t(text.count))
+            let address = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let admitted = open.withLock { open -> Bool in
+                guard open.values.reduce(0, +) < limits.connections, open[address, default: 0] < limits.perAddress else { return false }
+                open[address, default: 0] += 1
+                return true
+            }
+            guard admitted else {
+                // Said in one write the socket's buffer takes at once, then closed: never read.
+                let refusal = Array(Self.head(503, [("Retry-After", "10")], length: 0).utf8)
+                _ = send(fd, refusal, refusal.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                close(fd)
+                continue
+            }
+            reading[fd] = Incoming(fd: fd, address: address, deadline: monotonicSeconds() + limits.requestSeconds)
+        }
+    }
+
+    /// accept4 and pipe2 need _GNU_SOURCE, which Swift's Glibc module does not define.
+    private static func nonBlocking(_ fd: Int32) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+    }
+
+    private func finish(_ fd: Int32, _ address: String) {
+        close(fd)
+        open.withLock { open in
+            open[address, default: 1] -= 1
+            if open[address] == 0 { open[address] = nil }
+        }
+    }
+
+    /// Refused at once, the connection closed: what the client sent beyond is never read.
+    private func refuse(_ incoming: Incoming, _ status: Int, _ reason: String) {
+        let body = Array((reason + "\n").utf8)
+        let refusal = Array(Self.head(status, [("Content-Type", "text/plain; charset=utf-8")], length: body.count).utf8) + body
+        _ = send(incoming.fd, refusal, refusal.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+        shutdown(incoming.fd, Int32(SHUT_WR))
+        finish(incoming.fd, incoming.address)
+    }
+
+    /// Answered now if there is room, else when an answer before it ends (in the order they came,
+    /// an address past its share passed over until one of its own ends).
+    private func answer(_ request: WebRequest, on fd: Int32, from address: String) {
+        turns.withLock { $0.waiting.append((request, fd)) }
+        startAnswers()
+    }
+
+    private func startAnswers() {
+        let ready = turns.withLock { turns -> [(request: WebRequest, fd: Int32)] in
+            var ready: [(request: WebRequest, fd: Int32)] = []
+            var index = 0
+            while index < turns.waiting.count && turns.answering.values.reduce(0, +) < limits.answers {
+                let address = turns.waiting[index].request.remote
+                if turns.answering[address, default: 0] < limits.answersPerAddress {
+                    turns.answering[address, default: 0] += 1
+                    ready.append(turns.waiting.remove(at: index))
+                } else {
+                    index += 1
+                }
+            }
+            return ready
+        }
+        for (request, fd) in ready {
+            Task.detached { [self] in
+                let response = await handler(request)
+                startThread("rg-web-write") { [self] in
+                    deliver(response, to: fd)
+                    finish(fd, request.remote)
+                    turns.withLock { turns in
+                        turns.answering[request.remote, default: 1] -= 1
+                        if turns.answering[request.remote] == 0 { turns.answering[request.remote] = nil }
+                    }
+                    startAnswers()
+                }
+            }
+        }
+    }
+
+    /// The answer, blocking with a stall timeout: a phone that stops reading is let go.
+    private func deliver(_ response: WebResponse, to fd: Int32) {
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
+        var timeout = timeval(tv_sec: Int(limits.writeStallSeconds), tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var file: Int32 = -1
+        var length = response.body.count
+        if let path = response.file {
+            file = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+            var info = stat()
+            guard file >= 0, fstat(file, &info) == 0 else {
+                if file >= 0 { close(file) }
+                _ = sendAll(Array(Self.head(500, [], length: 0).utf8), fd)
+                return
+            }
+            length = Int(info.st_size)
+        }
+        defer { if file >= 0 { close(file) } }
+        guard sendAll(Array(Self.head(response.status, response.headers, length: length).utf8), fd) else { return }
+        guard file >= 0 else {
+            _ = sendAll(response.body, fd)
+            return
+        }
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        var left = length
+        while left > 0 {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(file, $0.baseAddress, min($0.count, left)) }
+            guard n > 0, sendAll(Array(chunk[0..<n]), fd) else { return }
+            left -= n
+        }
+    }
+
+    private func sendAll(_ bytes: [UInt8], _ fd: Int32) -> Bool {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return false }
+            sent += n
+        }
+        return true
+    }
+
+    static func head(_ status: Int, _ headers: [(String, String)], length: Int) -> String {
+        var text = "HTTP/1.1 \(status) \(phrases[status] ?? "Status")\r\n"
+        for (name, value) in headers { text += "\(name): \(value)\r\n" }
+        return text + "Content-Length: \(length)\r\nConnection: close\r\n\r\n"
+    }
+
+    static let phrases = [200: "OK", 303: "See Other", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+                          405: "Method Not Allowed", 408: "Request Timeout", 409: "Conflict", 411: "Length Required",
+                          413: "Content Too Large", 414: "URI Too Long", 421: "Misdirected Request", 422: "Unprocessable Content",
+                          429: "Too Many Requests", 431: "Request Header Fields Too Large", 500: "Internal Server Error",
+                          501: "Not Implemented", 503: "Service Unavailable"]
+}
+
+package struct WebServerError: Error, CustomStringConvertible {
+    package var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A request being read: its bytes so far, and once the head is whole, what it says.
+struct Incoming {
+    enum Progress {
+        case more
+        case closed
+        case refused(Int, String)
+        case request(WebRequest)
+    }
+
+    let fd: Int32
+    let address: String
+    let deadline: Double
+    var bytes: [UInt8] = []
+    /// Once the head is read: the request without its body, and where the body starts.
+    var head: (request: WebRequest, bodyStart: Int, length: Int)?
+
+    /// Reads what the socket has, and says how far the request is.
+    mutating func read(_ limits: WebServer.Limits) -> Progress {
+        var chunk = [UInt8](repeating: 0, count: 16 << 10)
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if n < 0 && (errno == EAGAIN || errno == EINTR) { return .more }
+        guard n > 0 else { return .closed }
+        let searchFrom = max(0, bytes.count - 3)
+        bytes += chunk[0..<n]
+        if head == nil {
+            guard let end = Self.find([13, 10, 13, 10], in: bytes, from: searchFrom) else {
+                let lineEnd = Self.find([13, 10], in: bytes, from: 0)
+                if (lineEnd ?? bytes.count) > limits.requestLine { return .refused(414, "the request line is longer than \(limits.requestLine) bytes") }
+                if bytes.count > limits.head { return .refused(431, "the request's headers are longer than \(limits.head) bytes") }
+                return .more
+            }
+            if (Self.find([13, 10], in: bytes, from: 0) ?? end) > limits.requestLine { return .refused(414, "the request line is longer than \(limits.requestLine) bytes") }
+            if end > limits.head { return .refused(431, "the request's headers are longer than \(limits.head) bytes") }
+            switch Self.parseHead(bytes[0..<end], address: address, limits: limits) {
+            case .failure(let refusal): return .refused(refusal.status, refusal.reason)
+            case .success(let parsed): head = (parsed.request, end + 4, parsed.length)
+            }
+        }
+        guard let head else { return .more }
+        guard bytes.count >= head.bodyStart + head.length else { return .more }
+        var request = head.request
+        request.body = Array(bytes[head.bodyStart..<(head.bodyStart + head.length)])
+        return .request(request)
+    }
+
+    struct Refusal: Error {
+        var status: Int
+        var reason: String
+    }
+
+    /// The request line and headers (RFC 9112): what is not plainly HTTP/1.x is refused, never guessed.
+    static func parseHead(_ head: ArraySlice<UInt8>, address: String, limits: WebServer.Limits) -> Result<(request: WebRequest, length: Int), Refusal> {
+        let text = String(decoding: head, as: UTF8.self)
+        let lines = text.split(separator: "\r\n", omittingEmptySubsequences: false)
+        let parts = lines[0].split(separator: " ", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[2] == "HTTP/1.1" || parts[2] == "HTTP/1.0", parts[1].hasPrefix("/"),
+              !parts[0].isEmpty, parts[0].allSatisfy({ $0.isASCII && $0.isUppercase }) else {
+            return .failure(Refusal(status: 400, reason: "not an HTTP/1.1 request line"))
+        }
+        guard lines.count - 1 <= limits.headerLines else { return .failure(Refusal(status: 431, reason: "more than \(limits.headerLines) header lines")) }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex, !line.first!.isWhitespace,
+                  !line[..<colon].contains(where: { $0.isWhitespace }) else {
+                return .failure(Refusal(status: 400, reason: "a header line that is not NAME: VALUE"))
+            }
+            let name = line[..<colon].lowercased(), value = line[line.index(after: colon)...].trimmingCharacters(in: " \t")
+            if let earlier = headers[name] {
+                // Two lengths, or two hosts, could be read two ways: refused.
+                if name == "content-length" || name == "host" { return .failure(Refusal(status: 400, reason: "the \(name) header given twice")) }
+                headers[name] = earlier + ", " + value
+            } else {
+                headers[name] = value
+            }
+        }
+        if headers["transfer-encoding"] != nil { return .failure(Refusal(status: 501, reason: "a body must say its Content-Length")) }
+        var length = 0
+        if let given = headers["content-length"] {
+            guard !given.isEmpty, given.count <= 10, given.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(given) else {
+                return .failure(Refusal(status: 400, reason: "Content-Length is not a number"))
+            }
+            length = value
+        } else if parts[0] == "POST" {
+            return .failure(Refusal(status: 411, reason: "a form must say its Content-Length"))
+        }
+        if length > limits.body { return .failure(Refusal(status: 413, reason: "a body over \(limits.body) bytes is not read")) }
+        let target = parts[1].split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let request = WebRequest(method: String(parts[0]), path: String(target[0]), query: target.count > 1 ? WebRequest.fields(String(target[1])) : [:],
+                                 headers: headers, remote: address)
+        return .success((request, length))
+    }
+
+    static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
+        guard bytes.count >= needle.count, start <= bytes.count - needle.count else { return nil }
+        var i = start
+        while i <= bytes.count - needle.count {
+            if bytes[i] == needle[0] && bytes[i..<(i + needle.count)].elementsEqual(needle) { return i }
+            i += 1
+        }
+        return nil
+    }
+}
+
+/// Seconds on the monotonic clock (the wall clock may be set back on a Pi without RTC).
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
