@@ -75,9 +75,13 @@ package enum MQTTLinkEvent: Equatable, Sendable {
     case refused(String)
     /// The connection dropped; the link connects again by itself.
     case disconnected
+    /// Why the link is not connected, in words (a name that does not resolve, a refused or silent
+    /// connection, a TLS handshake that failed: a wrong CA); it goes on trying.
+    case failed(String)
     /// The broker acknowledged the QoS 1 message with this id (PUBACK): it is the broker's now.
     case acknowledged(messageID: Int32)
-    case received(topic: String, payload: [UInt8])
+    /// A message on a subscribed topic; `retained` when the broker kept it from before.
+    case received(topic: String, payload: [UInt8], retained: Bool)
 }
 
 package struct MQTTError: Error, Equatable, CustomStringConvertible, Sendable {
@@ -105,6 +109,8 @@ package final class MQTTLink: @unchecked Sendable {
     private struct State {
         var stopping = false
         var finished = false
+        /// The broker answered the connection under way (CONNACK, accepted or refused).
+        var answered = false
         var thread: pthread_t?
     }
     private let state = Mutex(State())
@@ -157,14 +163,16 @@ package final class MQTTLink: @unchecked Sendable {
             })
         }
         mosquitto_connect_callback_set(handle) { _, context, code in
-            MQTTLink.from(context)?.onEvent(code == 0 ? .connected : .refused(String(cString: mosquitto_connack_string(code))))
+            guard let link = MQTTLink.from(context) else { return }
+            link.state.withLock { $0.answered = true }
+            link.onEvent(code == 0 ? .connected : .refused(String(cString: mosquitto_connack_string(code))))
         }
         mosquitto_disconnect_callback_set(handle) { _, context, _ in MQTTLink.from(context)?.onEvent(.disconnected) }
         mosquitto_publish_callback_set(handle) { _, context, mid in MQTTLink.from(context)?.onEvent(.acknowledged(messageID: mid)) }
         mosquitto_message_callback_set(handle) { _, context, message in
             guard let link = MQTTLink.from(context), let message = message?.pointee, let topic = message.topic else { return }
             let payload = message.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(message.payloadlen))) } ?? []
-            link.onEvent(.received(topic: String(cString: topic), payload: payload))
+            link.onEvent(.received(topic: String(cString: topic), payload: payload, retained: message.retain))
         }
     }
 
@@ -180,19 +188,46 @@ package final class MQTTLink: @unchecked Sendable {
         var delay: UInt32 = 1
         var connectedOnce = false
         while !stopping {
-            let code = connectedOnce ? mosquitto_reconnect(handle)
+            var code = connectedOnce ? mosquitto_reconnect(handle)
                                      : mosquitto_connect(handle, settings.host, Int32(settings.port), Int32(settings.keepaliveSeconds))
             if code == MOSQ_ERR_SUCCESS.rawValue {
                 connectedOnce = true
                 delay = 1
-                while !stopping && mosquitto_loop(handle, 1000, 1) == MOSQ_ERR_SUCCESS.rawValue {}
+                // A broker that takes the connection and never answers it (no CONNACK) is said, and left.
+                state.withLock { $0.answered = false }
+                var waited = 0
+                while !stopping {
+                    code = mosquitto_loop(handle, 1000, 1)
+                    guard code == MOSQ_ERR_SUCCESS.rawValue else { break }
+                    waited += 1
+                    if waited == Self.answerSeconds && !state.withLock({ $0.answered }) {
+                        onEvent(.failed("\(settings.host):\(settings.port) took the connection but has not answered in \(Self.answerSeconds) s (not an MQTT broker, or a stuck one)"))
+                        mosquitto_disconnect(handle)
+                    }
+                }
             }
+            if !stopping && code != MOSQ_ERR_SUCCESS.rawValue { onEvent(.failed(Self.reason(code, host: settings.host, port: settings.port))) }
             var waited: UInt32 = 0
             while waited < delay * 10 && !stopping {
                 usleep(100_000)
                 waited += 1
             }
             delay = min(delay * 2, 60)
+        }
+    }
+
+    /// Seconds a broker has to answer a connection (CONNACK).
+    static let answerSeconds = 10
+
+    /// Why a connection failed, in words a person can act on.
+    static func reason(_ code: Int32, host: String, port: Int) -> String {
+        switch code {
+        case MOSQ_ERR_EAI.rawValue: "the broker's name \(host) does not resolve (no DNS, or a wrong name)"
+        case MOSQ_ERR_TLS.rawValue: "the TLS handshake with \(host):\(port) failed (a wrong ca_file, an expired or mismatched certificate, or not TLS)"
+        case MOSQ_ERR_CONN_LOST.rawValue: "the connection to \(host):\(port) was lost"
+        case MOSQ_ERR_KEEPALIVE.rawValue: "\(host):\(port) stopped answering (keepalive)"
+        case MOSQ_ERR_ERRNO.rawValue: "\(host):\(port): \(String(cString: strerror(errno)))"
+        default: "\(host):\(port): \(String(cString: mosquitto_strerror(code)))"
         }
     }
 

@@ -165,6 +165,8 @@ package final class Agent: Sendable {
     package var state: WorkflowState { get async { await emergency.state } }
     /// Who acknowledged the emergency under way, if anybody has.
     package var acknowledgement: Acknowledgement? { get async { await emergency.snapshot.acknowledgement } }
+    /// The emergency under way's id for the fleet (its acknowledgements name it), if one is.
+    package var emergencyID: Int? { get async { await emergency.snapshot.emergencyID } }
     /// The broker, as `status` shows it; nil without `mqtt:`.
     package var fleetStatus: AgentStatus.Fleet? { fleet.snapshot }
 

@@ -138,11 +138,24 @@ package final class ControlSocket: Sendable {
         reply(handle(request), to: client)
     }
 
-    private static func reply(_ answer: ControlReply, to client: Int32) {
+    static func reply(_ answer: ControlReply, to client: Int32) {
         let bytes = ((try? JSONEncoder().encode(answer)) ?? Data(#"{"error":"the reply could not be encoded"}"#.utf8)) + Data("\n".utf8)
-        // A client gone before the answer (Ctrl-C on `rideguard status`) must not SIGPIPE the agent.
-        _ = bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+        // Whole, however long (a status with a large group passed the socket's buffer, and one
+        // non-blocking write cut it); a client that stops reading is let go after `replyStall`
+        // seconds. A client gone before the answer (Ctrl-C on `rideguard status`) must not SIGPIPE the agent.
+        var stall = timeval(tv_sec: Int(replyStall), tv_usec: 0)
+        setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &stall, socklen_t(MemoryLayout<timeval>.size))
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return }
+            sent += n
+        }
     }
+
+    /// Seconds a reply waits for a client that reads nothing.
+    static let replyStall = 3
 
     func close() {
         flags.running.store(false, ordering: .releasing)

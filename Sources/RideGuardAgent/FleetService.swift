@@ -75,12 +75,16 @@ final class FleetService: Service, CustomStringConvertible {
         var refused: String?
         var acknowledged: [Int32] = []
         /// Who acknowledged through `cmd` (the first since the last look).
-        var ackBy: String?
+        var ack: Ack?
         var stateAsked = false
         var ignored = 0
         var ignoredExample: String?
         /// The riding group's members' reports, the latest of each.
         var groupReports: [String: RidingGroup.Report] = [:]
+        /// Why the link is not connected, as it said last.
+        var failed: String?
+        /// The last report heard on this bike's own group topic (its own, or someone else's).
+        var ownReport: RidingGroup.Report?
     }
 
     private let settings: AgentConfiguration.MQTT
@@ -170,46 +174,73 @@ final class FleetService: Service, CustomStringConvertible {
 
     /// On the link's thread: only notes what came (a flood of `cmd` costs a parse each, no more).
     private func take(_ event: MQTTLinkEvent) {
-        if case .received(let topic, let payload) = event, topic != topics.cmd {
+        if case .received(let topic, let payload, _) = event, topic != topics.cmd {
+            if let own = group?.ownReport(topic: topic, payload: payload) {
+                inbox.withLock { $0.ownReport = own }
+                return
+            }
             guard let (member, report) = group?.report(topic: topic, payload: payload) else { return }
-            inbox.withLock { $0.groupReports[member] = report }
+            // A flood of made-up names costs a bounded dictionary a second, no more.
+            inbox.withLock { i in
+                if i.groupReports[member] != nil || i.groupReports.count < RidingGroup.reportsPerLook { i.groupReports[member] = report }
+            }
             return
         }
-        let command: Command? = if case .received(_, let payload) = event { Command(payload) } else { nil }
+        // A command kept by the broker from before (retained) is nobody's command now: ignored.
+        let command: Command? = if case .received(_, let payload, false) = event { Command(payload) } else { nil }
         inbox.withLock { i in
             switch event {
             case .connected: i.connections += 1
             case .disconnected: i.disconnected = true
             case .refused(let reason): i.refused = reason
+            case .failed(let reason): i.failed = reason
             case .acknowledged(let id): i.acknowledged.append(id)
-            case .received(_, let payload):
+            case .received(_, let payload, let retained):
                 switch command {
-                case .ack(let by): if i.ackBy == nil { i.ackBy = by }
+                case .ack(let ack): if i.ack == nil { i.ack = ack }
                 case .state: i.stateAsked = true
                 case nil:
                     i.ignored += 1
-                    if i.ignoredExample == nil { i.ignoredExample = String(decoding: payload.prefix(60), as: UTF8.self) }
+                    if i.ignoredExample == nil { i.ignoredExample = (retained ? "(retained) " : "") + String(decoding: payload.prefix(60), as: UTF8.self) }
                 }
             }
         }
     }
 
-    /// What `cmd` takes: `{"cmd":"ack","by":"…"}` and `{"cmd":"where"}`; anything else is ignored.
+    /// A dispatcher's acknowledgement, and which emergency it answers: its id (`emergency`, as the
+    /// state and `countdown_started` give it), or the time it was given (`t`, Unix seconds).
+    struct Ack: Equatable {
+        var by: String
+        var emergency: Int?
+        var issued: Double?
+
+        /// Whether it answers the emergency `id` that began at `start`: an ack that names none, or
+        /// another, or was given before it began (left queued in a persistent session), does not.
+        func answers(_ id: Int, startedAt start: Double) -> Bool {
+            if let emergency { return emergency == id }
+            if let issued { return issued >= start }
+            return false
+        }
+    }
+
+    /// What `cmd` takes: `{"cmd":"ack","by":"…","emergency":ID}` and `{"cmd":"where"}`; anything else is ignored.
     enum Command: Equatable {
-        case ack(by: String)
+        case ack(Ack)
         case state
 
         init?(_ payload: [UInt8]) {
             struct Wire: Decodable {
                 var cmd: String
                 var by: String?
+                var emergency: Int?
+                var t: Double?
             }
             guard payload.count <= FleetService.commandLimit, let wire = try? JSONDecoder().decode(Wire.self, from: Data(payload)) else { return nil }
             switch wire.cmd {
             case "ack":
                 // Shown in the journal and `status`: printable, one line, short.
                 let by = (wire.by ?? "").printable(limit: 40)
-                self = .ack(by: by.isEmpty ? "a dispatcher" : by)
+                self = .ack(Ack(by: by.isEmpty ? "a dispatcher" : by, emergency: wire.emergency, issued: wire.t.flatMap { $0.isFinite ? $0 : nil }))
             case "where": self = .state
             default: return nil
             }
@@ -248,6 +279,10 @@ final class FleetService: Service, CustomStringConvertible {
                 logger.warning("mqtt: the connection to \(settings.url) dropped; connecting again (SMS alerts are not affected)")
                 fleetStatus.update { $0.connected = false; $0.since = now }
             }
+            if let reason = news.failed, !online, fleetStatus.snapshot?.problem != reason {
+                logger.warning("mqtt: not connected: \(reason) (SMS alerts are not affected)")
+                fleetStatus.update { $0.problem = reason }
+            }
             if let reason = news.refused {
                 let problem = "the broker \(settings.url) refused the connection: \(reason)"
                 if fleetStatus.snapshot?.problem != problem {
@@ -272,8 +307,20 @@ final class FleetService: Service, CustomStringConvertible {
                     cursorProblem = "\(error)"
                 }
             }
-            if let by = news.ackBy {
-                emergency.post(.event(.acknowledged(Acknowledgement(who: by, channel: .mqtt, time: now))))
+            if let ack = news.ack {
+                let workflow = await emergency.snapshot
+                if WorkflowState.alertsOut.contains(workflow.state), let id = workflow.emergencyID, let start = workflow.countdownStart,
+                   !ack.answers(id, startedAt: start) {
+                    var named = "no emergency named"
+                    if let issued = ack.issued { named = "given at \(DecimalFormat.string(issued, decimals: 0)), before it began" }
+                    if let other = ack.emergency { named = "emergency \(other)" }
+                    let text = "\(ack.by) acknowledged over MQTT, but not this emergency (\(named)): not taken, the calls go on "
+                        + "(an ack names the emergency: {\"cmd\":\"ack\",\"by\":\"…\",\"emergency\":\(id)})"
+                    logger.warning("mqtt: \(text)")
+                    database.journal(JournalEntry(.alerts, text), at: now)
+                } else {
+                    emergency.post(.event(.acknowledged(Acknowledgement(who: ack.by, channel: .mqtt, time: now))))
+                }
             }
             ignored += news.ignored
             if ignored > 0 && isDue(since: lastIgnoredReport, now: now, every: 60) {
@@ -287,6 +334,14 @@ final class FleetService: Service, CustomStringConvertible {
                     emergency.post(.event(change))
                 }
                 let alert = WorkflowState.alertsOut.contains(state)
+                // Someone else wrote on this bike's topic (cleared its alert, or forged one): said, and
+                // put right at once. Only the broker's ACL can stop them writing (README).
+                if let own = news.ownReport, let said = groupAlertSaid, own.alert != said {
+                    let text = "riding group: someone else published on this bike's topic (alert \(own.alert)); published again (alert \(said))"
+                    logger.warning("mqtt: \(text)")
+                    database.journal(JournalEntry(.system, text), at: now)
+                    groupAlertSaid = nil
+                }
                 if online && alert != groupAlertSaid {
                     let report = RidingGroup.json(alert: alert, position: whereabouts.lastFix, now: now)
                     if (try? link.publish(MQTTMessage(topic: current.topic, payload: Array(report.utf8), qos: 1, retain: true))) != nil {
@@ -311,7 +366,8 @@ final class FleetService: Service, CustomStringConvertible {
                         published = event.seq
                     }
                 }
-                let state = stateFacts(state, protection: await emergency.protection, now: now)
+                let workflow = await emergency.snapshot
+                let state = stateFacts(state, emergency: workflow.emergencyID, protection: workflow.protection, now: now)
                 let due = FleetState.due(last: lastState, key: state.key, position: state.position, asked: news.stateAsked,
                                         riding: bike.context == .riding, now: now, every: settings.stateIntervalSeconds)
                 if due, (try? link.publish(MQTTMessage(topic: topics.state, payload: Array(state.json.utf8), qos: 1, retain: true))) != nil {
@@ -342,9 +398,10 @@ final class FleetService: Service, CustomStringConvertible {
     /// The retained state: `key` is what is published at once when it changes (the workflow's
     /// state, the bike's context, the sensor), `position` what is published at most every
     /// `state_interval_s`.
-    private func stateFacts(_ state: WorkflowState, protection: Protection, now: Double) -> (json: String, key: String, position: String) {
+    private func stateFacts(_ state: WorkflowState, emergency: Int?, protection: Protection, now: Double) -> (json: String, key: String, position: String) {
         var key = JSONLine()
         key.add("state", Self.stateName(state))
+        if let id = emergency { key.add("emergency", id) }
         // The workflow's verdict, as the buzzer, `status` and the page have it.
         key.add("protection", protection.level.rawValue)
         if !protection.reasons.isEmpty { key.add("reasons", protection.reasons.joined(separator: "; ")) }

@@ -32,6 +32,19 @@ package struct RidingGroup {
     package private(set) var members: [String: Member] = [:]
     /// Alerts dismissed after `dismiss_s`, until the member's next report without one.
     private var dismissed: Set<String> = []
+    /// Members dismissed who then said "no alert": not heard again before this time, so that none
+    /// keeps every buzzer sounding by clearing and raising its alert each `dismiss_s`.
+    private var quietUntil: [String: Double] = [:]
+    /// Alerts not heard because `maxMembers` were already (said once in `status` and the journal).
+    package private(set) var unheard = 0
+
+    /// Members needing help kept and shown at once: a group is a few dozen bikes; a flood of made-up
+    /// names must not grow memory, the journal or `status` without bound.
+    package static let maxMembers = 32
+    /// Names remembered as dismissed or quiet, at most.
+    static let remembered = 256
+    /// Reports taken from the broker between two looks (a second), at most.
+    package static let reportsPerLook = 1024
 
     package init(_ settings: AgentConfiguration.Group, prefix: String, device: String) {
         self.settings = settings
@@ -53,18 +66,31 @@ package struct RidingGroup {
         return (member, report)
     }
 
+    /// What was published on this bike's own topic (by it, or by someone else), or nil.
+    package func ownReport(topic: String, payload: [UInt8]) -> Report? {
+        guard topic == self.topic, payload.count <= 512 else { return nil }
+        return (try? JSONDecoder().decode(Report.self, from: Data(payload))) ?? Report(alert: false)
+    }
+
     /// Takes the reports since the last look and dismisses alerts heard for `dismiss_s`; when the
     /// members needing help changed, the workflow's input that says so.
     package mutating func update(_ reports: [String: Report], now: Double, position: Fix?, mapLink: MapLinkStyle) -> WorkflowEvent? {
         let before = Set(members.keys)
-        for (member, report) in reports {
-            if report.alert && !dismissed.contains(member) {
+        quietUntil = quietUntil.filter { $0.value > now && $0.value - now <= settings.dismissSeconds }   // a clock set back ends it
+        var refused = 0
+        for (member, report) in reports.sorted(by: { $0.key < $1.key }) {
+            if report.alert && !dismissed.contains(member) && quietUntil[member] == nil {
+                if members[member] == nil && members.count >= Self.maxMembers {
+                    refused += 1
+                    continue
+                }
                 members[member] = Member(since: members[member]?.since ?? now, report: report)
             } else if !report.alert {
                 members[member] = nil
-                dismissed.remove(member)
+                if dismissed.remove(member) != nil { quietUntil[member] = now + settings.dismissSeconds }
             }
         }
+        unheard += refused
         for (member, alert) in members where now < alert.since {
             members[member]?.since = now            // a clock set back: the wait starts again, it never ends early
         }
@@ -72,13 +98,19 @@ package struct RidingGroup {
             members[member] = nil
             dismissed.insert(member)
         }
+        // Bounded: past `remembered` names, the oldest quiet ones are forgotten, then any dismissed.
+        while quietUntil.count > Self.remembered, let first = quietUntil.min(by: { $0.value < $1.value }) { quietUntil[first.key] = nil }
+        while dismissed.count > Self.remembered { dismissed.removeFirst() }
         guard Set(members.keys) != before else { return nil }
         guard !members.isEmpty else { return .groupAlert(summary: nil, at: now) }
-        let added = members.keys.filter { !before.contains($0) }
+        let added = members.keys.filter { !before.contains($0) }.sorted()
         guard !added.isEmpty else { return nil }       // one fewer: the others are still heard
-        let summary = members.keys.sorted().map { member in
+        // What changed, never the whole list: a line stays short however large the group.
+        var summary = added.prefix(3).map { member in
             "\(member) needs help" + (place(member, from: position, mapLink: mapLink).map { ", \($0)" } ?? "")
         }.joined(separator: "; ")
+        if added.count > 3 { summary += "; and \(added.count - 3) more" }
+        if refused > 0 { summary += " (\(refused) more alerts not heard: \(Self.maxMembers) members already need help)" }
         return .groupAlert(summary: summary, at: now)
     }
 

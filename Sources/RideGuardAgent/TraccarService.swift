@@ -53,6 +53,7 @@ struct TraccarService: Service, CustomStringConvertible {
         var problem: String?
         var delay = 1.0
         while true {
+            try Task.checkCancellation()
             let now = clock.now()
             var failed: String?
             // The alarms first, in the order they came.
@@ -96,15 +97,18 @@ struct TraccarService: Service, CustomStringConvertible {
     }
 
     /// One request, on a thread of its own (libcurl blocks up to its 15 s timeout); nil when Traccar
-    /// answered 200, else what went wrong.
+    /// answered 200, else what went wrong. The agent stopping does not wait for it: the request is
+    /// left to its thread, and counts as not answered (an alarm is sent again at the next start).
     private func send(_ report: OsmAndReport, _ client: OsmAndClient) async -> String? {
-        await onOwnThread("rg-traccar") { () -> String? in
+        let outcome = await onOwnThread("rg-traccar") { () -> String? in
             do {
                 try client.send(report)
                 return nil
             } catch {
                 return "\(error)"
             }
-        } ?? nil
+        }
+        guard let outcome else { return "stopping before \(settings.url) answered" }
+        return outcome
     }
 }

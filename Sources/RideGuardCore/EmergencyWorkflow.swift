@@ -198,6 +198,12 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
     /// Deadlines of the running timers, in the events' time base.
     package private(set) var deadlines: [WorkflowTimer: Double] = [:]
     package private(set) var countdownStart: Double?
+    /// The emergency's name for the fleet: the Unix second its countdown began. A dispatcher's
+    /// acknowledgement names it, so that one left over from before cannot acknowledge this one.
+    package var emergencyID: Int? {
+        guard WorkflowState.emergencyUnderWay.contains(state), let start = countdownStart, start.isFinite else { return nil }
+        return Int(start.rounded(.down))
+    }
     /// The crash this emergency is about: its time and evidence, for every message of it. Kept in
     /// the persisted state (a restart mid-emergency keeps them), cleared when the emergency ends.
     package private(set) var crash: CrashFacts?
@@ -468,6 +474,7 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         actions.append(.journal(JournalEntry(.alerts, "\(what): countdown of \(Int(seconds)) s started")))
         var facts = JSONLine()
         facts.add("seconds", Int(seconds))
+        if let id = emergencyID { facts.add("emergency", id) }
         actions.append(.announce(FleetEvent(trigger == .crash ? .countdownStarted : .sosRaised, facts: facts)))
     }
 

@@ -80,8 +80,9 @@ struct Fleet: ParsableCommand {
                     switch event {
                     case .connected: connections.withLock { $0 += 1 }
                     case .refused(let reason): refused.withLock { $0 = reason }
-                    case .received(let topic, let payload):
+                    case .received(let topic, let payload, _):
                         if let line = view.take(topic: topic, payload: payload), json { print(line) }
+                    case .failed(let reason): Output.error("not connected: \(reason); trying again")
                     case .disconnected, .acknowledged: break
                     }
                 }

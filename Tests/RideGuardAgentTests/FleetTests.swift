@@ -1,7 +1,7 @@
 import Foundation
 import MQTTLink
 import OsmAnd
-import RideGuardAgent
+@testable import RideGuardAgent
 import RideGuardCore
 import Storage
 import Testing
@@ -125,6 +125,34 @@ import Testing
         #expect(try database.eventCursor("mqtt") == newest)
     }
 
+    /// Issue 43, point 14: `status` names why the broker is not connected (it said only "NOT
+    /// connected"): a name that does not resolve, a CA that is not the broker's; and stopping the
+    /// agent never waits on a Traccar request that hangs (it waited libcurl's 15 s).
+    @Test func whyTheBrokerIsAwayIsNamedAndAHungTraccarNeverHoldsTheStop() async throws {
+        let broker = try Mosquitto()
+        try broker.start()
+        let (silent, port) = try loopbackListener()                // Traccar that never answers
+        defer { close(silent) }
+        for (url, ca, reason) in [("mqtts://no-such-broker.invalid:8883", nil as String?, "does not resolve"),
+                                  ("mqtts://localhost:\(broker.port)", "/etc/ssl/certs/ca-certificates.crt", "TLS handshake")] {
+            let folder = try AgentInProcessTests.folder("mqtt-reason")
+            var configuration = InProcessAgent.configuration(in: folder)
+            configuration.mqtt = try Self.mqtt(broker, in: folder)
+            configuration.mqtt?.url = url
+            configuration.mqtt?.caFile = ca
+            var traccar = AgentConfiguration.Traccar()
+            traccar.url = "http://127.0.0.1:\(port)"
+            configuration.traccar = traccar
+            let agent = try InProcessAgent(configuration)
+            try await agent.advance(until: { await Self.fleet(agent)?.problem?.contains(reason) == true }, limit: 30, step: 0.2)
+            let status = try #require(try await AgentTests.status(folder))
+            #expect(status.fleet?.connected == false && status.fleet?.problem?.contains(reason) == true, "\(String(describing: status.fleet))")
+            let started = Date()
+            await agent.stop()
+            #expect(Date().timeIntervalSince(started) < 5, "stopping waited \(Date().timeIntervalSince(started)) s")
+        }
+    }
+
     /// A broker that takes the connection and never answers (no CONNACK): the crash's countdown,
     /// alert and SMS go as without a broker, on time.
     @Test func aBrokerThatNeverAnswersDelaysNothing() async throws {
@@ -176,7 +204,8 @@ import Testing
         #expect(state == .emergencySending || state == .emergencySent)
         // Now, with the calls ringing, the ack alone.
         try await agent.advance(until: { agent.log.contains("calls: round 1") }, limit: 60)
-        try await offThread { try broker.publish("rideguard/bike1/cmd", lines: ["{\"cmd\":\"ack\",\"by\":\"Dispatch Anna\"}"]) }
+        let id = try #require(await agent.agent.emergencyID)
+        try await offThread { try broker.publish("rideguard/bike1/cmd", lines: ["{\"cmd\":\"ack\",\"by\":\"Dispatch Anna\",\"emergency\":\(id)}"]) }
         try await agent.advance(until: { await agent.agent.acknowledgement != nil }, limit: 30)
         let acknowledgement = await agent.agent.acknowledgement
         #expect(acknowledgement?.who == "Dispatch Anna" && acknowledgement?.channel == .mqtt)
@@ -185,6 +214,43 @@ import Testing
         await agent.advance(by: 300)
         #expect(modem.calls.count == callsBefore, "calls went on after the ack")
         #expect(await agent.agent.state == .emergencySent, "the ack changed nothing but the calls")
+        await agent.stop()
+    }
+
+    /// Issue 43, point 11: an ack left over from before can never acknowledge a later emergency.
+    /// Before, a retained `{"cmd":"ack"}` stopped the calls at the next connection, and one queued in
+    /// a persistent session before the crash acknowledged it when the broker came back. Now a
+    /// retained command is ignored, and an ack must name this emergency (its id, or a time after it
+    /// began): the calls go on until one does.
+    @Test func aStaleAckNeverAcknowledgesALaterEmergency() async throws {
+        let broker = try Mosquitto()
+        try broker.start()
+        try broker.publish("rideguard/bike1/cmd", lines: ["{\"cmd\":\"ack\",\"by\":\"Yesterday\"}"], retain: true)
+        let modem = try FakeModem()
+        let folder = try AgentInProcessTests.folder("mqtt-stale-ack")
+        var configuration = InProcessAgent.configuration(in: folder, modem: modem)
+        configuration.mqtt = try Self.mqtt(broker, in: folder)
+        let agent = try InProcessAgent(configuration)
+        try await agent.advance(until: { await Self.fleet(agent)?.connected == true }, limit: 30)
+        try await agent.advance(until: { agent.log.contains("calls: round 1") }, limit: 120)
+        #expect(await agent.agent.acknowledgement == nil, "the retained ack acknowledged the emergency")
+        let id = try #require(await agent.agent.emergencyID)
+        let before = agent.clock.now() - 3600
+        let stale = ["{\"cmd\":\"ack\",\"by\":\"Queued\"}", "{\"cmd\":\"ack\",\"by\":\"Queued\",\"t\":\(Int(before))}",
+                     "{\"cmd\":\"ack\",\"by\":\"Queued\",\"emergency\":\(id - 600)}"]
+        for ack in stale {
+            try await offThread { try broker.publish("rideguard/bike1/cmd", lines: [ack]) }
+            try await agent.advance(until: { AgentInProcessTests.journal(folder).components(separatedBy: "Queued acknowledged over MQTT, but not this emergency").count
+                                             > stale.firstIndex(of: ack)! + 1 }, limit: 10, step: 0.01)
+        }
+        #expect(await agent.agent.acknowledgement == nil)
+        #expect(AgentInProcessTests.journal(folder).contains("not taken, the calls go on (an ack names the emergency: {\"cmd\":\"ack\",\"by\":\"…\",\"emergency\":\(id)})"))
+        // The state names the emergency, for the dispatcher's ack.
+        let state = try await offThread { try broker.subscribe("rideguard/bike1/state") }
+        #expect(state.first?.contains("\"emergency\":\(id)") == true, "\(state)")
+        try await offThread { try broker.publish("rideguard/bike1/cmd", lines: ["{\"cmd\":\"ack\",\"by\":\"Anna\",\"t\":\(Int(agent.clock.now()))}"]) }
+        try await agent.advance(until: { await agent.agent.acknowledgement != nil }, limit: 10, step: 0.01)
+        #expect(await agent.agent.acknowledgement?.who == "Anna")
         await agent.stop()
     }
 
@@ -297,9 +363,13 @@ import Testing
         #expect(group.update([:], now: 600, position: nil, mapLink: .geo) == .groupAlert(summary: nil, at: 600))
         #expect(group.update(["bike1": report!.report], now: 700, position: nil, mapLink: .geo) == nil, "dismissed: heard again")
         #expect(group.update(["bike1": RidingGroup.Report(alert: false)], now: 800, position: nil, mapLink: .geo) == nil)
-        #expect(group.update(["bike1": report!.report], now: 900, position: nil, mapLink: .geo) != nil, "a new alert is heard")
+        // Issue 43, point 13: cleared right after its dismissal and raised again, it is not heard for
+        // `dismiss_s` (a member cannot keep every buzzer sounding); after that, a new alert is.
+        #expect(group.update(["bike1": report!.report], now: 900, position: nil, mapLink: .geo) == nil, "raised again at once: heard")
+        #expect(group.update(["bike1": report!.report], now: 1399, position: nil, mapLink: .geo) == nil)
+        #expect(group.update(["bike1": report!.report], now: 1401, position: nil, mapLink: .geo) != nil, "a new alert is heard")
         // A clock set back an hour: the alert is not dismissed early, its wait starts again.
-        let setBack: Double = 900 - 3600
+        let setBack: Double = 1401 - 3600
         #expect(group.update([:], now: setBack, position: nil, mapLink: .geo) == nil)
         #expect(group.update([:], now: setBack + 599, position: nil, mapLink: .geo) == nil)
         #expect(group.update([:], now: setBack + 600, position: nil, mapLink: .geo) == .groupAlert(summary: nil, at: setBack + 600))
@@ -308,6 +378,48 @@ import Testing
         let forged = try? #require(group.report(topic: "rideguard/group/sunday/evil\u{1B}[2J\nname",
                                                 payload: Array(#"{"alert":true,"lat":999,"lon":5.7}"#.utf8)))
         #expect(forged?.device == "evil[2Jname" && forged?.report == RidingGroup.Report(alert: true), "\(String(describing: forged))")
+    }
+
+    /// Issue 43, point 12: 30 000 made-up member names, 1 000 a second, keep at most
+    /// `RidingGroup.maxMembers`, and each journal line says what changed, never the whole list (a
+    /// line used to rewrite every member: 2.4 MB at 30 000).
+    @Test func aFloodOfMemberNamesIsBounded() {
+        var settings = AgentConfiguration.Group()
+        settings.name = "sunday"
+        var group = RidingGroup(settings, prefix: "rideguard", device: "bike2")
+        var longest = 0
+        for second in 0..<30 {
+            var reports: [String: RidingGroup.Report] = [:]
+            for i in 0..<1000 { reports["m\(second)-\(i)"] = RidingGroup.Report(alert: true, lat: 45.1, lon: 5.7) }
+            if case .groupAlert(let summary?, _) = group.update(reports, now: Double(second), position: nil, mapLink: .geo) {
+                longest = max(longest, summary.utf8.count)
+            }
+        }
+        #expect(group.members.count == RidingGroup.maxMembers)
+        #expect(group.unheard == 30_000 - RidingGroup.maxMembers)
+        #expect(longest < 400, "a journal line of \(longest) bytes")
+    }
+
+    /// Issue 43, point 12: a control answer goes whole to a client that reads slowly, whatever its
+    /// size (it was one non-blocking write: `status` failed past ~200 KB).
+    @Test func aLargeControlAnswerArrivesWhole() throws {
+        var pair: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { close(pair[1]) }
+        let big = String(repeating: "x", count: 1_000_000)
+        let agentEnd = pair[0]
+        let writer = Thread { ControlSocket.reply(.failed(big), to: agentEnd); close(agentEnd) }
+        writer.start()
+        usleep(200_000)                                   // the socket's buffer is full by now
+        var answer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = recv(pair[1], &chunk, chunk.count, 0)
+            if n <= 0 { break }
+            answer += chunk[0..<n]
+        }
+        let reply = try JSONDecoder().decode(ControlReply.self, from: Data(answer))
+        #expect(reply.error == big)
     }
 
     /// The retained state: a change of its key (or `where`) at once; while riding, a moved position

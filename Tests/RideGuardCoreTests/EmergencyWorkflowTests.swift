@@ -687,7 +687,7 @@ struct WorkflowDriver {
         #expect(said == [
             #"{"event":"armed","t":1.000}"#,
             #"{"event":"crash_detected","t":1.000,"summary":"bike down","protecting":true}"#,
-            #"{"event":"countdown_started","t":1.000,"seconds":60}"#,
+            #"{"event":"countdown_started","t":1.000,"seconds":60,"emergency":1}"#,
             #"{"event":"alerting","t":1.000,"trigger":"crash"}"#,
             #"{"event":"emergency_sent","t":1.000,"contacts":1}"#,
             #"{"event":"acknowledged","t":1.000,"by":"Anna","channel":"mqtt"}"#,
@@ -705,7 +705,7 @@ struct WorkflowDriver {
         said += Self.announced(d.send(.gesture(.released(duration: 3.1, at: 3.1))))
         said += Self.announced(d.send(.gesture(.down(at: 5))))
         said += Self.announced(d.send(.gesture(.held(seconds: 1, at: 6))))
-        #expect(said == [#"{"event":"sos_raised","t":1.000,"seconds":10}"#, #"{"event":"im_fine","t":1.000}"#])
+        #expect(said == [#"{"event":"sos_raised","t":1.000,"seconds":10,"emergency":3}"#, #"{"event":"im_fine","t":1.000}"#])
     }
 
     /// Another member's alert sounds the group's pattern only when nothing of the rider's own does,
