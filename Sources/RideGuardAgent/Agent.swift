@@ -21,7 +21,7 @@ package final class Agent: Sendable {
     private let logger: Logger
     private let clock: any ServiceClock
     private let emergency: EmergencyService
-    private let services: [any Service]
+    private let services: [Supervised]
     private let button: SimulatedButton?
     private let modem: Modem?
     private let fleet: FleetStatus
@@ -59,7 +59,14 @@ package final class Agent: Sendable {
             configuration: configuration.workflow, store: WorkflowStore(database: database), clock: clock, buzzer: buzzer,
             outputs: EmergencyService.Outputs(
                 queueMessages: { request in messages.queue(request) },
-                cancelQueuedAlerts: { _ = try? database.outbox.cancelPending(kind: MessageKind.alert.rawValue, now: clock.now()) },
+                cancelQueuedAlerts: {
+                    // Not cancelled (the database cannot even be read): said; an alert that still goes
+                    // out after the rider's cancel is followed by the all-clear (the workflow's delivered).
+                    do { _ = try database.outbox.cancelPending(kind: MessageKind.alert.rawValue, now: clock.now()) } catch {
+                        workflowLogger.error("could not cancel the alerts not yet sent (\(error)): any that goes is followed by the all-clear")
+                        database.journal(JournalEntry(.alerts, "could not cancel the alerts not yet sent (\(error)): any that goes is followed by the all-clear"), at: clock.now())
+                    }
+                },
                 journal: { entry in
                     database.journal(entry, at: clock.now())
                     workflowLogger.info("\(entry.kind): \(entry.text)")
@@ -83,7 +90,7 @@ package final class Agent: Sendable {
         let caller: any VoiceCaller = modem ?? simulatedModem
         button = configuration.gpio.simulated ? SimulatedButton(emergency: emergency, clock: clock) : nil
 
-        var services: [any Service] = [
+        var services: [any Service & CustomStringConvertible] = [
             EmergencyWorkflowService(emergency: emergency),
             OutboxService(outbox: database.outbox, transport: transport, doorbell: doorbell, emergency: emergency, clock: clock, logger: part("outbox")),
         ]
@@ -126,7 +133,14 @@ package final class Agent: Sendable {
                                          bike: bike, status: fleetStatus, group: configuration.group, mapLink: configuration.messages.mapLink,
                                          database: database, clock: clock, logger: part("mqtt")))
         }
-        self.services = services
+        // Each part retries its own I/O; one that ends anyway is started again, the workflow's end
+        // restarts the agent (EndPolicy).
+        let supervisor = part("agent")
+        self.services = services.map { service in
+            Supervised(service: service, policy: service is EmergencyWorkflowService ? .restartAgent : .restart, clock: clock, logger: supervisor) { text in
+                database.journal(JournalEntry(.system, text), at: clock.now())
+            }
+        }
     }
 
     /// Runs the services until `stop()`, or SIGTERM or SIGINT when `stopOnSignals` (systemd stops

@@ -190,9 +190,11 @@ package struct AgentStatus: Codable, Equatable, Sendable {
         package var problem: String?
         /// Whether it can make voice calls; nil when not known yet.
         package var voice: Bool?
+        /// Optional bring-up steps the modem refused, each with what is done instead.
+        package var limitations: [String]?
 
         enum CodingKeys: String, CodingKey {
-            case real, connected, registration, sim, problem, voice
+            case real, connected, registration, sim, problem, voice, limitations
             case signalDBm = "signal_dbm"
         }
 
@@ -211,6 +213,7 @@ package struct AgentStatus: Codable, Equatable, Sendable {
             self.init(real: true, connected: health.connected, registration: (health.registration ?? .unknown).rawValue,
                       signalDBm: health.signalDBm, sim: health.sim, problem: health.problem)
             voice = health.voice
+            limitations = health.limitations
         }
 
         package var health: ModemHealth {
@@ -221,6 +224,7 @@ package struct AgentStatus: Codable, Equatable, Sendable {
             health.sim = sim
             health.problem = problem
             health.voice = voice
+            health.limitations = limitations
             return health
         }
     }

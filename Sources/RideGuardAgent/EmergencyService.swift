@@ -86,11 +86,20 @@ package actor EmergencyService {
         self.outputs = outputs
         (inputs, sink) = AsyncStream<Posted>.makeStream(bufferingPolicy: .bufferingOldest(Self.bufferedInputs))
         decoder = GestureDecoder(holdThresholds: [configuration.cancelHoldSeconds, configuration.longHoldSeconds])
+        // An emergency saved before a restart must not be lost to a passing read error (a busy or
+        // slow card): read again before starting afresh; one that cannot be decoded is kept aside.
         var loaded: EmergencyWorkflow?
-        do {
-            loaded = try store.load()
-        } catch {
-            outputs.journal(JournalEntry(.system, "could not read the saved emergency state, starting afresh: \(error)"))
+        for attempt in 1...3 {
+            do {
+                loaded = try store.load()
+                break
+            } catch let error as WorkflowStoreError {
+                outputs.journal(JournalEntry(.system, "could not read the saved emergency state, starting afresh: \(error)"))
+                break
+            } catch {
+                guard attempt == 3 else { usleep(200_000); continue }
+                outputs.journal(JournalEntry(.system, "could not read the saved emergency state after 3 tries, starting afresh: \(error)"))
+            }
         }
         if let loaded, WorkflowState.emergencyUnderWay.contains(loaded.state) {
             workflow = loaded

@@ -457,7 +457,10 @@ extension RideGuardDatabase {
             do {
                 if let cursor = try eventCursor(publisher) { return cursor }
                 let newest = try lastEventSeq()
-                try setEventCursor(publisher, newest)
+                // A card that refuses writes does not keep the fleet waiting: the cursor goes on in memory.
+                do { try setEventCursor(publisher, newest) } catch {
+                    logger.warning("\(publisher): cannot save where publishing starts (\(error)); kept in memory")
+                }
                 return newest
             } catch {
                 logger.warning("\(publisher): cannot read the events (\(error)); trying again")

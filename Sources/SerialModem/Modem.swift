@@ -60,6 +60,8 @@ package struct ModemHealth: Codable, Equatable, Sendable {
     /// modem stores new ones, <mem3>), e.g. "SM" (the SIM) or "ME" (the modem); nil until known.
     package var messageStorage: String?
     package var problem: String?
+    /// Optional bring-up steps the modem refused, each with what is done instead; nil when none.
+    package var limitations: [String]?
 
     package var registered: Bool { registration?.registered ?? false }
 
@@ -129,6 +131,10 @@ package actor Modem: SMSTransport, VoiceCaller {
             if let line = try? await session.run("AT+CSQ").first { health.signalDBm = ATParse.signal(line) }
             await refreshRegistration(session)
             health.problem = nil
+            // Without new-SMS notices, a contact's OK is read here, every minute.
+            if reads, health.limitations?.contains(where: { $0.hasPrefix("AT+CNMI") }) == true {
+                Task { await self.readMessages() }
+            }
         } catch {
             health.problem = "\(error)"
         }
@@ -431,6 +437,48 @@ package actor Modem: SMSTransport, VoiceCaller {
         }
     }
 
+    /// One step of bringing a modem up, as ModemManager's AT sequences are: what it does, whether
+    /// the modem is of no use without it, and what is done instead when an optional one fails
+    /// (said in the log and in `status`, never swallowed).
+    struct BringUpStep: Sendable {
+        var name: String
+        var required: Bool
+        /// What the agent does without it.
+        var fallback: String
+        var run: @Sendable (Modem, ATSession) async throws -> Void
+    }
+
+    /// In order; a required step that fails fails the bring-up (tried again at the next use).
+    static let bringUpSteps: [BringUpStep] = [
+        BringUpStep(name: "ATE0 (no echo)", required: true, fallback: "") { _, session in try await session.run("ATE0") },
+        BringUpStep(name: "AT+CMEE=1 (numbered errors)", required: false,
+                    fallback: "errors come as a bare ERROR: a refused number cannot be told from a passing fault, so it is retried") { _, session in
+            try await session.run("AT+CMEE=1")
+        },
+        BringUpStep(name: "the SIM unlocked (AT+CPIN)", required: true, fallback: "") { modem, session in try await modem.unlockSIM(session) },
+        BringUpStep(name: "AT+CMGF=0 (PDU mode)", required: true, fallback: "") { _, session in try await session.run("AT+CMGF=0") },
+        // New messages announced by index (+CMTI), buffered while a command runs (mode 2).
+        BringUpStep(name: "AT+CNMI=2,1,0,0,0 (new SMS announced)", required: false,
+                    fallback: "received SMS are read at each health check (every minute) instead of as they come") { modem, session in
+            if await modem.reads { try await session.run("AT+CNMI=2,1,0,0,0") }
+        },
+        BringUpStep(name: "AT+CPMS (where SMS are read)", required: false, fallback: "received SMS are read from the modem's own storage") { modem, session in
+            try await modem.chooseMessageStorage(session)
+        },
+        BringUpStep(name: "AT+CSCA? (service centre)", required: false, fallback: "the SIM's own service centre is used, unread") { modem, session in
+            guard let line = try await session.run("AT+CSCA?").first else { return }
+            await modem.noteServiceCentre(ATParse.serviceCentre(line))
+        },
+        // Voice calls: a data-only modem answers ERROR or +CME ERROR to the list of calls. Not a
+        // limitation of the bring-up: `voice` says it, and the contacts get SMS only.
+        BringUpStep(name: "AT+CLCC=? (voice calls)", required: true, fallback: "") { modem, session in
+            let voice = (try? await session.run("AT+CLCC=?")) != nil
+            await modem.noteVoice(voice)
+            // The call list reported as it changes, where the modem can (a short pick-up between two polls).
+            if voice { _ = try? await session.run("AT+CLCC=1") }
+        },
+    ]
+
     private func bringUp(_ session: ATSession) async throws {
         // A modem that is still booting answers nothing for a few seconds.
         var awake = false
@@ -438,25 +486,30 @@ package actor Modem: SMSTransport, VoiceCaller {
             awake = (try? await session.run("AT", timeout: 2)) != nil
         }
         guard awake else { throw BringUpError(permanent: false, reason: "\(configuration.device): no answer to AT") }
-        try await session.run("ATE0")
-        _ = try? await session.run("AT+CMEE=1")
-        try await unlockSIM(session)
-        try await session.run("AT+CMGF=0")
-        // New messages announced by index (+CMTI), buffered while a command runs (mode 2).
-        if onMessage != nil { _ = try? await session.run("AT+CNMI=2,1,0,0,0") }
-        await chooseMessageStorage(session)
-        if let line = try? await session.run("AT+CSCA?").first { health.serviceCentre = ATParse.serviceCentre(line) }
-        // Voice calls: a data-only modem answers ERROR or +CME ERROR to the list of calls.
-        health.voice = (try? await session.run("AT+CLCC=?")) != nil
-        // The call list reported as it changes, where the modem can (a short pick-up between two polls).
-        if health.voice == true { _ = try? await session.run("AT+CLCC=1") }
+        var without: [String] = []
+        for step in Self.bringUpSteps {
+            do {
+                try await step.run(self, session)
+            } catch let error as BringUpError {
+                throw error
+            } catch {
+                if step.required { throw BringUpError(permanent: false, reason: "bring-up: \(step.name) failed: \(error)") }
+                logger.warning("modem: \(step.name) failed (\(error)): \(step.fallback)")
+                without.append("\(step.name): \(step.fallback)")
+            }
+        }
+        health.limitations = without.isEmpty ? nil : without
     }
+
+    private var reads: Bool { onMessage != nil }
+    private func noteServiceCentre(_ centre: String?) { health.serviceCentre = centre }
+    private func noteVoice(_ voice: Bool) { health.voice = voice }
 
     /// Received messages are read where the modem stores them: a modem whose preferred storages are
     /// "ME","ME","SM" (Cinterion) lists the phone's memory while new SMS land on the SIM, so <mem1>
     /// is set to <mem3> (`AT+CPMS="SM"`). A modem that answers neither keeps its own.
-    private func chooseMessageStorage(_ session: ATSession) async {
-        guard let line = try? await session.run("AT+CPMS?").first(where: { $0.hasPrefix("+CPMS:") }),
+    private func chooseMessageStorage(_ session: ATSession) async throws {
+        guard let line = try await session.run("AT+CPMS?").first(where: { $0.hasPrefix("+CPMS:") }),
               let storages = ATParse.messageStorages(line), storages.count == 3 else { return }
         if storages[0] != storages[2] {
             guard (try? await session.run("AT+CPMS=\"\(storages[2])\"")) != nil else {
@@ -468,7 +521,7 @@ package actor Modem: SMSTransport, VoiceCaller {
         health.messageStorage = storages[2]
     }
 
-    private func unlockSIM(_ session: ATSession) async throws {
+    fileprivate func unlockSIM(_ session: ATSession) async throws {
         var state: String?
         for attempt in 0..<10 {
             do {

@@ -70,6 +70,7 @@ struct Status: ParsableCommand {
             print("modem: simulated")
         }
         if modem.voice == false { print("voice calls: the modem cannot make them (the contacts get SMS only)") }
+        for limitation in modem.limitations ?? [] { print("modem without \(limitation)") }
         if let calls = status.calls { print("calls: \(calls)") }
         if let acknowledgement = status.acknowledgement {
             let time = Times.localHourMinute(acknowledgement.time)

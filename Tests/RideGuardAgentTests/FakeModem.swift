@@ -77,6 +77,9 @@ final class FakeModem: @unchecked Sendable {
         var callReports = true
         /// A message given to AT+CMGS is accepted this long after its PDU arrives (a slow network), seconds.
         var sendSeconds = 0.0
+        /// Commands answered `ERROR`, as a module that lacks them does (a Telit or a u-blox refusing
+        /// `AT+CNMI=2,…` modes it does not have, an old one without `AT+CMEE`).
+        var refused: Set<String> = []
     }
 
     struct Received: Sendable {
@@ -283,6 +286,10 @@ final class FakeModem: @unchecked Sendable {
         if echo { write(master, command + "\r") }
         let delay = state.withLock { $0.script.answerDelay }
         if delay > 0 && command != "AT+CPIN?" { usleep(useconds_t(delay * 1e6)) }
+        if state.withLock({ $0.script.refused.contains(command) }) {
+            reply(master, [], final: "ERROR")
+            return false
+        }
         switch command {
         case "AT", "AT+CMEE=1", "AT+CMGF=0", "AT+COLP=0":
             reply(master, [])

@@ -64,6 +64,38 @@ import Testing
         return (sender, database.outbox, modem)
     }
 
+    /// Issue 43, point 4: the bring-up is a table of required and optional steps. A modem that
+    /// refuses the optional ones (numbered errors, new-SMS notices) is brought up all the same, says
+    /// what it does without them (log and `status`), and a contact's SMS is still read: at each health
+    /// check, instead of as it comes. A required one refused fails the bring-up with its name.
+    @Test func optionalBringUpStepsRefusedHaveTheirFallbacks() async throws {
+        var script = FakeModem.Script()
+        script.refused = ["AT+CNMI=2,1,0,0,0", "AT+CMEE=1"]
+        let fake = try FakeModem(script: script)
+        let log = Log()
+        let read = Mutex<[String]>([])
+        let modem = Modem(configuration: ModemConfiguration(device: fake.link), clock: SystemServiceClock(), logger: log.logger) { message in
+            read.withLock { $0.append(message.text) }
+            return true
+        }
+        let health = await modem.checkHealth()
+        #expect(health.problem == nil && health.connected, "\(String(describing: health.problem))")
+        #expect(health.limitations?.count == 2, "\(String(describing: health.limitations))")
+        #expect(health.limitations?.contains { $0.hasPrefix("AT+CNMI") && $0.contains("read at each health check") } == true)
+        #expect(log.all.contains("AT+CMEE=1 (numbered errors) failed"), "\(log.all)")
+        fake.deliver(from: "+33612345678", "OK")
+        _ = await modem.checkHealth()
+        for _ in 0..<50 where read.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(read.withLock { $0 } == ["OK"])
+        await modem.close()
+
+        var strict = FakeModem.Script()
+        strict.refused = ["AT+CMGF=0"]
+        let pduless = try FakeModem(script: strict)
+        let refused = await Modem(configuration: ModemConfiguration(device: pduless.link), clock: SystemServiceClock(), logger: Log().logger).checkHealth()
+        #expect(refused.problem?.contains("AT+CMGF=0 (PDU mode) failed") == true, "\(String(describing: refused.problem))")
+    }
+
     /// One operation at a time: a health check asked for while a send waits for the network runs
     /// after the send, never between its commands.
     @Test func aHealthCheckWaitsForTheSendInProgress() async throws {

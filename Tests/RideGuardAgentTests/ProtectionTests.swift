@@ -1,7 +1,11 @@
 import Foundation
 import RideGuardCore
 @testable import Storage
+import Logging
+import ServiceLifecycle
+import Synchronization
 import Testing
+@testable import WebUI
 @testable import RideGuardAgent
 
 /// Issue 43, "said protecting, cannot alert": one owner for "are we protecting" (the workflow's
@@ -88,5 +92,108 @@ extension AgentTests {
         #expect(journal.contains("sensor: no samples for 0.2"), "\(journal)")
         #expect(!journal.contains("not protecting"), "\(journal)")
         await agent.stop()
+    }
+}
+
+/// Issue 43, point 4: a part that ends while the agent runs no longer ends the agent: it is started
+/// again, each end journaled; the workflow's end stops the agent for systemd to restart it.
+@Suite struct ServicePolicyTests {
+    final class Flaky: Service, CustomStringConvertible, @unchecked Sendable {
+        let runs = Mutex(0)
+        var description: String { "flaky part" }
+        func run() async throws {
+            let run = runs.withLock { $0 += 1; return $0 }
+            if run == 1 { return }
+            if run == 2 { throw SupervisedEnd("its device went away") }
+            try? await gracefulShutdown()
+        }
+    }
+
+    final class Steady: Service, CustomStringConvertible, @unchecked Sendable {
+        var description: String { "steady part" }
+        func run() async throws { try? await gracefulShutdown() }
+    }
+
+    @Test func aPartThatEndsIsStartedAgainAndTheAgentGoesOn() async throws {
+        let flaky = Flaky(), journal = Mutex<[String]>([])
+        let supervised = Supervised(service: flaky, policy: .restart, clock: SystemServiceClock(), logger: Logger(label: "test"),
+                                    journal: { text in journal.withLock { $0.append(text) } }, firstDelay: 0.01)
+        let group = ServiceGroup(services: [Supervised(service: Steady(), policy: .restart, clock: SystemServiceClock(), logger: Logger(label: "test"),
+                                                       journal: { _ in }), supervised], logger: Logger(label: "test"))
+        let running = Task { try await group.run() }
+        for _ in 0..<200 where flaky.runs.withLock({ $0 }) < 3 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(flaky.runs.withLock { $0 } == 3)
+        #expect(journal.withLock { $0 } == ["flaky part ended while the agent runs: started again in 0 s",
+                                            "flaky part failed (its device went away) while the agent runs: started again in 0 s"])
+        await group.triggerGracefulShutdown()
+        try await running.value
+        #expect(flaky.runs.withLock { $0 } == 3, "not started again during the stop")
+    }
+
+    @Test func theWorkflowsEndStopsTheAgentForSystemd() async throws {
+        final class Ends: Service, CustomStringConvertible, @unchecked Sendable {
+            var description: String { "emergency workflow" }
+            func run() async throws {}
+        }
+        let journal = Mutex<[String]>([])
+        let group = ServiceGroup(services: [Supervised(service: Ends(), policy: .restartAgent, clock: SystemServiceClock(), logger: Logger(label: "test"),
+                                                       journal: { text in journal.withLock { $0.append(text) } })], logger: Logger(label: "test"))
+        await #expect(throws: (any Error).self) { try await group.run() }
+        #expect(journal.withLock { $0 }.first?.hasPrefix("emergency workflow ended while the agent runs: the agent stops so that systemd starts it again") == true)
+    }
+}
+
+extension FleetTests {
+    /// Issue 43, "Done when": `status`, the buzzer, the page and MQTT's state agree on "protecting"
+    /// in each state: every part working; no contact; the modem absent; the storage read-only.
+    @Test(.enabled(if: geteuid() == 0, "mounts a tmpfs")) func everyWayOfShowingItAgreesOnProtection() async throws {
+        let broker = try Mosquitto()
+        try broker.start()
+        let card = try Card(megabytes: 4)
+        typealias Case = (name: String, level: Protection.Level, prepare: (inout AgentConfiguration, URL) throws -> Void)
+        let cases: [Case] = [
+            ("every part working", .protecting, { _, _ in }),
+            ("no contact", .notProtecting, { configuration, folder in
+                let database = try RideGuardDatabase(path: configuration.database)
+                for contact in try database.contacts() { _ = try database.removeContact(contact.number, now: 1) }
+            }),
+            ("the modem absent", .notProtecting, { configuration, _ in
+                configuration.modem.simulated = false
+                configuration.modem.device = "/dev/rideguard-no-such-modem"
+            }),
+            ("the storage read-only", .degraded, { configuration, _ in
+                configuration.database = card.path + "/rideguard.sqlite"
+                do { _ = try RideGuardDatabase(path: configuration.database).addContact(name: "Sam", number: "+33612345678", now: 1) }
+                try card.remount(readOnly: true)        // with the database closed: the kernel refuses it otherwise
+            }),
+        ]
+        for item in cases {
+            let folder = try AgentInProcessTests.folder("agree")
+            var configuration = InProcessAgent.configuration(in: folder, playback: 0.5)
+            configuration.mqtt = try Self.mqtt(broker, in: folder)
+            try item.prepare(&configuration, folder)
+            let agent = try InProcessAgent(configuration)
+            try await agent.advance(until: { (try? await AgentTests.status(folder))??.protection?.level == item.level }, limit: 90)
+            await agent.advance(by: 2)
+            let status = try #require(try await AgentTests.status(folder))
+            let protection = try #require(status.protection)
+            #expect(protection.level == item.level, "\(item.name): \(protection)")
+            // The buzzer plays the protection's warning (or nothing of its own when protecting).
+            #expect(protection.warning.map { $0 == status.buzzer } ?? (status.buzzer != .fault && status.buzzer != .degraded),
+                    "\(item.name): buzzer \(status.buzzer) for \(protection)")
+            // The page says the same.
+            let page = Pages.status(.running(status), hasMessage: true, now: 0)
+            let said = switch item.level {
+            case .protecting: ">Protecting<"
+            case .degraded: "Protecting, degraded: "
+            default: "NOT protecting: " + Markup.escaped(protection.reasons.joined(separator: "; "))
+            }
+            #expect(page.contains(said), "\(item.name): \(page.prefix(300))")
+            // And the fleet's retained state.
+            let state = try await offThread { try broker.subscribe("rideguard/bike1/state") }
+            #expect(state.first?.contains("\"protection\":\"\(item.level.rawValue)\"") == true, "\(item.name): \(state)")
+            await agent.stop()
+            if item.level == .degraded { try card.remount(readOnly: false) }
+        }
     }
 }
