@@ -16,7 +16,7 @@ package enum WebLink {
         base(web).map { "\($0)/pair?code=\(code)" }
     }
 
-    /// What a request's Host may be: the page's own addresses and names, with its port (a page
+    /// What a request's Host may be: the page's own addresses and names, with its port or none (a page
     /// answering any Host could be reached through a name someone else controls: DNS rebinding).
     package static func ownHosts(_ web: AgentConfiguration.Web) -> Set<String> {
         guard let endpoint = web.endpoint else { return [] }
@@ -28,10 +28,11 @@ package enum WebLink {
             let name = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             names += [name, name + ".local"]
         }
+        // With its port, or without (some clients leave it out): what defends the page is the name.
         var hosts = Set<String>()
         for name in names {
             hosts.insert("\(name.lowercased()):\(endpoint.port)")
-            if endpoint.port == 80 { hosts.insert(name.lowercased()) }
+            hosts.insert(name.lowercased())
         }
         return hosts
     }

@@ -42,6 +42,7 @@ package final class WebServer: Sendable {
     private let stopping = Atomic<Bool>(false)
     /// Connections open by address, from accept until closed (an answer being written counts).
     private let open = Mutex<[String: Int]>([:])
+    private let acceptPausedUntil = Mutex(0.0)
     /// Requests read whole, waiting for their turn, and the answers under way by address.
     private let turns = Mutex<(waiting: [(request: WebRequest, fd: Int32)], answering: [String: Int])>(([], [:]))
 
@@ -82,7 +83,10 @@ package final class WebServer: Sendable {
         var reading: [Int32: Incoming] = [:]
         while !stopping.load(ordering: .acquiring) {
             let now = monotonicSeconds()
-            var descriptors = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+            // Out of descriptors (EMFILE): the listener rests a moment instead of waking poll at once.
+            let listening = now >= acceptPausedUntil.withLock { $0 }
+            var descriptors = [pollfd(fd: listening ? listener : -1, events: Int16(POLLIN), revents: 0),
+                               pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
             descriptors += reading.keys.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             let soonest = reading.values.map(\.deadline).min() ?? now + 1
             let wait = Int(max(0, min(1, soonest - now)) * 1000) + 1
@@ -134,7 +138,11 @@ package final class WebServer: Sendable {
             let fd = withUnsafeMutablePointer(to: &peer) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &length) }
             }
-            guard fd >= 0 else { return }   // EAGAIN: none left; EMFILE and the like: the next poll tries again
+            guard fd >= 0 else {
+                // EAGAIN: none left. EMFILE and the like: tried again in 100 ms, not in a busy loop.
+                if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { acceptPausedUntil.withLock { $0 = monotonicSeconds() + 0.1 } }
+                return
+            }
             Self.nonBlocking(fd)
             var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
             inet_ntop(AF_INET, &peer.sin_addr, &text, socklen_t(text.count))

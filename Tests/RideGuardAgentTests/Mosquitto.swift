@@ -85,11 +85,11 @@ final class Mosquitto: @unchecked Sendable {      // one test's, started and sto
     }
 
     /// Publishes each line of `lines` as one message on `topic`, as the dispatcher (Debian's mosquitto_pub).
-    func publish(_ topic: String, lines: [String], retain: Bool = false) throws {
+    func publish(_ topic: String, lines: [String], retain: Bool = false, as user: String = "dispatch") throws {
         let input = folder.appendingPathComponent("pub-\(UUID().uuidString).txt").path
         try (lines.joined(separator: "\n") + "\n").write(toFile: input, atomically: true, encoding: .utf8)
         try Self.run(["/usr/bin/mosquitto_pub", "-h", "localhost", "-p", "\(port)", "--cafile", caFile,
-                      "-u", "dispatch", "-P", Self.passwords["dispatch"]!, "-t", topic, "-q", "1", "-l"] + (retain ? ["-r"] : []),
+                      "-u", user, "-P", Self.passwords[user]!, "-t", topic, "-q", "1", "-l"] + (retain ? ["-r"] : []),
                      stdin: input, what: "mosquitto_pub")
     }
 

@@ -197,3 +197,29 @@ extension FleetTests {
         }
     }
 }
+
+extension FleetTests {
+    /// Issue 43, point 13: a member's alert forged on this bike's own group topic (by another member,
+    /// whose ACL lets it write the whole group) does not stay: the bike hears its own topic, says so
+    /// and publishes its own report over it.
+    @Test func aBikesOwnGroupReportCannotBeOverwrittenFromOutside() async throws {
+        let broker = try Mosquitto()
+        try broker.start()
+        var sunday = AgentConfiguration.Group()
+        sunday.name = "sunday"
+        let folder = try AgentInProcessTests.folder("group-own")
+        var configuration = InProcessAgent.configuration(in: folder, playback: 0.5)
+        configuration.mqtt = try Self.mqtt(broker, in: folder)
+        configuration.group = sunday
+        let agent = try InProcessAgent(configuration)
+        try await agent.advance(until: { await Self.fleet(agent)?.connected == true }, limit: 30)
+        await agent.advance(by: 2)
+        try await offThread { try broker.publish("rideguard/group/sunday/bike1", lines: [#"{"alert":true,"lat":45.1,"lon":5.7}"#], retain: true, as: "bike2") }
+        try await agent.advance(until: { AgentInProcessTests.journal(folder).contains("someone else published on this bike's topic (alert true)") },
+                                limit: 10, step: 0.05)
+        await agent.advance(by: 2)
+        let own = try await offThread { try broker.subscribe("rideguard/group/sunday/bike1") }
+        #expect(own.first?.contains(#""alert":false"#) == true, "\(own)")
+        await agent.stop()
+    }
+}

@@ -315,6 +315,25 @@ import Testing
         #expect(status.sensor.lastSampleAgeSeconds.map { $0 < 1 } == true)
     }
 
+    /// Issue 43, point 10: the report page, which has no script, is served with a policy that runs
+    /// none (it allowed inline script).
+    @Test(.timeLimit(.minutes(1)))
+    func theReportPageRunsNoScript() throws {
+        let bike = try Bike()
+        let recordings = URL(fileURLWithPath: bike.database).deletingLastPathComponent().appendingPathComponent("recordings")
+        try FileManager.default.createDirectory(at: recordings, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Rideguard.fixtures.appendingPathComponent("example-lowside.csv"), to: recordings.appendingPathComponent("ride.csv"))
+        let web = try bike.web()
+        defer { web.kill() }
+        let (cookie, _) = try bike.paired()
+        let report = try HTTP.get(bike.base + "/recordings/report?name=ride.csv", cookie: cookie)
+        #expect(report.status == 200, "\(report.text.prefix(200))")
+        let policy = try #require(report.header("content-security-policy"))
+        #expect(!policy.contains("script-src") && policy.contains("default-src 'none'"), "\(policy)")
+        let csv = try HTTP.get(bike.base + "/recordings/file?name=ride.csv", cookie: cookie)
+        #expect(csv.header("content-disposition") == "attachment; filename=\"ride.csv\"; filename*=UTF-8''ride.csv")
+    }
+
     /// Issue 43, point 10: a recording's name can never end the download's header or start another
     /// (RFC 6266: a plain `filename`, the name itself in `filename*`).
     @Test func aRecordingsNameCannotInjectAHeader() {
