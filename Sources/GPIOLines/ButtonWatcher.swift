@@ -28,23 +28,8 @@ package final class ButtonWatcher: Sendable {
     private final class Flags: Sendable {
         let running = Atomic<Bool>(true)
         let finished = Atomic<Bool>(false)
-        /// A pipe: `stop()` writes to `wake[1]`, the thread polls `wake[0]`.
-        let wakeRead: Int32
-        let wakeWrite: Int32
-
-        init() {
-            var ends: [Int32] = [-1, -1]
-            if pipe(&ends) == 0 {
-                for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-            }
-            wakeRead = ends[0]
-            wakeWrite = ends[1]
-        }
-
-        deinit {
-            close(wakeRead)
-            close(wakeWrite)
-        }
+        /// `stop()` wakes the thread's poll.
+        let wake = WakePipe()
 
         enum Wake { case ready, quiet, failed(Int32) }
 
@@ -56,11 +41,11 @@ package final class ButtonWatcher: Sendable {
 
         /// Sleeps until `fd` is readable, or `seconds` pass or `stop()` (quiet). -1: no timeout.
         func wait(for fd: Int32, seconds: Double) -> Wake {
-            var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            var fds = [pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0)]
             if fd >= 0 { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
-            let deadline = seconds < 0 ? nil : monotonicNow() + seconds
+            let deadline = seconds < 0 ? nil : monotonicSeconds() + seconds
             while running.load(ordering: .acquiring) {
-                let left = deadline.map { Int32(max(0, ($0 - monotonicNow()) * 1000).rounded(.up)) } ?? -1
+                let left = deadline.map { Int32(max(0, ($0 - monotonicSeconds()) * 1000).rounded(.up)) } ?? -1
                 let ready: Int
                 do throws(Errno) { ready = try poll(&fds, milliseconds: Int(left)) } catch { return .failed(error.rawValue) }
                 if ready == 0 || fds[0].revents != 0 { return .quiet }      // time is up, or stop()
@@ -128,18 +113,12 @@ package final class ButtonWatcher: Sendable {
     /// Wakes the thread and asks it to stop; it releases the line and ends at once.
     package func stop() {
         flags.running.store(false, ordering: .releasing)
-        var byte: UInt8 = 1
-        _ = write(flags.wakeWrite, &byte, 1)
+        flags.wake.wake()
     }
 
     package var isFinished: Bool { flags.finished.load(ordering: .acquiring) }
 }
 
-private func monotonicNow() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
 
 extension GPIOLine {
     /// The descriptor that becomes readable when an edge is pending.

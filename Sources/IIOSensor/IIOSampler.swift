@@ -262,9 +262,3 @@ package final class IIOSampler: Sendable {
         return nil
     }
 }
-
-func monotonicSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}

@@ -4,6 +4,7 @@ import GPIOLines
 import Logging
 import RideGuardCore
 import ServiceLifecycle
+import SystemCalls
 import Synchronization
 
 /// The button's GPIO line, watched on its own thread and reopened with backoff after an error: a
@@ -25,9 +26,7 @@ struct ButtonService: Service, CustomStringConvertible {
             try GPIOLine.input(address, activeLow: activeLow)
         }, onEdge: { edge in
             // Kernel timestamps are monotonic; the workflow's time is the wall clock.
-            var ts = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &ts)
-            let age = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9 - edge.monotonicSeconds
+            let age = monotonicSeconds() - edge.monotonicSeconds
             emergency.post(.buttonEdge(pressed: edge.pressed, at: clock.now() - max(0, age)))
         }, onEvent: { event in
             switch event {

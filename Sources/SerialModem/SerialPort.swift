@@ -34,21 +34,8 @@ package final class SerialPort: Sendable {
             var portClosed = false
         }
         let ownership = Mutex(Ownership())
-        /// `close()` writes to `wakeWrite`; the reader polls `wakeRead`.
-        let wakeRead: Int32
-        let wakeWrite: Int32
-
-        init() {
-            var ends: [Int32] = [-1, -1]
-            if pipe(&ends) == 0 { for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) } }
-            wakeRead = ends[0]
-            wakeWrite = ends[1]
-        }
-
-        deinit {
-            Glibc.close(wakeRead)
-            Glibc.close(wakeWrite)
-        }
+        /// `close()` wakes the reader's poll.
+        let wake = WakePipe()
     }
     private let flags = Flags()
 
@@ -101,7 +88,7 @@ package final class SerialPort: Sendable {
             let port = FileDescriptor(rawValue: fd)
             var buffer = [UInt8](repeating: 0, count: 4096)
             while flags.running.load(ordering: .acquiring) {
-                var descriptors = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: flags.wakeRead, events: Int16(POLLIN), revents: 0)]
+                var descriptors = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: flags.wake.readEnd, events: Int16(POLLIN), revents: 0)]
                 do { _ = try poll(&descriptors, milliseconds: -1) } catch {
                     onGone("\(device): \(error)")
                     return
@@ -159,10 +146,7 @@ package final class SerialPort: Sendable {
             }
             return false
         }
-        if wakeReader {
-            var byte: UInt8 = 1
-            _ = Glibc.write(flags.wakeWrite, &byte, 1)
-        }
+        if wakeReader { flags.wake.wake() }
     }
 
     static func speed(_ baud: Int) -> speed_t {

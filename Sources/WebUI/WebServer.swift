@@ -38,7 +38,7 @@ package final class WebServer: Sendable {
     package let limits: Limits
     private let handler: @Sendable (WebRequest) async -> WebResponse
     private let listener: Int32
-    private let wake: (read: Int32, write: Int32)
+    private let wake = WakePipe()
     private let stopping = Atomic<Bool>(false)
     /// Connections open by address, from accept until closed (an answer being written counts).
     private let open = Mutex<[String: Int]>([:])
@@ -69,13 +69,6 @@ package final class WebServer: Sendable {
             throw WebServerError("cannot listen on \(host):\(port): \(reason)")
         }
         listener = fd
-        var pipe: [Int32] = [0, 0]
-        guard Glibc.pipe(&pipe) == 0 else {
-            close(fd)
-            throw WebServerError("pipe: \(String(cString: strerror(errno)))")
-        }
-        for end in pipe { Self.nonBlocking(end) }
-        wake = (pipe[0], pipe[1])
     }
 
     /// Serves until `stop()`, on the calling thread (one of its own).
@@ -86,7 +79,7 @@ package final class WebServer: Sendable {
             // Out of descriptors (EMFILE): the listener rests a moment instead of waking poll at once.
             let listening = now >= acceptPausedUntil.withLock { $0 }
             var descriptors = [pollfd(fd: listening ? listener : -1, events: Int16(POLLIN), revents: 0),
-                               pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+                               pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0)]
             descriptors += reading.keys.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             let soonest = reading.values.map(\.deadline).min() ?? now + 1
             let wait = Int(max(0, min(1, soonest - now)) * 1000) + 1
@@ -122,8 +115,7 @@ package final class WebServer: Sendable {
     /// Ends `run()`; answers being written go on to their end.
     package func stop() {
         stopping.store(true, ordering: .releasing)
-        var byte: UInt8 = 1
-        _ = Glibc.write(wake.write, &byte, 1)
+        wake.wake()
     }
 
     /// Connections open now, by address (for tests and the doctor).
@@ -387,11 +379,4 @@ struct Incoming {
         }
         return nil
     }
-}
-
-/// Seconds on the monotonic clock (the wall clock may be set back on a Pi without RTC).
-func monotonicSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }

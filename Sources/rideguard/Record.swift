@@ -64,7 +64,7 @@ struct Record: ParsableCommand {
         let speed = Mutex<(value: Double, at: Double)?>(nil)
         let watcher = gpsd.flatMap(Location.split).map { address in
             GPSDWatcher(host: address.host, port: address.port) { event in
-                if case .fix(let fix) = event, let mps = fix.speed { speed.withLock { $0 = (mps, monotonicNow()) } }
+                if case .fix(let fix) = event, let mps = fix.speed { speed.withLock { $0 = (mps, monotonicSeconds()) } }
             }
         }
         defer { watcher?.stop() }
@@ -72,7 +72,7 @@ struct Record: ParsableCommand {
             progress.withLock { p in
                 guard let writer = p.writer else { return }
                 var sample = sample
-                if let latest = speed.withLock({ $0 }), monotonicNow() - latest.at < 3 { sample.speed = latest.value }
+                if let latest = speed.withLock({ $0 }), monotonicSeconds() - latest.at < 3 { sample.speed = latest.value }
                 do { try writer.append(sample) } catch { p.problem = "\(error)" }
                 p.samples += 1
                 if p.first.isNaN { p.first = sample.t }
@@ -132,10 +132,4 @@ struct Record: ParsableCommand {
         }
         print("\(out): \(p.samples) samples over \(DecimalFormat.string(p.last - p.first, decimals: 1)) s, \(p.dropped) dropped")
     }
-}
-
-private func monotonicNow() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }

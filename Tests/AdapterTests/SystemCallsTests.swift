@@ -30,4 +30,19 @@ import Testing
         #expect(write(ends[1], &byte, 1) == 1)
         #expect(try poll(&descriptors, milliseconds: 1000) == 1)
     }
+
+    /// The one wake pipe: a poll on its read end sleeps until `wake()`, from another thread; a wake
+    /// never blocks, however many come before anybody reads.
+    @Test func aWakePipeWakesAPollAndNeverBlocks() throws {
+        let pipe = WakePipe()
+        #expect(pipe.readEnd >= 0)
+        var quiet = [pollfd(fd: pipe.readEnd, events: Int16(POLLIN), revents: 0)]
+        #expect(try poll(&quiet, milliseconds: 10) == 0)
+        let started = monotonicSeconds()
+        startThread("test-waker") { usleep(50_000); pipe.wake() }
+        var woken = [pollfd(fd: pipe.readEnd, events: Int16(POLLIN), revents: 0)]
+        #expect(try poll(&woken, milliseconds: 5_000) == 1)
+        #expect(monotonicSeconds() - started >= 0.04)
+        for _ in 0..<100_000 { pipe.wake() }          // past the pipe's 64 KiB: still returns
+    }
 }
