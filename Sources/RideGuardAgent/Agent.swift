@@ -234,8 +234,8 @@ package final class Agent: Sendable {
 
     private static func location(_ gps: AgentConfiguration.GPS) -> LocationService.Source {
         guard gps.simulated else {
-            let parts = gps.gpsd.split(separator: ":").map(String.init)
-            return .gpsd(host: parts[0], port: parts.count > 1 ? parts[1] : "2947")
+            guard let address = GPSDAddress(gps.gpsd) else { return .none }   // the configuration was checked
+            return .gpsd(host: address.host, port: String(address.port))
         }
         guard let position = gps.fixedPosition, position.count == 2 else { return .none }
         return .fixed(latitude: position[0], longitude: position[1])

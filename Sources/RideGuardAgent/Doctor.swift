@@ -354,8 +354,10 @@ package struct Doctor: Sendable {
             let position = gps.fixedPosition.map { "\($0[0]), \($0[1])" } ?? "no position"
             return DoctorCheck("gpsd", .ok, "simulated: \(position)")
         }
-        let parts = gps.gpsd.split(separator: ":").map(String.init)
-        let result = GPSDWatcher.probe(host: parts[0], port: parts[1], seconds: fixWait)
+        guard let address = GPSDAddress(gps.gpsd) else {
+            return DoctorCheck("gpsd", .failed, "gps.gpsd '\(gps.gpsd)' is not HOST:PORT", fix: "set gps.gpsd, e.g. 127.0.0.1:2947")
+        }
+        let result = GPSDWatcher.probe(host: address.host, port: String(address.port), seconds: fixWait)
         if let fix = result.fix {
             let age = max(0, Date().timeIntervalSince1970 - fix.time)
             return DoctorCheck("gpsd", .ok, "fix \(DecimalFormat.string(fix.latitude, decimals: 5)), \(DecimalFormat.string(fix.longitude, decimals: 5)), \(DecimalFormat.string(age, decimals: 0)) s old")

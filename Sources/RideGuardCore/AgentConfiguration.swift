@@ -201,7 +201,7 @@ package struct AgentConfiguration: Equatable, Sendable {
         }
         check(!power.shutdownCommand.isEmpty && power.shutdownCommand[0].hasPrefix("/"), "power.shutdown_command",
               "must start with an absolute path, such as /usr/bin/systemctl poweroff")
-        check(gps.gpsd.split(separator: ":").count == 2, "gps.gpsd", "must be HOST:PORT")
+        check(GPSDAddress(gps.gpsd) != nil, "gps.gpsd", "must be HOST:PORT")
         if let position = gps.fixedPosition {
             check(position.count == 2 && abs(position[0]) <= 90 && abs(position[1]) <= 180,
                   "gps.fixed_position", "must be [latitude, longitude]")
@@ -293,4 +293,22 @@ package enum PathLimits {
         }
         return nil
     }
+}
+
+/// gpsd's address, HOST:PORT (`gps.gpsd`, `--gpsd`): read in one place, so that the configuration,
+/// the agent, `doctor`, `location` and `record` agree on what is one.
+package struct GPSDAddress: Equatable, Sendable, CustomStringConvertible {
+    package var host: String
+    package var port: Int
+
+    /// Nil unless `text` is HOST:PORT with a port from 1 to 65535 (the last colon splits, so an IPv6
+    /// host in brackets works).
+    package init?(_ text: String) {
+        guard let colon = text.lastIndex(of: ":"), colon > text.startIndex,
+              let port = Int(text[text.index(after: colon)...]), (1...65_535).contains(port) else { return nil }
+        host = String(text[..<colon])
+        self.port = port
+    }
+
+    package var description: String { "\(host):\(port)" }
 }

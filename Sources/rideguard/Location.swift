@@ -22,19 +22,13 @@ struct Location: ParsableCommand {
     var wait: Double = 5
 
     func validate() throws {
-        guard Self.split(gpsd) != nil else { throw ValidationError("--gpsd must be HOST:PORT, e.g. 127.0.0.1:2947") }
+        guard GPSDAddress(gpsd) != nil else { throw ValidationError("--gpsd must be HOST:PORT, e.g. 127.0.0.1:2947") }
         guard wait >= 0 && wait <= 3600 else { throw ValidationError("--wait must be 0...3600 seconds") }
     }
 
-    static func split(_ address: String) -> (host: String, port: String)? {
-        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
-              (1...65535).contains(port), colon > address.startIndex else { return nil }
-        return (String(address[..<colon]), String(port))
-    }
-
     func run() throws {
-        let (host, port) = Self.split(gpsd)!
-        let result = GPSDWatcher.probe(host: host, port: port, seconds: wait)
+        let address = GPSDAddress(gpsd)!          // validated
+        let result = GPSDWatcher.probe(host: address.host, port: String(address.port), seconds: wait)
         guard let fix = result.fix else {
             if !result.connected {
                 Output.error("cannot reach gpsd at \(gpsd): \(result.problem ?? "no answer")")

@@ -44,7 +44,7 @@ struct Record: ParsableCommand {
 
     func validate() throws {
         guard rate >= 10 && rate <= 4000 else { throw ValidationError("--rate must be 10...4000 Hz") }
-        if let gpsd, Location.split(gpsd) == nil { throw ValidationError("--gpsd must be HOST:PORT") }
+        if let gpsd, GPSDAddress(gpsd) == nil { throw ValidationError("--gpsd must be HOST:PORT") }
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
     }
 
@@ -62,8 +62,8 @@ struct Record: ParsableCommand {
         let out = self.out, rate = self.rate, withSpeed = gpsd != nil
         // The latest GPS speed, fresh for 3 s, goes into each sample's speed column.
         let speed = Mutex<(value: Double, at: Double)?>(nil)
-        let watcher = gpsd.flatMap(Location.split).map { address in
-            GPSDWatcher(host: address.host, port: address.port) { event in
+        let watcher = gpsd.flatMap(GPSDAddress.init).map { address in
+            GPSDWatcher(host: address.host, port: String(address.port)) { event in
                 if case .fix(let fix) = event, let mps = fix.speed { speed.withLock { $0 = (mps, monotonicSeconds()) } }
             }
         }

@@ -42,4 +42,16 @@ import Testing
         #expect(store.lastFix?.latitude == 45.2)
         #expect(store.track.count == 1)
     }
+
+    /// gpsd's address, read once for the configuration, the agent, doctor, location and record
+    /// (issue 42, point 4: four parsers agreed on less than this; `host:abc` passed the configuration).
+    @Test func aGPSDAddressIsHostAndAPort() {
+        #expect(GPSDAddress("127.0.0.1:2947") == GPSDAddress("127.0.0.1:2947") && GPSDAddress("127.0.0.1:2947")?.port == 2947)
+        #expect(GPSDAddress("[::1]:2947")?.host == "[::1]")
+        #expect(GPSDAddress("gpsd.local:2948")?.description == "gpsd.local:2948")
+        for bad in ["gpsd", ":2947", "host:0", "host:65536", "host:abc", "host:"] { #expect(GPSDAddress(bad) == nil, "\(bad)") }
+        var configuration = AgentConfiguration()
+        configuration.gps.gpsd = "localhost:abc"
+        #expect(configuration.validationErrors().contains { $0.key == "gps.gpsd" }, "\(configuration.validationErrors())")
+    }
 }
