@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "GPIOLines", dependencies: ["RideGuardCore", "CGPIOD", "SystemCalls"]),
         .target(name: "GPSDClient", dependencies: ["RideGuardCore", "CGPS", "SystemCalls"]),
         .target(name: "QRCode", dependencies: ["RideGuardCore", "CQRencode"]),
-        .target(name: "MQTTLink", dependencies: ["CMosquitto"]),
+        .target(name: "MQTTLink", dependencies: ["CMosquitto", "SystemCalls"]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "OsmAnd", dependencies: ["CCurl", "RideGuardCore"]),
         .target(name: "SerialModem", dependencies: ["RideGuardCore", "SystemCalls", .product(name: "Logging", package: "swift-log")]),

@@ -1,6 +1,7 @@
 import CMosquitto
 import Glibc
 import Synchronization
+import SystemCalls
 
 /// Where and how to reach an MQTT broker. The password is read from a file by the caller (never
 /// written in the configuration).
@@ -19,6 +20,8 @@ package struct MQTTSettings: Equatable, Sendable {
     package var keepaliveSeconds: Int
     /// Published by the broker when the connection drops without a goodbye (a power cut, kill -9).
     package var will: MQTTMessage?
+    /// A broker that takes the connection and has not answered it (CONNACK) in this long is left, seconds.
+    package var answerSeconds = 10
 
     package init(host: String, port: Int, tls: Bool = false, caFile: String? = nil, certFile: String? = nil, keyFile: String? = nil,
                  username: String? = nil, password: String? = nil, clientID: String, keepaliveSeconds: Int = 30,
@@ -193,16 +196,18 @@ package final class MQTTLink: @unchecked Sendable {
             if code == MOSQ_ERR_SUCCESS.rawValue {
                 connectedOnce = true
                 delay = 1
-                // A broker that takes the connection and never answers it (no CONNACK) is said, and left.
+                // A broker that takes the connection and never answers it (no CONNACK) is said, and
+                // left; the loop's own code after that disconnect ("no connection") says less.
                 state.withLock { $0.answered = false }
-                var waited = 0
+                let answerBy = monotonicSeconds() + Double(settings.answerSeconds)
                 while !stopping {
                     code = mosquitto_loop(handle, 1000, 1)
                     guard code == MOSQ_ERR_SUCCESS.rawValue else { break }
-                    waited += 1
-                    if waited == Self.answerSeconds && !state.withLock({ $0.answered }) {
-                        onEvent(.failed("\(settings.host):\(settings.port) took the connection but has not answered in \(Self.answerSeconds) s (not an MQTT broker, or a stuck one)"))
+                    if monotonicSeconds() >= answerBy && !state.withLock({ $0.answered }) {
+                        onEvent(.failed("\(settings.host):\(settings.port) took the connection but has not answered in \(settings.answerSeconds) s (not an MQTT broker, or a stuck one)"))
                         mosquitto_disconnect(handle)
+                        code = MOSQ_ERR_SUCCESS.rawValue
+                        break
                     }
                 }
             }
@@ -215,9 +220,6 @@ package final class MQTTLink: @unchecked Sendable {
             delay = min(delay * 2, 60)
         }
     }
-
-    /// Seconds a broker has to answer a connection (CONNACK).
-    static let answerSeconds = 10
 
     /// Why a connection failed, in words a person can act on.
     static func reason(_ code: Int32, host: String, port: Int) -> String {

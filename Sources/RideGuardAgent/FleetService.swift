@@ -83,8 +83,8 @@ final class FleetService: Service, CustomStringConvertible {
         var groupReports: [String: RidingGroup.Report] = [:]
         /// Why the link is not connected, as it said last.
         var failed: String?
-        /// The last report heard on this bike's own group topic (its own, or someone else's).
-        var ownReport: RidingGroup.Report?
+        /// What was last heard on this bike's own group topic (its own report, or someone else's).
+        var ownTopic: RidingGroup.OwnTopic?
     }
 
     private let settings: AgentConfiguration.MQTT
@@ -175,8 +175,8 @@ final class FleetService: Service, CustomStringConvertible {
     /// On the link's thread: only notes what came (a flood of `cmd` costs a parse each, no more).
     private func take(_ event: MQTTLinkEvent) {
         if case .received(let topic, let payload, _) = event, topic != topics.cmd {
-            if let own = group?.ownReport(topic: topic, payload: payload) {
-                inbox.withLock { $0.ownReport = own }
+            if let own = group?.ownTopic(topic: topic, payload: payload) {
+                inbox.withLock { $0.ownTopic = own }
                 return
             }
             guard let (member, report) = group?.report(topic: topic, payload: payload) else { return }
@@ -208,19 +208,11 @@ final class FleetService: Service, CustomStringConvertible {
     }
 
     /// A dispatcher's acknowledgement, and which emergency it answers: its id (`emergency`, as the
-    /// state and `countdown_started` give it), or the time it was given (`t`, Unix seconds).
+    /// state and `countdown_started` give it), or the time it was given (`t`, Unix seconds). The
+    /// workflow decides whether that is the one under way.
     struct Ack: Equatable {
         var by: String
-        var emergency: Int?
-        var issued: Double?
-
-        /// Whether it answers the emergency `id` that began at `start`: an ack that names none, or
-        /// another, or was given before it began (left queued in a persistent session), does not.
-        func answers(_ id: Int, startedAt start: Double) -> Bool {
-            if let emergency { return emergency == id }
-            if let issued { return issued >= start }
-            return false
-        }
+        var answering: AcknowledgedEmergency
     }
 
     /// What `cmd` takes: `{"cmd":"ack","by":"…","emergency":ID}` and `{"cmd":"where"}`; anything else is ignored.
@@ -240,7 +232,8 @@ final class FleetService: Service, CustomStringConvertible {
             case "ack":
                 // Shown in the journal and `status`: printable, one line, short.
                 let by = (wire.by ?? "").printable(limit: 40)
-                self = .ack(Ack(by: by.isEmpty ? "a dispatcher" : by, emergency: wire.emergency, issued: wire.t.flatMap { $0.isFinite ? $0 : nil }))
+                self = .ack(Ack(by: by.isEmpty ? "a dispatcher" : by,
+                                answering: .named(id: wire.emergency, issuedAt: wire.t.flatMap { $0.isFinite ? $0 : nil })))
             case "where": self = .state
             default: return nil
             }
@@ -308,19 +301,7 @@ final class FleetService: Service, CustomStringConvertible {
                 }
             }
             if let ack = news.ack {
-                let workflow = await emergency.snapshot
-                if WorkflowState.alertsOut.contains(workflow.state), let id = workflow.emergencyID, let start = workflow.countdownStart,
-                   !ack.answers(id, startedAt: start) {
-                    var named = "no emergency named"
-                    if let issued = ack.issued { named = "given at \(DecimalFormat.string(issued, decimals: 0)), before it began" }
-                    if let other = ack.emergency { named = "emergency \(other)" }
-                    let text = "\(ack.by) acknowledged over MQTT, but not this emergency (\(named)): not taken, the calls go on "
-                        + "(an ack names the emergency: {\"cmd\":\"ack\",\"by\":\"…\",\"emergency\":\(id)})"
-                    logger.warning("mqtt: \(text)")
-                    database.journal(JournalEntry(.alerts, text), at: now)
-                } else {
-                    emergency.post(.event(.acknowledged(Acknowledgement(who: ack.by, channel: .mqtt, time: now))))
-                }
+                emergency.post(.event(.acknowledged(Acknowledgement(who: ack.by, channel: .mqtt, time: now), answering: ack.answering)))
             }
             ignored += news.ignored
             if ignored > 0 && isDue(since: lastIgnoredReport, now: now, every: 60) {
@@ -328,7 +309,8 @@ final class FleetService: Service, CustomStringConvertible {
                 lastIgnoredReport = now
                 ignored = 0
             }
-            let state = await emergency.state
+            let workflow = await emergency.snapshot
+            let state = workflow.state
             if var current = group {
                 if let change = current.update(news.groupReports, now: now, position: whereabouts.lastFix, mapLink: mapLink) {
                     emergency.post(.event(change))
@@ -336,8 +318,9 @@ final class FleetService: Service, CustomStringConvertible {
                 let alert = WorkflowState.alertsOut.contains(state)
                 // Someone else wrote on this bike's topic (cleared its alert, or forged one): said, and
                 // put right at once. Only the broker's ACL can stop them writing (README).
-                if let own = news.ownReport, let said = groupAlertSaid, own.alert != said {
-                    let text = "riding group: someone else published on this bike's topic (alert \(own.alert)); published again (alert \(said))"
+                if let own = news.ownTopic, let said = groupAlertSaid, own != .alert(said) {
+                    let heard = if case .alert(let alert) = own { "alert \(alert)" } else { "not a report" }
+                    let text = "riding group: someone else published on this bike's topic (\(heard)); published again (alert \(said))"
                     logger.warning("mqtt: \(text)")
                     database.journal(JournalEntry(.system, text), at: now)
                     groupAlertSaid = nil
@@ -366,7 +349,6 @@ final class FleetService: Service, CustomStringConvertible {
                         published = event.seq
                     }
                 }
-                let workflow = await emergency.snapshot
                 let state = stateFacts(state, emergency: workflow.emergencyID, protection: workflow.protection, now: now)
                 let due = FleetState.due(last: lastState, key: state.key, position: state.position, asked: news.stateAsked,
                                         riding: bike.context == .riding, now: now, every: settings.stateIntervalSeconds)

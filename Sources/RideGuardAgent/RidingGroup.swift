@@ -66,10 +66,18 @@ package struct RidingGroup {
         return (member, report)
     }
 
-    /// What was published on this bike's own topic (by it, or by someone else), or nil.
-    package func ownReport(topic: String, payload: [UInt8]) -> Report? {
-        guard topic == self.topic, payload.count <= 512 else { return nil }
-        return (try? JSONDecoder().decode(Report.self, from: Data(payload))) ?? Report(alert: false)
+    /// What is on this bike's own topic: its alert as published (by it, or by someone else), or
+    /// something that is no report at all (someone else's).
+    package enum OwnTopic: Equatable, Sendable {
+        case alert(Bool)
+        case unreadable
+    }
+
+    /// What a message on this bike's own topic says; nil for any other topic.
+    package func ownTopic(topic: String, payload: [UInt8]) -> OwnTopic? {
+        guard topic == self.topic else { return nil }
+        guard payload.count <= 512, let report = try? JSONDecoder().decode(Report.self, from: Data(payload)) else { return .unreadable }
+        return .alert(report.alert)
     }
 
     /// Takes the reports since the last look and dismisses alerts heard for `dismiss_s`; when the

@@ -78,6 +78,8 @@ struct SamplerService: Service, CustomStringConvertible {
         private let service: SamplerService
         private let detector: Mutex<CrashDetector>
         private let nextProgress = Mutex(-Double.infinity)
+        /// When the detector last said the IMU reads far from 1 g at rest (the sample's time).
+        private let implausibleAt = Mutex(Double.nan)
         /// Impacts are journaled here, never on the sampler's thread.
         private let journal = DispatchQueue(label: "rideguard.detections")
 
@@ -156,7 +158,8 @@ struct SamplerService: Service, CustomStringConvertible {
                 switch fault {
                 case .deadAxis:
                     service.emergency.post(.event(.health(.imuAxis, problem: fault.summary, at: clock.now())))
-                case .implausibleGravity:
+                case .implausibleGravity(_):
+                    implausibleAt.withLock { $0 = event.t }
                     service.emergency.post(.event(.health(.imuReading, problem: fault.summary, at: clock.now())))
                 default:
                     // Over by the time it is seen (a gap ends with the sample that shows it): journaled,
@@ -165,8 +168,10 @@ struct SamplerService: Service, CustomStringConvertible {
                     journal.async { database.journal(JournalEntry(.system, "sensor: \(fault.summary)"), at: at) }
                     service.logger.warning("IMU: \(fault.summary)")
                 }
-            case .uprightLearned:
-                // A reading that could be judged at last: the upright is known.
+            case .uprightLearned(let t, _):
+                // An upright learned from a plausible reading (the detector learns one from an
+                // implausible reading too, at the same instant as it says so: that one ends nothing).
+                guard implausibleAt.withLock({ $0 }) != t else { return }
                 service.emergency.post(.event(.health(.imuReading, problem: nil, at: clock.now())))
             case .impact(_, let peak, _, _):
                 let at = clock.now(), database = service.database

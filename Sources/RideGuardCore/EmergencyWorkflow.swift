@@ -88,6 +88,38 @@ package struct Acknowledgement: Codable, Equatable, Sendable {
     }
 }
 
+/// What an acknowledgement says it answers. A contact's OK or an answered call answers the
+/// emergency under way; a dispatcher's, over a broker that keeps messages (retained, or queued in a
+/// persistent session while the bike was away), must name it, so that one left over from before
+/// cannot acknowledge a later emergency.
+package enum AcknowledgedEmergency: Equatable, Sendable {
+    case underWay
+    /// Its id (`EmergencyWorkflow.emergencyID`), or the time the acknowledgement was given.
+    case named(id: Int?, issuedAt: Double?)
+
+    /// Whether it answers the emergency `id`, which began at `start`; `now` is when it came. A time
+    /// given more than 5 minutes ahead of the bike's clock says the two clocks disagree (a Pi
+    /// without RTC not yet set): refused, the id still works.
+    func answers(_ id: Int, startedAt start: Double, now: Double) -> Bool {
+        switch self {
+        case .underWay: true
+        case .named(let named?, _): named == id
+        case .named(nil, let issued?): issued >= start && issued <= now + 300
+        case .named(nil, nil): false
+        }
+    }
+
+    /// As the journal says it.
+    var named: String {
+        switch self {
+        case .underWay: "the emergency under way"
+        case .named(let id?, _): "emergency \(id)"
+        case .named(nil, let issued?): "given at \(Int(issued)), before it began"
+        case .named(nil, nil): "no emergency named"
+        }
+    }
+}
+
 /// A line for the journal: `kind` is alerts, detections, system or messages.
 /// What a journal line is about: `rideguard events --kind` takes these names.
 extension Acknowledgement.Channel {
@@ -159,8 +191,8 @@ package enum WorkflowEvent: Equatable, Sendable {
     case messagesQueued(at: Double, summary: String)
     /// A usable GPS fix arrived.
     case locationFix(at: Double)
-    /// A contact answered a call or replied OK.
-    case acknowledged(Acknowledgement)
+    /// A contact answered a call or replied OK, or a dispatcher acknowledged, naming the emergency.
+    case acknowledged(Acknowledgement, answering: AcknowledgedEmergency = .underWay)
     /// Another member of the rider's riding group has an emergency (`summary` says who, how far,
     /// which way), or, nil, none has any more. Never an emergency of this rider's own.
     case groupAlert(summary: String?, at: Double)
@@ -327,8 +359,8 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
             actions.append(.journal(JournalEntry(.alerts, summary)))
             actions.append(.announce(FleetEvent(.partRecovered, summary: summary)))
             if buzzer == .fault && (state == .emergencySending || state == .emergencySendingFailed) { play(.alarm, &actions) }
-        case .acknowledged(let acknowledgement):
-            acknowledge(acknowledgement, into: &actions)
+        case .acknowledged(let acknowledgement, let answering):
+            acknowledge(acknowledgement, answering: answering, into: &actions)
         case .groupAlert(let summary, _):
             // Heard when nothing of the rider's own sounds: their emergency and a fault come first.
             let quiet = WorkflowState.idle.contains(state) && protection.warning == nil
@@ -350,7 +382,13 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         } else if WorkflowState.idle.contains(state) {
             warnAfterEmergency(into: &actions)
         }
-        if self != before { actions.insert(.persist, at: 0) }
+        // The parts' health and the arming check are reported again after a restart, and outside an
+        // emergency the buzzer follows them (a saved idle state is never resumed): a change of
+        // theirs alone is not written (no card wear, no failed write on a read-only card).
+        var saved = before
+        (saved.health, saved.armingProblems) = (health, armingProblems)
+        if WorkflowState.idle.contains(before.state) && WorkflowState.idle.contains(state) { saved.buzzer = buzzer }
+        if self != saved { actions.insert(.persist, at: 0) }
         return actions
     }
 
@@ -427,8 +465,25 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         } else {
             play(warning, &actions)
         }
-        actions.append(.journal(JournalEntry(.system, "not protecting: " + now.reasons.joined(separator: "; "))))
-        actions.append(.announce(FleetEvent(.notProtecting, summary: now.reasons.joined(separator: "; "))))
+        tell(now, before: state, &actions)
+    }
+
+    /// The journal's line and the fleet's event for the protection outside an emergency.
+    private func tell(_ protection: Protection, before: WorkflowState, _ actions: inout [WorkflowAction]) {
+        let reasons = protection.reasons.joined(separator: "; ")
+        switch protection.level {
+        case .notProtecting:
+            actions.append(.journal(JournalEntry(.system, "not protecting: " + reasons)))
+            actions.append(.announce(FleetEvent(.notProtecting, summary: reasons)))
+        case .degraded:
+            actions.append(.journal(JournalEntry(.system, protection.summary)))
+            actions.append(.announce(FleetEvent(.degraded, summary: reasons)))
+        case .protecting:
+            actions.append(.journal(JournalEntry(.system, before == .armed ? "protecting again: every part works" : "armed: protecting the rider")))
+            actions.append(.announce(FleetEvent(.armed)))
+        case .emergency:
+            break
+        }
     }
 
     /// Outside an emergency the buzzer, the journal and the fleet follow the protection: a warning
@@ -436,20 +491,8 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
     private mutating func follow(_ was: Protection, before: WorkflowState, into actions: inout [WorkflowAction]) {
         let now = protection
         // Before the first arming check nothing is said: the agent is starting.
-        guard now != was, armingProblems != nil || state != .disarmed else { return }
-        switch now.level {
-        case .notProtecting:
-            actions.append(.journal(JournalEntry(.system, "not protecting: " + now.reasons.joined(separator: "; "))))
-            actions.append(.announce(FleetEvent(.notProtecting, summary: now.reasons.joined(separator: "; "))))
-        case .degraded:
-            actions.append(.journal(JournalEntry(.system, now.summary)))
-            actions.append(.announce(FleetEvent(.degraded, summary: now.reasons.joined(separator: "; "))))
-        case .protecting:
-            actions.append(.journal(JournalEntry(.system, before == .armed ? "protecting again: every part works" : "armed: protecting the rider")))
-            actions.append(.announce(FleetEvent(.armed)))
-        case .emergency:
-            return
-        }
+        guard now != was, now.level != .emergency, armingProblems != nil || state != .disarmed else { return }
+        tell(now, before: before, &actions)
         if let warning = now.warning {
             if buzzer != warning { play(warning, &actions) }
         } else if was.level != .protecting {
@@ -606,10 +649,16 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
 
     /// The first acknowledgement stops the calls; later ones are journaled. Outside an emergency
     /// there is nothing to acknowledge.
-    private mutating func acknowledge(_ acknowledgement: Acknowledgement, into actions: inout [WorkflowAction]) {
+    private mutating func acknowledge(_ acknowledgement: Acknowledgement, answering: AcknowledgedEmergency,
+                                      into actions: inout [WorkflowAction]) {
         let how = acknowledgement.channel.did
         guard WorkflowState.alertsOut.contains(state) else {
             actions.append(.journal(JournalEntry(.messages, "\(acknowledgement.who) \(how) with no emergency under way: nothing to acknowledge")))
+            return
+        }
+        if let id = emergencyID, let start = countdownStart, !answering.answers(id, startedAt: start, now: acknowledgement.time) {
+            actions.append(.journal(JournalEntry(.alerts, "\(acknowledgement.who) \(how), but not this emergency (\(answering.named)): not taken, "
+                + "the calls go on (an ack names the emergency: {\"cmd\":\"ack\",\"by\":\"…\",\"emergency\":\(id)})")))
             return
         }
         guard self.acknowledgement == nil else {

@@ -4,7 +4,8 @@
 package enum HealthPart: String, Codable, CaseIterable, Sendable, Comparable {
     /// The IMU sends no sample (stalled, unplugged, not opened): no crash can be seen.
     case imu
-    /// The IMU's readings cannot be judged (at rest it does not read about 1 g): no upright, no crash.
+    /// At rest the IMU does not read about 1 g (gravity partly on a dead axis, or a range misread):
+    /// the detector takes that reading as the upright and judges postures conservatively.
     case imuReading = "imu_reading"
     /// The modem does not answer: no alert can leave the bike.
     case modem
@@ -19,8 +20,8 @@ package enum HealthPart: String, Codable, CaseIterable, Sendable, Comparable {
     /// than protecting with a weakness (degraded).
     package var blocksAlerts: Bool {
         switch self {
-        case .imu, .imuReading, .modem: true
-        case .imuAxis, .storage, .button: false
+        case .imu, .modem: true
+        case .imuReading, .imuAxis, .storage, .button: false
         }
     }
 
@@ -28,7 +29,7 @@ package enum HealthPart: String, Codable, CaseIterable, Sendable, Comparable {
     package var recovered: String {
         switch self {
         case .imu: "the IMU sends samples again"
-        case .imuReading: "the IMU's readings can be judged again (upright learned)"
+        case .imuReading: "the IMU reads about 1 g at rest again (an upright learned from it)"
         case .modem: "the modem answers again"
         case .imuAxis: "every IMU axis works again"
         case .storage: "the database can be written again; what was kept in memory is written"

@@ -132,9 +132,7 @@ package actor Modem: SMSTransport, VoiceCaller {
             await refreshRegistration(session)
             health.problem = nil
             // Without new-SMS notices, a contact's OK is read here, every minute.
-            if reads, health.limitations?.contains(where: { $0.hasPrefix("AT+CNMI") }) == true {
-                Task { await self.readMessages() }
-            }
+            if reads && !announcesNewMessages { Task { await self.readMessages() } }
         } catch {
             health.problem = "\(error)"
         }
@@ -460,7 +458,9 @@ package actor Modem: SMSTransport, VoiceCaller {
         // New messages announced by index (+CMTI), buffered while a command runs (mode 2).
         BringUpStep(name: "AT+CNMI=2,1,0,0,0 (new SMS announced)", required: false,
                     fallback: "received SMS are read at each health check (every minute) instead of as they come") { modem, session in
-            if await modem.reads { try await session.run("AT+CNMI=2,1,0,0,0") }
+            guard await modem.reads else { return }
+            try await session.run("AT+CNMI=2,1,0,0,0")
+            await modem.noteNewMessagesAnnounced()
         },
         BringUpStep(name: "AT+CPMS (where SMS are read)", required: false, fallback: "received SMS are read from the modem's own storage") { modem, session in
             try await modem.chooseMessageStorage(session)
@@ -487,6 +487,7 @@ package actor Modem: SMSTransport, VoiceCaller {
         }
         guard awake else { throw BringUpError(permanent: false, reason: "\(configuration.device): no answer to AT") }
         var without: [String] = []
+        announcesNewMessages = false
         for step in Self.bringUpSteps {
             do {
                 try await step.run(self, session)
@@ -502,6 +503,9 @@ package actor Modem: SMSTransport, VoiceCaller {
     }
 
     private var reads: Bool { onMessage != nil }
+    /// The modem says when an SMS arrives (+CMTI, as `AT+CNMI` asked): else the SIM is read at each health check.
+    private var announcesNewMessages = false
+    private func noteNewMessagesAnnounced() { announcesNewMessages = true }
     private func noteServiceCentre(_ centre: String?) { health.serviceCentre = centre }
     private func noteVoice(_ voice: Bool) { health.voice = voice }
 
@@ -521,7 +525,7 @@ package actor Modem: SMSTransport, VoiceCaller {
         health.messageStorage = storages[2]
     }
 
-    fileprivate func unlockSIM(_ session: ATSession) async throws {
+    private func unlockSIM(_ session: ATSession) async throws {
         var state: String?
         for attempt in 0..<10 {
             do {

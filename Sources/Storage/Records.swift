@@ -141,7 +141,7 @@ extension RideGuardDatabase {
     }
 
     /// The contacts to alert: as the database holds them, or, when it cannot be read (a damaged
-    /// page), as last read (the agent reads them every 10 s); throws only when it never could.
+    /// page), as last read (the agent reads them every second); throws only when it never could.
     package func contactsToAlert() throws -> [Contact] {
         do { return try contacts() } catch {
             let remembered = contactsRead.withLock { $0 }

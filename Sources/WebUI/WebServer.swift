@@ -98,7 +98,7 @@ package final class WebServer: Sendable {
                     refuse(incoming, status, reason)
                 case .request(let request):
                     reading[descriptor.fd] = nil
-                    answer(request, on: incoming.fd, from: incoming.address)
+                    answer(request, on: incoming.fd)
                 }
             }
             // Too slow: the whole request had its time (a slowloris holds nothing for long).
@@ -118,9 +118,6 @@ package final class WebServer: Sendable {
         wake.wake()
     }
 
-    /// Connections open now, by address (for tests and the doctor).
-    package var openConnections: Int { open.withLock { $0.values.reduce(0, +) } }
-
     // MARK: - Connections
 
     private func acceptAll(into reading: inout [Int32: Incoming]) {
@@ -135,7 +132,9 @@ package final class WebServer: Sendable {
                 if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { acceptPausedUntil.withLock { $0 = monotonicSeconds() + 0.1 } }
                 return
             }
-            Self.nonBlocking(fd)
+            // What accept4 would do (it needs _GNU_SOURCE, which Swift's Glibc module does not define).
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
             inet_ntop(AF_INET, &peer.sin_addr, &text, socklen_t(text.count))
             let address = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -153,12 +152,6 @@ package final class WebServer: Sendable {
             }
             reading[fd] = Incoming(fd: fd, address: address, deadline: monotonicSeconds() + limits.requestSeconds)
         }
-    }
-
-    /// accept4 and pipe2 need _GNU_SOURCE, which Swift's Glibc module does not define.
-    private static func nonBlocking(_ fd: Int32) {
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
     }
 
     private func finish(_ fd: Int32, _ address: String) {
@@ -180,7 +173,7 @@ package final class WebServer: Sendable {
 
     /// Answered now if there is room, else when an answer before it ends (in the order they came,
     /// an address past its share passed over until one of its own ends).
-    private func answer(_ request: WebRequest, on fd: Int32, from address: String) {
+    private func answer(_ request: WebRequest, on fd: Int32) {
         turns.withLock { $0.waiting.append((request, fd)) }
         startAnswers()
     }

@@ -35,13 +35,16 @@ struct RideGuardWeb: ParsableCommand {
         pthread_sigmask(SIG_BLOCK, &signals, nil)
         signal(SIGPIPE, SIG_IGN)
 
-        let database = Self.open(configuration.database)
-        let app = WebApp(configurationPath: config, configuration: configuration, database: database)
-        // A port taken (another server, the page already running) is tried again: the page comes
-        // up once it is free.
+        // The database and the port are waited for on the server's thread: a stop comes through
+        // while they are not there yet.
         let server = Mutex<WebServer?>(nil)
         let stopping = Atomic<Bool>(false)
+        let path = config
         startThread("rg-web-serve") {
+            guard let database = Self.open(configuration.database, stopping: { stopping.load(ordering: .acquiring) }) else { return }
+            let app = WebApp(configurationPath: path, configuration: configuration, database: database)
+            // A port taken (another server, the page already running) is tried again: the page
+            // comes up once it is free.
             var said = false
             while !stopping.load(ordering: .acquiring) {
                 do {
@@ -65,16 +68,18 @@ struct RideGuardWeb: ParsableCommand {
         log("stopped")
     }
 
-    /// The database, once it opens (a card not mounted yet, a folder not made yet): every 5 s.
-    static func open(_ path: String) -> RideGuardDatabase {
+    /// The database, once it opens (a card not mounted yet, a folder not made yet): every 5 s; nil
+    /// when stopped first.
+    static func open(_ path: String, stopping: () -> Bool) -> RideGuardDatabase? {
         var said = false
-        while true {
+        while !stopping() {
             do { return try RideGuardDatabase(path: path) } catch {
                 if !said { log("cannot open the database \(path): \(error); trying again every 5 s") }
                 said = true
                 sleep(5)
             }
         }
+        return nil
     }
 }
 

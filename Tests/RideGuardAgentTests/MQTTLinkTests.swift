@@ -101,6 +101,23 @@ import Testing
         }
     }
 
+    /// Issue 43, point 14: a host that takes the connection and never answers it (no CONNACK) is
+    /// named as such, and that reason is not overwritten by the disconnect that follows.
+    @Test func aSilentBrokerIsNamed() throws {
+        let (silent, port) = try loopbackListener()                // connections wait in its backlog
+        defer { close(silent) }
+        var settings = MQTTSettings(host: "127.0.0.1", port: port, clientID: "rideguard-silent")
+        settings.answerSeconds = 1
+        let events = Events()
+        let link = try MQTTLink(settings, onEvent: events.add)
+        defer { link.stop() }
+        #expect(events.wait(seconds: 5) { $0 == .failed("127.0.0.1:\(port) took the connection but has not answered in 1 s (not an MQTT broker, or a stuck one)") },
+                "\(events.all)")
+        usleep(300_000)
+        let failures = events.all.compactMap { if case .failed(let reason) = $0 { reason } else { nil } }
+        #expect(failures.allSatisfy { $0.contains("has not answered") }, "\(failures)")
+    }
+
     /// Settings the library refuses are an error naming the part, not a crash.
     @Test func aMissingCAFileIsNamed() throws {
         let broker = try Mosquitto()

@@ -71,17 +71,7 @@ extension AgentTests {
     /// armed at full rate. Now the buzzer, `status` and the journal agree: protecting.
     @Test(.onOneThread) func aShortGapInTheSamplesNeverSaysNotProtecting() async throws {
         let folder = try AgentInProcessTests.folder("gap")
-        let source = try String(contentsOf: Rideguard.fixtures.appendingPathComponent("example-lowside.csv"), encoding: .utf8)
-        var lines: [Substring] = []
-        for line in source.split(separator: "\n") {
-            guard let t = Double(line.prefix { $0 != "," }) else { lines.append(line); continue }
-            if t > 20 { break }                           // before the fixture's crash
-            if t > 12 && t < 12.28 { continue }           // 0.28 s without a sample
-            lines.append(line)
-        }
-        let trace = folder.appendingPathComponent("gap.csv")
-        try (lines.joined(separator: "\n") + "\n").write(to: trace, atomically: true, encoding: .utf8)
-        let agent = try InProcessAgent(InProcessAgent.configuration(in: folder, trace: trace, playback: 1))
+        let agent = try InProcessAgent(InProcessAgent.configuration(in: folder, trace: try Self.gapTrace(in: folder), playback: 1))
         try await agent.advance(untilState: .armed, limit: 20)
         try await agent.advance(until: { AgentInProcessTests.journal(folder, kind: "system").contains("sensor: ") }, limit: 20)
         await agent.advance(by: 2)
@@ -92,6 +82,42 @@ extension AgentTests {
         #expect(journal.contains("sensor: no samples for 0.2"), "\(journal)")
         #expect(!journal.contains("not protecting"), "\(journal)")
         await agent.stop()
+    }
+
+    /// An IMU that reads 0.3 g at rest (gravity mostly on a dead axis): the detector learns that
+    /// reading as its upright, conservatively, and says the reading is implausible at the same
+    /// instant. Protecting, degraded, and it stays so (before, the upright learned at that instant
+    /// cleared the fault it came with, and nothing was said at all).
+    @Test(.onOneThread) func anIMUReadingFarFrom1GAtRestIsDegradedAndStaysSo() async throws {
+        let folder = try AgentInProcessTests.folder("low-g")
+        let trace = folder.appendingPathComponent("low-g.csv")
+        var text = "# rideguard-trace v1\n# rate_hz: 100\ntime_s,ax,ay,az,gx,gy,gz\n"
+        for i in 0..<3_000 { text += "\(Double(i) / 100),0.0100,-0.0200,2.9400,0.00100,-0.00200,0.00000\n" }
+        try Data(text.utf8).write(to: trace)
+        let agent = try InProcessAgent(InProcessAgent.configuration(in: folder, trace: trace, playback: 1))
+        try await agent.advance(until: { AgentInProcessTests.journal(folder, kind: "system").contains("imu_reading fault") }, limit: 30)
+        await agent.advance(by: 3)
+        let status = try #require(try await AgentTests.status(folder))
+        #expect(status.protection?.level == .degraded, "\(String(describing: status.protection))")
+        #expect(status.protection?.reasons.first?.contains("at rest") == true, "\(String(describing: status.protection))")
+        #expect(status.buzzer == .degraded)
+        #expect(!AgentInProcessTests.journal(folder, kind: "system").contains("imu_reading: "), "cleared by the upright learned with it")
+        await agent.stop()
+    }
+
+    /// The example ride up to 20 s (before its crash), 0.28 s without a sample at 12 s.
+    static func gapTrace(in folder: URL) throws -> URL {
+        let source = try String(contentsOf: Rideguard.fixtures.appendingPathComponent("example-lowside.csv"), encoding: .utf8)
+        var lines: [Substring] = []
+        for line in source.split(separator: "\n") {
+            guard let t = Double(line.prefix { $0 != "," }) else { lines.append(line); continue }
+            if t > 20 { break }
+            if t > 12 && t < 12.28 { continue }
+            lines.append(line)
+        }
+        let trace = folder.appendingPathComponent("gap.csv")
+        try (lines.joined(separator: "\n") + "\n").write(to: trace, atomically: true, encoding: .utf8)
+        return trace
     }
 }
 
@@ -145,7 +171,8 @@ extension AgentTests {
 
 extension FleetTests {
     /// Issue 43, "Done when": `status`, the buzzer, the page and MQTT's state agree on "protecting"
-    /// in each state: every part working; no contact; the modem absent; the storage read-only.
+    /// in each state: every part working; a short gap in the samples; no contact; the modem absent;
+    /// the storage read-only.
     @Test(.enabled(if: geteuid() == 0, "mounts a tmpfs")) func everyWayOfShowingItAgreesOnProtection() async throws {
         let broker = try Mosquitto()
         try broker.start()
@@ -153,6 +180,10 @@ extension FleetTests {
         typealias Case = (name: String, level: Protection.Level, prepare: (inout AgentConfiguration, URL) throws -> Void)
         let cases: [Case] = [
             ("every part working", .protecting, { _, _ in }),
+            ("a short gap in the samples", .protecting, { configuration, folder in
+                configuration.imu.trace = try AgentTests.gapTrace(in: folder).path
+                configuration.imu.speed = 4                 // the gap at 12 s of trace comes 3 s in
+            }),
             ("no contact", .notProtecting, { configuration, folder in
                 let database = try RideGuardDatabase(path: configuration.database)
                 for contact in try database.contacts() { _ = try database.removeContact(contact.number, now: 1) }
@@ -174,6 +205,9 @@ extension FleetTests {
             try item.prepare(&configuration, folder)
             let agent = try InProcessAgent(configuration)
             try await agent.advance(until: { (try? await AgentTests.status(folder))??.protection?.level == item.level }, limit: 90)
+            if item.name.contains("gap") {
+                try await agent.advance(until: { AgentInProcessTests.journal(folder, kind: "system").contains("sensor: no samples for") }, limit: 30)
+            }
             await agent.advance(by: 2)
             let status = try #require(try await AgentTests.status(folder))
             let protection = try #require(status.protection)

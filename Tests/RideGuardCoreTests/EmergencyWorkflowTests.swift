@@ -404,6 +404,38 @@ struct WorkflowDriver {
         #expect(quiet.buzzer == [.parkedFall])
     }
 
+    /// Issue 43, point 11: a dispatcher's acknowledgement names the emergency it answers; one that
+    /// names none, another, or a time before it began (left queued on a broker) stops nothing.
+    @Test func aDispatchersAckMustNameThisEmergency() throws {
+        var d = WorkflowDriver(to: .emergencySent, at: 1000)
+        let id = try #require(d.workflow.emergencyID)
+        #expect(id == 1000)
+        let anna = Acknowledgement(who: "Anna", channel: .mqtt, time: 1100)
+        // None named, given before it began, another one, a time far ahead of the bike's clock.
+        for stale in [AcknowledgedEmergency.named(id: nil, issuedAt: nil), .named(id: nil, issuedAt: 900), .named(id: 400, issuedAt: 1100),
+                      .named(id: nil, issuedAt: 1100 + 86_400)] {
+            let actions = d.send(.acknowledged(anna, answering: stale))
+            #expect(!actions.contains(.stopCalls), "\(stale)")
+            #expect(actions.contains { if case .journal(let entry) = $0 { entry.text.hasPrefix("Anna acknowledged over MQTT, but not this emergency") } else { false } })
+        }
+        #expect(d.workflow.acknowledgement == nil)
+        #expect(d.send(.acknowledged(anna, answering: .named(id: nil, issuedAt: 1100))).contains(.stopCalls))
+        var byID = WorkflowDriver(to: .emergencySent, at: 1000)
+        #expect(byID.send(.acknowledged(anna, answering: .named(id: id, issuedAt: nil))).contains(.stopCalls))
+        // A contact's OK answers the emergency under way, as before.
+        var sms = WorkflowDriver(to: .emergencySent, at: 1000)
+        #expect(sms.send(.acknowledged(Acknowledgement(who: "Sam", channel: .sms, time: 1100))).contains(.stopCalls))
+    }
+
+    /// A part's health and the arming check change no saved state: a card is not written (or, read
+    /// only, failed) for each; a step of the emergency still is.
+    @Test func healthAloneIsNotWritten() {
+        var d = WorkflowDriver(to: .armed)
+        #expect(!d.send(.health(.storage, problem: "read-only", at: 1)).contains(.persist))
+        #expect(!d.send(.health(.imu, problem: "no sample", at: 2)).contains(.persist))
+        #expect(d.send(.crashDetected(at: 3, summary: "down")).contains(.persist))
+    }
+
     @Test func blockedMessagesSoundTheFaultUntilTheyAreQueued() {
         var d = WorkflowDriver(to: .emergencySending)
         d.send(.messagesBlocked(at: 61, summary: "could not queue the alert: disk I/O error; retrying"))
