@@ -254,6 +254,13 @@ extension FleetTests {
         await agent.advance(by: 2)
         let own = try await offThread { try broker.subscribe("rideguard/group/sunday/bike1") }
         #expect(own.first?.contains(#""alert":false"#) == true, "\(own)")
+        // Garbage in its place (the others could no longer read this bike's state): put right too.
+        try await offThread { try broker.publish("rideguard/group/sunday/bike1", lines: ["not a report"], retain: true, as: "bike2") }
+        try await agent.advance(until: { AgentInProcessTests.journal(folder).contains("someone else published on this bike's topic (not a report)") },
+                                limit: 10, step: 0.05)
+        await agent.advance(by: 2)
+        let again = try await offThread { try broker.subscribe("rideguard/group/sunday/bike1") }
+        #expect(again.first?.contains(#""alert":false"#) == true, "\(again)")
         await agent.stop()
     }
 }
