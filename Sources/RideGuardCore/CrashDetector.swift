@@ -144,11 +144,23 @@ package struct CrashDetector: Sendable {
     private var movedSince = Double.nan
     /// A parked bike went down (fell, or was laid down): nothing more until it stands upright again.
     private var downWhileParked = false
+    /// …and it fell (a `parked_fall` was reported), not laid down or lifted by a person.
+    private var parkedFallReported = false
     // How fast the posture last went from upright (under 20°) to past 60°: the last time it was
     // upright, the upright time already judged, and when a crossing was as fast as a fall.
     private var lastUprightTime = -Double.infinity
     private var tiltJudgedFrom = -Double.infinity
+    private var fallJudgedFrom = -Double.infinity
+    private var fallCrossingTime = -Double.infinity
     private var fastTiltTime = -Double.infinity
+    /// When the bike last went over into lying as a fall does (`wentOverAsAFall`), not as a lift.
+    private var fallTime = -Double.infinity
+    // The peak rotation (squared) of the last one to two seconds, in two one-second buckets: a
+    // fall's swing comes just before its smoothed posture crosses. And the last force of a landing.
+    private var shortStart = -Double.infinity
+    private var rotationRecent = 0.0
+    private var rotationPrevious = 0.0
+    private var landingTime = -Double.infinity
 
     /// Posture in degrees relative to the learned up (0 upright, 90 on its side, 180 upside down).
     package private(set) var postureDegrees = 0.0
@@ -296,17 +308,36 @@ package struct CrashDetector: Sendable {
                 postureDegrees = max(postureDegrees, acosDegrees(max(-1, min(1, up.dot(rotationSinceUpright.inverseRotate(before))))))
             }
         }
-        let lying = isLying(cosine: cosine, uncertain: uncertain)
         // A fall crosses from 20° to 60° in a few tenths of a second (the pendulum's last part
         // turns at 150–300 °/s; the smoothing slows what it shows, never speeds it up); a person
         // laying the bike down takes seconds. It needs no gyro and no axis in particular, so it
         // still sees a fall whose landing struck a dead axis.
         if postureDegrees < 20 {
             lastUprightTime = t
-        } else if postureDegrees >= 60 && lastUprightTime > tiltJudgedFrom {
-            tiltJudgedFrom = lastUprightTime
-            if 40 >= configuration.parkedFallRotationDegreesPerSecond * (t - lastUprightTime) { fastTiltTime = t }
+        } else {
+            // Judged from the crossing until a second after it: the landing may come just after.
+            if postureDegrees >= configuration.fallenLyingAngleDegrees {
+                if lastUprightTime > fallJudgedFrom {
+                    fallJudgedFrom = lastUprightTime
+                    fallCrossingTime = t
+                }
+                if !fellSinceUpright && t - fallCrossingTime <= 1 && wentOverAsAFall(gyro: sample.gyro != nil) {
+                    fallTime = t
+                    resetSpell()
+                }
+            }
+            if postureDegrees >= 60 && lastUprightTime > tiltJudgedFrom {
+                tiltJudgedFrom = lastUprightTime
+                if 40 >= configuration.parkedFallRotationDegreesPerSecond * (t - lastUprightTime) { fastTiltTime = t }
+            }
         }
+        // A bike that went over as a fall does lies from `fallenLyingAngleDegrees` (the upright may be
+        // the side stand's lean, or a pushed bike's). Short of the lying angle it must rest for
+        // `ambiguousRestConfirmationSeconds`: a held wheelie reads 45–55° and gets there as fast, but
+        // is never held still that long. (Not with a dead axis, whose posture is only a bound.)
+        let lowered = fellSinceUpright && !degenerate && deadReported == .zero
+        let lying = isLying(cosine: cosine, uncertain: uncertain,
+                            from: lowered ? configuration.fallenLyingAngleDegrees : configuration.lyingAngleDegrees)
 
         trackImpact(a, up: up, t: t, dt: dt, emit: emit)
         if let speed = sample.speed { watchSpeed(speed, t: t) }
@@ -355,9 +386,10 @@ package struct CrashDetector: Sendable {
             watchParked(lying: lying, still: still, stillFor: stillFor, uncertain: uncertain, magnitude: magnitude, t: t, emit: emit)
             return
         }
-        if !referenceConfirmed {
-            // The reference may be a bike lying on its side (started lying, stored, carried): no
-            // posture can raise a crash until riding has confirmed it. A collision still can.
+        if !referenceConfirmed && !fellSinceUpright {
+            // The reference may be a bike lying on its side (started lying, stored, carried): lifted,
+            // it would seem to lie. Until riding confirms it only a fall into lying (the swing of a
+            // bike going over under its own weight, not a lift) or a collision raises a crash.
             if t - collisionTime <= configuration.collisionWatchSeconds && still && stillFor >= configuration.collisionRestSeconds {
                 declareCrash(.collisionThenStill, t: t, stillFor: stillFor, emit: emit)
                 return
@@ -369,7 +401,7 @@ package struct CrashDetector: Sendable {
             // Uncertain postures wait longer (free fall cannot last that long). A reference far from 1 g
             // also needs a clearer angle, or a longer rest: there hard braking can look like a large
             // tilt for a few seconds.
-            let needed = uncertain ? configuration.lowMagnitudeRestConfirmationSeconds : configuration.restConfirmationSeconds
+            let needed = restNeeded(uncertain: uncertain)
             let clear = !degenerate || postureDegrees >= max(configuration.lyingAngleDegrees, 65)
                 || stillFor >= configuration.ambiguousRestConfirmationSeconds
             if clear && restedLying(stillFor: stillFor, needed: needed, t: t) {
@@ -472,8 +504,8 @@ package struct CrashDetector: Sendable {
     /// axis) or upside down. Before the forward axis is known, or when the reading is uncertain,
     /// any large tilt counts: better a countdown the rider cancels than a fall not seen.
     // Inlined: called on the detector's own (inout) value, a call copied all 1.3 kB of it first.
-    @inline(__always) private func isLying(cosine: Double, uncertain: Bool) -> Bool {
-        guard postureDegrees >= configuration.lyingAngleDegrees else { return false }
+    @inline(__always) private func isLying(cosine: Double, uncertain: Bool, from angle: Double) -> Bool {
+        guard postureDegrees >= angle else { return false }
         guard let forward, !uncertain, postureDegrees < configuration.wheelieMaximumDegrees else { return true }
         let longitudinal = smoothed.dot(forward) / gravity
         // What is not vertical or longitudinal is sideways; inferring it keeps a dead lateral axis
@@ -675,6 +707,12 @@ package struct CrashDetector: Sendable {
     private mutating func watchRiding(shaking: Bool, still: Bool, gpsMoving: Bool, magnitude: Double, up: Vector3,
                                       cosine: Double, referencePlausible: Bool,
                                       t: Double, dt: Double, emit: (DetectorEvent) -> Void) -> Bool {
+        // A fallen bike shakes (a wheel turning, hands on it) but is not ridden: no window begins within
+        // `fallSettleSeconds` of a fall, nor before the fall's crash (or parked fall) is declared.
+        if t - fallTime < configuration.fallSettleSeconds || (fellSinceUpright && !crashed && !downWhileParked) {
+            if spellSeconds > 0 { resetSpell() }
+            return false
+        }
         let active = shaking || gpsMoving || !still
         if active {
             spellLastShaken = t
@@ -690,8 +728,13 @@ package struct CrashDetector: Sendable {
         spellDirection += direction * dt
         spellForce += smoothed * dt
         spellCosine += cosine * dt
-        if gpsMoving || !still || t - stillSince < 2 { spellMovingSeconds += dt }
-        let needed = referenceConfirmed ? configuration.relearnRidingSeconds : configuration.ridingConfirmationSeconds
+        // During a crash or a parked fall only GPS speed counts: hands on a lying bike move it and shake
+        // it as riding does, and a crash ends only when the bike is seen upright again (or ridden).
+        let moving = fallInProgress ? gpsMoving : gpsMoving || !still || t - stillSince < 2
+        if moving { spellMovingSeconds += dt }
+        // A crash or a parked fall in progress takes the long window, as a confirmed reference does.
+        let needed = referenceConfirmed || fallInProgress
+            ? configuration.relearnRidingSeconds : configuration.ridingConfirmationSeconds
         if spellHalf == nil && spellMovingSeconds >= needed / 2 { spellHalf = (spellDirection, spellCosine, spellSeconds) }
         // A window closes after `needed` seconds of moving; one that mostly idled starts afresh.
         guard spellMovingSeconds >= needed, let meanDirection = spellDirection.normalized else {
@@ -767,8 +810,8 @@ package struct CrashDetector: Sendable {
         return true
     }
 
-    /// Riding contradicted the reference: this one replaces it, confirmed, and the crash or the
-    /// parked bike's fall read against the old one ends.
+    /// Riding contradicted the reference: this one replaces it, confirmed. A crash or a parked bike's
+    /// fall in progress goes on until the bike is seen upright against it for `rearmSeconds`.
     private mutating func replaceReference(with force: Vector3, t: Double, emit: (DetectorEvent) -> Void) {
         reference = force
         referenceConfirmed = true
@@ -779,13 +822,18 @@ package struct CrashDetector: Sendable {
         forward = nil
         gyroTiltValid = false
         lyingSince = .nan
-        downWhileParked = false
+        uprightSince = .nan
+        // A bike laid down (or lifted) while parked was no fall: the ride that replaced the reference ends it.
+        if !parkedFallReported { downWhileParked = false }
         emit(.uprightLearned(t: t, up: force.normalized ?? force))
-        if crashed {
-            rearm()
-            emit(.rearmed(t: t))
-        }
-        phase = .moving
+        if !crashed { phase = .moving }
+    }
+
+    /// How long a lying bike must be still: longer when the reading is uncertain, longer still short
+    /// of the lying angle (a fall's rest from `fallenLyingAngleDegrees`).
+    private func restNeeded(uncertain: Bool) -> Double {
+        if postureDegrees < configuration.lyingAngleDegrees { return configuration.ambiguousRestConfirmationSeconds }
+        return uncertain ? configuration.lowMagnitudeRestConfirmationSeconds : configuration.restConfirmationSeconds
     }
 
     /// Lying and still for `needed` seconds, a crash's or a parked fall's rest. A fall lies down
@@ -796,6 +844,25 @@ package struct CrashDetector: Sendable {
         let lyingNeeded = lyingSince > stillSince ? needed : min(needed, configuration.restConfirmationSeconds)
         return stillFor >= needed && t - lyingSince >= lyingNeeded
     }
+
+    /// The bike went over from upright into lying as a fall does: with a gyro, a rotation at least
+    /// `fallRotationDegreesPerSecond` in the last one to two seconds (a pendulum's swing; a person
+    /// lifts or lowers a bike at a few tens); without one, a landing of `parkedFallPeakG`. Anything
+    /// else is a lift, or a person lowering the bike: the accelerometer alone cannot tell those apart.
+    private func wentOverAsAFall(gyro: Bool) -> Bool {
+        if gyro {
+            let rate = configuration.fallRotationDegreesPerSecond * Double.pi / 180
+            return max(rotationRecent, rotationPrevious) >= rate * rate
+        }
+        // The landing ends the swing: the smoothed posture leaves upright only as the bike lands.
+        return landingTime >= lastUprightTime - 0.5
+    }
+
+    /// A crash or a parked bike's fall is in progress: it ends when the bike is seen upright again.
+    private var fallInProgress: Bool { crashed || parkedFallReported }
+
+    /// The bike went over as a fall does and has not been seen upright since.
+    private var fellSinceUpright: Bool { fallTime > lastUprightTime }
 
     /// A fall, not a person's hands, in the last 10–20 s: a rotation as fast as a falling bike's
     /// (150–300 °/s before it lands; a person lowers or lifts one at a few tens), by the gyro or by
@@ -849,16 +916,20 @@ package struct CrashDetector: Sendable {
             let upright = postureDegrees < 30 && magnitude > 0.7 * min(gravity, reference?.magnitude ?? gravity)
             if upright {
                 if uprightSince.isNaN { uprightSince = t }
-                if t - uprightSince >= configuration.rearmSeconds { downWhileParked = false }
+                if t - uprightSince >= configuration.rearmSeconds {
+                    downWhileParked = false
+                    parkedFallReported = false
+                }
             } else {
                 uprightSince = .nan
             }
         } else if lying && still {
-            let needed = uncertain ? configuration.lowMagnitudeRestConfirmationSeconds : configuration.restConfirmationSeconds
+            let needed = restNeeded(uncertain: uncertain)
             if restedLying(stillFor: stillFor, needed: needed, t: t) {
                 downWhileParked = true
                 uprightSince = .nan
                 if fellLikeAFall {
+                    parkedFallReported = true
                     emit(.parkedFall(t: t, evidence: evidence(.lyingStill, stillFor: stillFor)))
                 }
             }
@@ -927,12 +998,20 @@ package struct CrashDetector: Sendable {
     }
 
     private mutating func recordEvidence(_ sample: IMUSample, t: Double) {
+        if t - shortStart >= 1 {
+            rotationPrevious = rotationRecent
+            rotationRecent = 0
+            shortStart = t
+        }
+        let forceSquared = sample.accel.dot(sample.accel)
+        if forceSquared >= square(configuration.parkedFallPeakG * standardGravity) { landingTime = t }
+        if let w = sample.gyro { rotationRecent = max(rotationRecent, w.dot(w)) }
         if t - bucketStart >= 10 {
             previous = recent
             recent = EvidenceBucket()
             bucketStart = t
         }
-        recent.peakAccelSquared = max(recent.peakAccelSquared, sample.accel.dot(sample.accel))
+        recent.peakAccelSquared = max(recent.peakAccelSquared, forceSquared)
         if let w = sample.gyro {
             recent.sawGyro = true
             recent.peakRotationSquared = max(recent.peakRotationSquared, w.dot(w))

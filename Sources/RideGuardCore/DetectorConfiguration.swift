@@ -82,9 +82,25 @@ package struct DetectorConfiguration: Equatable, Sendable, Codable {
     package var parkedFallRotationDegreesPerSecond = 60.0
     /// The landing that tells a fall from a lay-down without a gyro, in g.
     package var parkedFallPeakG = 1.5
+    /// A bike that goes over from upright under its own weight turns at least this fast before it
+    /// lands: a pendulum is at √(g/h) rad/s by 60° of tilt, 150 °/s for a centre of mass as high as
+    /// 1.5 m and 200–250 °/s for a motorbike's. A person lifting a lying bike, or lowering one, turns
+    /// it at 20–90. With a gyro this tells a fall into lying from a lift; without one, a landing of
+    /// `parkedFallPeakG` does, °/s.
+    package var fallRotationDegreesPerSecond = 100.0
+    /// A bike that went over as a fall does (above) lies from this posture, degrees: crash bars and
+    /// panniers hold a dropped bike at 66–71° from upright, and an upright reference learned on the
+    /// side stand or pushed at a lean can be 6–20° off toward the side it fell to. Short of
+    /// `lyingAngleDegrees` such a rest must last `ambiguousRestConfirmationSeconds`: a held wheelie
+    /// reads 45–55° and gets there as fast, but is never held still that long.
+    package var fallenLyingAngleDegrees = 45.0
+    /// After a fall no riding window begins for this long: a fallen bike shakes (a wheel turning,
+    /// hands on it), and a riding window may replace the upright reference, seconds.
+    package var fallSettleSeconds = 15.0
     /// The upright reference learned at start is provisional (the bike may lie on its side, on a
     /// trailer, on a stand): riding this long with the force near it confirms it, far from it replaces
-    /// it. Until then no posture raises a crash, seconds.
+    /// it. Until then only a fall into lying (`fallRotationDegreesPerSecond`, or a landing) or a
+    /// collision raises a crash, seconds.
     package var ridingConfirmationSeconds = 5.0
     /// A confirmed reference is replaced only by this much consistent riding far from it (the bike
     /// cannot be ridden lying down): the detector never stays "crashed" through a ride, seconds.
@@ -125,6 +141,11 @@ package struct DetectorConfiguration: Equatable, Sendable, Codable {
         check(unparkSeconds >= 1 && unparkSeconds <= 120, "unparkSeconds must be 1...120")
         check(parkedFallRotationDegreesPerSecond > 0, "parkedFallRotationDegreesPerSecond must be positive")
         check(parkedFallPeakG > 1, "parkedFallPeakG must be above 1")
+        check(fallRotationDegreesPerSecond >= 30 && fallRotationDegreesPerSecond <= 300,
+              "fallRotationDegreesPerSecond must be 30...300")
+        check(fallenLyingAngleDegrees >= 30 && fallenLyingAngleDegrees <= lyingAngleDegrees,
+              "fallenLyingAngleDegrees must be at least 30 and at most lyingAngleDegrees")
+        check(fallSettleSeconds >= 0 && fallSettleSeconds <= 120, "fallSettleSeconds must be 0...120")
         check(ridingConfirmationSeconds >= 1 && ridingConfirmationSeconds <= 60, "ridingConfirmationSeconds must be 1...60")
         check(relearnRidingSeconds >= ridingConfirmationSeconds && relearnRidingSeconds <= 300,
               "relearnRidingSeconds must be at least ridingConfirmationSeconds and at most 300")
@@ -184,6 +205,9 @@ extension DetectorConfiguration {
         Setting("unparkSeconds", \.unparkSeconds, "engine running, GPS moving or moved about upright this long ends parked (s)"),
         Setting("parkedFallRotationDegreesPerSecond", \.parkedFallRotationDegreesPerSecond, "a parked bike turning this fast fell; slower, a person laid it down (°/s)"),
         Setting("parkedFallPeakG", \.parkedFallPeakG, "a landing this hard tells a parked bike's fall without a gyro (g)"),
+        Setting("fallRotationDegreesPerSecond", \.fallRotationDegreesPerSecond, "going over this fast (by the gyro) is a fall into lying, not a lift; without a gyro a landing of parkedFallPeakG is (°/s)"),
+        Setting("fallenLyingAngleDegrees", \.fallenLyingAngleDegrees, "a bike that went over as a fall does lies from this posture (°)"),
+        Setting("fallSettleSeconds", \.fallSettleSeconds, "after a fall no riding window begins for this long: a fallen bike shakes (s)"),
         Setting("ridingConfirmationSeconds", \.ridingConfirmationSeconds, "riding this long confirms (or replaces) the upright reference learned at start (s)"),
         Setting("relearnRidingSeconds", \.relearnRidingSeconds, "consistent riding this long far from a confirmed reference replaces it (s)"),
     ]

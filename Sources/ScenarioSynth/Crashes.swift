@@ -143,9 +143,10 @@ extension BikeSimulator {
     }
 
     /// A slow U-turn, then the bike drops to the inside.
-    mutating func slowTurnDrop() {
+    mutating func slowTurnDrop(seconds: Double? = nil) {
         let side = rng.sign()
-        setUp(speed: rng.uniform(2...4), lean: side * rng.uniform(10...25) * .pi / 180, seconds: rng.uniform(2...4))
+        let turning = seconds ?? rng.uniform(2...4)
+        setUp(speed: rng.uniform(2...4), lean: side * rng.uniform(10...25) * .pi / 180, seconds: turning)
         fallOver(from: roll, toward: side, impact: rng.uniform(1.5...3))
     }
 

@@ -27,11 +27,19 @@ package enum Scenario: String, CaseIterable, Codable, Sendable {
     case trailer
     /// On the centre stand in a garage, the engine idling and revved for minutes.
     case centreStandEngine = "centre_stand_engine"
+    // The first seconds of moving (kept last: a corpus's first traces stay what they were).
+    /// The agent has just started (with the ignition) and the bike goes down 1–5 s after it began to
+    /// move: pulled out into the road and the front washes out, pushed out of a parking space and
+    /// dropped, or dropped in a U-turn while leaving.
+    case movingOffFall = "moving_off_fall"
+    /// A crash (in the first seconds of moving or after a ride), then the fallen bike shakes before it
+    /// is lifted: a wheel turning, someone taking hold of it.
+    case fallenShaken = "fallen_shaken"
 
     package var isCrash: Bool {
         switch self {
         case .lowside, .highside, .collision, .pinnedCollision, .tipOverAtStop, .slowTurnDrop, .pushedThenDropped,
-             .startedLyingThenCrash: true
+             .startedLyingThenCrash, .movingOffFall, .fallenShaken: true
         case .normalRide, .hardRide, .roughRoad, .offRoad, .parkedKnockedOver, .parkedLaidDown, .parkedBumped,
              .startedLying, .trailer, .centreStandEngine: false
         }

@@ -20,6 +20,8 @@ package enum TraceSynthesizer {
             sim.startOnCentreStand()
         } else if scenario == .trailer {
             sim.standStrapped()
+        } else if scenario == .movingOffFall || scenario == .fallenShaken {
+            // Starts in its own case: on the stand, pushed off it by hand, or climbed on and ridden.
         } else {
             sim.climbOnAndStart()
         }
@@ -66,6 +68,17 @@ package enum TraceSynthesizer {
         case .startedLyingThenCrash:
             sim.ride(for: crashRiding, style: .normal)
             crashStart = sim.rng.chance(0.5) ? sim.leanInAndLowside() : sim.stopAndTipOver()
+        case .movingOffFall:
+            crashStart = sim.moveOffAndFall()
+        case .fallenShaken:
+            if sim.rng.chance(0.5) {
+                crashStart = sim.moveOffAndFall()
+            } else {
+                sim.climbOnAndStart()
+                sim.ride(for: crashRiding, style: .normal)
+                crashStart = sim.rng.chance(0.5) ? sim.leanInAndLowside() : sim.stopAndTipOver()
+            }
+            sim.shakeWhileLying()
         case .startedLying:
             sim.ride(for: rideLength, style: .normal)
             sim.parkOnSideStand()

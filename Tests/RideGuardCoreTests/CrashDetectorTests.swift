@@ -40,8 +40,8 @@ func vibrating(_ v: Vector3, _ t: Double, amplitude: Double = 0.5) -> Vector3 {
 
 /// Riding for a while: straights with speed changes (force along x, none sideways), then
 /// coordinated turns (force along the bike's up, g/cos(lean)), every 20 s.
-func ride(_ feeder: inout SignalFeeder, seconds: Double) {
-    feeder.feed(seconds) { t in
+func ride(_ feeder: inout SignalFeeder, seconds: Double, speed: Double? = nil) {
+    feeder.feed(seconds, speed: speed) { t in
         let phase = t.truncatingRemainder(dividingBy: 20)
         if phase < 10 {
             return vibrating(Vector3(0.25 * g * sin(2 * .pi * phase / 10), 0, g), t)
@@ -304,7 +304,7 @@ func ride(_ feeder: inout SignalFeeder, seconds: Double) {
         #expect(throws: ConfigurationError(key: "smoothingSeconds", reason: "smoothingSeconds must be 0.01...1")) {
             try config.set("smoothingSeconds", to: "5")
         }
-        #expect(DetectorConfiguration.settings.count == 30)
+        #expect(DetectorConfiguration.settings.count == 33)
     }
 
     @Test func gyroRebuildsGravityAroundADeadAxisThatCarriesMostOfIt() throws {
