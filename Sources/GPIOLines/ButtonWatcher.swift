@@ -64,22 +64,22 @@ package final class ButtonWatcher: Sendable {
         let flags = self.flags
         startThread("rg-button") {
             defer { flags.finished.store(true, ordering: .releasing) }
-            var backoff = 0.5
+            var backoff = Backoff(first: 0.5, limit: 30)
             while flags.running.load(ordering: .acquiring) {
                 let failure: GPIOError
                 do throws(GPIOError) {
                     let line = try open()
                     onEvent(.opened(active: try? line.isActive()))
-                    backoff = 0.5
+                    backoff.reset()
                     guard let error = ButtonWatcher.watch(line, flags: flags, onEdge: onEdge) else { return }
                     failure = error
                 } catch {
                     failure = error
                 }
                 guard flags.running.load(ordering: .acquiring) else { return }
-                onEvent(.failed(failure, retryIn: backoff))
-                _ = flags.wait(for: -1, seconds: backoff)
-                backoff = min(30, backoff * 2)
+                let wait = backoff.next()
+                onEvent(.failed(failure, retryIn: wait))
+                _ = flags.wait(for: -1, seconds: wait)
             }
         }
     }

@@ -30,23 +30,23 @@ package final class GPSDWatcher: Sendable {
     package init(host: String, port: String, maximumBackoff: Double = 30, onEvent: @escaping @Sendable (Event) -> Void) {
         let flags = self.flags
         startThread("rg-gpsd") {
-            var backoff = 0.5
+            var backoff = Backoff(first: 0.5, limit: maximumBackoff)
             while flags.running.load(ordering: .acquiring) {
                 let connection: GPSDConnection
                 do {
                     connection = try GPSDConnection(host: host, port: port)
                 } catch {
-                    onEvent(.disconnected(reason: "\(error)", retryIn: backoff))
-                    GPSDWatcher.pause(backoff, while: flags)
-                    backoff = min(maximumBackoff, backoff * 2)
+                    let wait = backoff.next()
+                    onEvent(.disconnected(reason: "\(error)", retryIn: wait))
+                    GPSDWatcher.pause(wait, while: flags)
                     continue
                 }
                 onEvent(.connected)
-                backoff = 0.5
+                backoff.reset()
                 let reason = connection.read(while: { flags.running.load(ordering: .acquiring) }) { fix in onEvent(.fix(fix)) }
                 if flags.running.load(ordering: .acquiring) {
-                    onEvent(.disconnected(reason: reason, retryIn: backoff))
-                    GPSDWatcher.pause(backoff, while: flags)
+                    onEvent(.disconnected(reason: reason, retryIn: backoff.delay))
+                    GPSDWatcher.pause(backoff.delay, while: flags)
                 }
             }
         }

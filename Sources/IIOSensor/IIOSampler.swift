@@ -96,19 +96,19 @@ package final class IIOSampler: Sendable {
             }
         }
         startThread("rg-sampler") {
-            var backoff = 0.5
+            var backoff = Backoff(first: 0.5, limit: 30)
             while shared.running.load(ordering: .acquiring) {
                 do {
-                    try IIOSampler.session(configuration, shared: shared, onSample: onSample, onEvent: onEvent) { backoff = 0.5 }
+                    try IIOSampler.session(configuration, shared: shared, onSample: onSample, onEvent: onEvent) { backoff.reset() }
                 } catch {
                     guard shared.running.load(ordering: .acquiring) else { break }
-                    onEvent(.failed(reason: "\(error)", retryIn: backoff))
-                    var left = backoff
+                    let wait = backoff.next()
+                    onEvent(.failed(reason: "\(error)", retryIn: wait))
+                    var left = wait
                     while left > 0 && shared.running.load(ordering: .acquiring) {
                         usleep(100_000)
                         left -= 0.1
                     }
-                    backoff = min(30, backoff * 2)
                 }
             }
         }

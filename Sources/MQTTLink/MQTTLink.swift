@@ -188,14 +188,14 @@ package final class MQTTLink: @unchecked Sendable {
     /// The network thread: connect, serve the connection until it fails (any error: lost, refused,
     /// TLS) and wait before connecting again, 1 s doubling to 60 s; until `stop` or `drop`.
     private func run() {
-        var delay: UInt32 = 1
+        var backoff = Backoff(first: 1, limit: 60)
         var connectedOnce = false
         while !stopping {
             var code = connectedOnce ? mosquitto_reconnect(handle)
                                      : mosquitto_connect(handle, settings.host, Int32(settings.port), Int32(settings.keepaliveSeconds))
             if code == MOSQ_ERR_SUCCESS.rawValue {
                 connectedOnce = true
-                delay = 1
+                backoff.reset()
                 // A broker that takes the connection and never answers it (no CONNACK) is said, and
                 // left; the loop's own code after that disconnect ("no connection") says less.
                 state.withLock { $0.answered = false }
@@ -212,12 +212,11 @@ package final class MQTTLink: @unchecked Sendable {
                 }
             }
             if !stopping && code != MOSQ_ERR_SUCCESS.rawValue { onEvent(.failed(Self.reason(code, host: settings.host, port: settings.port))) }
-            var waited: UInt32 = 0
-            while waited < delay * 10 && !stopping {
+            var left = backoff.next()
+            while left > 0 && !stopping {
                 usleep(100_000)
-                waited += 1
+                left -= 0.1
             }
-            delay = min(delay * 2, 60)
         }
     }
 

@@ -3,6 +3,7 @@ import RideGuardCore
 import ServiceLifecycle
 import Storage
 import Synchronization
+import SystemCalls
 
 /// Whether the contacts are being rung, and what `status` says of it. The workflow switches the
 /// calls on once the alert SMS went out and off at an acknowledgement, the all-clear or the end of
@@ -87,17 +88,17 @@ struct CallService: Service, CustomStringConvertible {
         // A database that fails is never "no contacts": the contacts read last are rung; never read,
         // it is said, and read again (1 s doubling to 30 s).
         var contacts: [Contact] = []
-        var delay = 1.0
+        var backoff = Backoff(first: 1, limit: 30)
         while true {
             do {
                 contacts = try database.contactsToAlert()
                 break
             } catch {
+                let delay = backoff.next()
                 logger.error("calls: the contacts cannot be read (\(error)); trying again in \(Int(delay)) s")
                 journal("calls: the contacts cannot be read (\(error)); trying again in \(Int(delay)) s")
                 calls.say("waiting: the contacts cannot be read")
                 do { try await clock.sleep(until: clock.now() + delay) } catch { return stopped() }
-                delay = min(30, delay * 2)
             }
         }
         guard !contacts.isEmpty else { return }

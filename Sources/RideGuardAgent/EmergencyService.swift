@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import RideGuardCore
 import ServiceLifecycle
+import SystemCalls
 
 /// Owns the emergency workflow: one actor, one state machine, one ordered stream of inputs. Every
 /// part (the sampler's thread, the button watcher, gpsd, the control socket, the timers, the outbox's
@@ -246,7 +247,7 @@ package actor EmergencyService {
         }
         if attempt == 1 { post(.event(.messagesBlocked(at: now, summary: "could not queue the \(kind.rawValue): \(problem); retrying"))) }
         let retry = Input.retryMessages(kind, to: recipients, queued: queued.union(outcome.queued), attempt: attempt + 1)
-        let deadline = now + min(30, Double(1 << min(attempt - 1, 5)))
+        let deadline = now + Backoff(first: 1, limit: 30).delay(afterFailures: attempt)
         let clock = self.clock
         retriesStarted += 1
         let number = retriesStarted

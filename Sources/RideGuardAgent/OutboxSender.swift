@@ -5,6 +5,7 @@ import RideGuardCore
 import SerialModem
 import Storage
 import Synchronization
+import SystemCalls
 
 /// Sends what the outbox holds through the modem, oldest first, and records every outcome. A
 /// transient failure is retried with exponential backoff and jitter; a permanent one (invalid
@@ -33,8 +34,7 @@ package actor OutboxSender {
 
     /// Seconds before attempt `n + 1` after `n` failures: base, 2×, 4×, … up to 5 min, ±20 %.
     package static func backoff(afterAttempts attempts: Int, base: Double = 5) -> Double {
-        let delay = min(300, base * pow(2, Double(max(0, attempts - 1))))
-        return delay * Double.random(in: 0.8...1.2)
+        Backoff(first: base, limit: 300).delay(afterFailures: attempts) * Double.random(in: 0.8...1.2)
     }
 
     /// Puts messages interrupted by a crash back in the queue. Call once at start.

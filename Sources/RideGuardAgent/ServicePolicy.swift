@@ -1,6 +1,7 @@
 import Logging
 import RideGuardCore
 import ServiceLifecycle
+import SystemCalls
 
 /// What happens when a part of the agent ends before the agent is told to stop. Each part retries
 /// its own I/O and should never end; this is the policy for when one does anyway (a bug, an error
@@ -28,7 +29,7 @@ struct Supervised: Service, CustomStringConvertible {
     var description: String { service.description }
 
     func run() async throws {
-        var delay = firstDelay
+        var backoff = Backoff(first: firstDelay, limit: 60)
         while true {
             var failure: (any Error)?
             do { try await service.run() } catch { failure = error }
@@ -44,11 +45,11 @@ struct Supervised: Service, CustomStringConvertible {
                 journal(text)
                 throw SupervisedEnd(text)
             case .restart:
+                let delay = backoff.next()
                 let text = "\(service.description) \(why) while the agent runs: started again in \(Int(delay)) s"
                 logger.error("\(text)")
                 journal(text)
                 do { try await clock.sleep(until: clock.now() + delay) } catch { return }
-                delay = min(60, delay * 2)
             }
         }
     }

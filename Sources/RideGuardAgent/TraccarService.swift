@@ -4,6 +4,7 @@ import OsmAnd
 import RideGuardCore
 import ServiceLifecycle
 import Storage
+import SystemCalls
 
 /// `traccar:` — the bike on a Traccar server, with its OsmAnd protocol (README, "Fleets and
 /// groups"): a position every `interval_s` while riding and every `parked_interval_s` otherwise,
@@ -51,6 +52,8 @@ struct TraccarService: Service, CustomStringConvertible {
         var cursor = try await database.startCursor("traccar", clock: clock, logger: logger)
         var lastPosition: (sent: Double, fix: Fix)?
         var problem: String?
+        // Asked every second; after a failure 2 s, doubling to 60 s.
+        var backoff = Backoff(first: 2, limit: 60)
         var delay = 1.0
         while true {
             try Task.checkCancellation()
@@ -86,10 +89,11 @@ struct TraccarService: Service, CustomStringConvertible {
             if let failed {
                 if failed != problem { logger.warning("traccar: \(failed); trying again (SMS alerts are not affected)") }
                 problem = failed
-                delay = min(delay * 2, 60)
+                delay = backoff.next()
             } else {
                 if problem != nil { logger.info("traccar: \(settings.url) answers again") }
                 problem = nil
+                backoff.reset()
                 delay = 1
             }
             try await clock.sleep(until: now + delay)

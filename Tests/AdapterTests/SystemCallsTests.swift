@@ -33,6 +33,18 @@ import Testing
 
     /// The one wake pipe: a poll on its read end sleeps until `wake()`, from another thread; a wake
     /// never blocks, however many come before anybody reads.
+    /// The one retry schedule: first, doubled after each failure up to the limit, first again after
+    /// a success; and the same schedule read from a count of failures.
+    @Test func backoffDoublesToItsLimitAndStartsOverAfterASuccess() {
+        var backoff = Backoff(first: 0.5, limit: 30)
+        #expect((0..<9).map { _ in backoff.next() } == [0.5, 1, 2, 4, 8, 16, 30, 30, 30])
+        backoff.reset()
+        #expect(backoff.delay == 0.5 && backoff.next() == 0.5 && backoff.delay == 1)
+        let counted = Backoff(first: 5, limit: 300)
+        #expect([0, 1, 2, 3, 7, 100].map { counted.delay(afterFailures: $0) } == [5, 5, 10, 20, 300, 300])
+        #expect(Backoff(first: 1, limit: 30).delay(afterFailures: 6) == 30)
+    }
+
     @Test func aWakePipeWakesAPollAndNeverBlocks() throws {
         let pipe = WakePipe()
         #expect(pipe.readEnd >= 0)
