@@ -35,6 +35,8 @@ struct SamplerService: Service, CustomStringConvertible {
 
     func run() async throws {
         let pipeline = Pipeline(service: self)
+        // A new detector has no crash in progress (a restarted sampler's crash is forgotten with it).
+        emergency.post(.event(.detectorWatching(at: clock.now())))
         let stop: @Sendable () -> Void
         switch source {
         case .trace(let path, let speed):
@@ -178,7 +180,7 @@ struct SamplerService: Service, CustomStringConvertible {
                 journal.async { database.journal(JournalEntry(.detections, "impact \(DecimalFormat.string(peak, decimals: 1)) g"), at: at) }
                 service.logger.info("impact \(DecimalFormat.string(peak, decimals: 1)) g")
             case .rearmed:
-                break
+                service.emergency.post(.event(.detectorWatching(at: clock.now())))
             }
         }
     }

@@ -321,7 +321,7 @@ package struct CrashDetector: Sendable {
                     fallJudgedFrom = lastUprightTime
                     fallCrossingTime = t
                 }
-                if !fellSinceUpright && t - fallCrossingTime <= 1 && wentOverAsAFall(gyro: sample.gyro != nil) {
+                if !fellSinceUpright && t - fallCrossingTime <= 1 && wentOverAsAFall {
                     fallTime = t
                     resetSpell()
                 }
@@ -845,17 +845,19 @@ package struct CrashDetector: Sendable {
         return stillFor >= needed && t - lyingSince >= lyingNeeded
     }
 
-    /// The bike went over from upright into lying as a fall does: with a gyro, a rotation at least
+    /// The bike went over from upright into lying as a fall does: by the gyro, a rotation at least
     /// `fallRotationDegreesPerSecond` in the last one to two seconds (a pendulum's swing; a person
-    /// lifts or lowers a bike at a few tens); without one, a landing of `parkedFallPeakG`. Anything
-    /// else is a lift, or a person lowering the bike: the accelerometer alone cannot tell those apart.
-    private func wentOverAsAFall(gyro: Bool) -> Bool {
-        if gyro {
-            let rate = configuration.fallRotationDegreesPerSecond * Double.pi / 180
-            return max(rotationRecent, rotationPrevious) >= rate * rate
-        }
+    /// lifts or lowers a bike at a few tens). Without a gyro, or with one that read under 2 °/s while
+    /// the posture turned past 45° (dead, or stuck at zero), a landing of `parkedFallPeakG`. (Not a
+    /// landing beside a working gyro: a pothole is one, and it would hold riding windows back.)
+    /// Anything else is a lift, or a person lowering the bike: the accelerometer alone cannot tell
+    /// those apart.
+    private var wentOverAsAFall: Bool {
+        let rotation = max(rotationRecent, rotationPrevious)
+        let rate = configuration.fallRotationDegreesPerSecond * Double.pi / 180
+        if rotation >= rate * rate { return true }
         // The landing ends the swing: the smoothed posture leaves upright only as the bike lands.
-        return landingTime >= lastUprightTime - 0.5
+        return rotation < square(2 * Double.pi / 180) && landingTime >= lastUprightTime - 0.5
     }
 
     /// A crash or a parked bike's fall is in progress: it ends when the bike is seen upright again.

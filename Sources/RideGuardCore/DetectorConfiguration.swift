@@ -85,8 +85,8 @@ package struct DetectorConfiguration: Equatable, Sendable, Codable {
     /// A bike that goes over from upright under its own weight turns at least this fast before it
     /// lands: a pendulum is at √(g/h) rad/s by 60° of tilt, 150 °/s for a centre of mass as high as
     /// 1.5 m and 200–250 °/s for a motorbike's. A person lifting a lying bike, or lowering one, turns
-    /// it at 20–90. With a gyro this tells a fall into lying from a lift; without one, a landing of
-    /// `parkedFallPeakG` does, °/s.
+    /// it at 20–90. This tells a fall into lying from a lift; without a gyro (or with a dead one), a
+    /// landing of `parkedFallPeakG` does, °/s.
     package var fallRotationDegreesPerSecond = 100.0
     /// A bike that went over as a fall does (above) lies from this posture, degrees: crash bars and
     /// panniers hold a dropped bike at 66–71° from upright, and an upright reference learned on the
@@ -205,7 +205,7 @@ extension DetectorConfiguration {
         Setting("unparkSeconds", \.unparkSeconds, "engine running, GPS moving or moved about upright this long ends parked (s)"),
         Setting("parkedFallRotationDegreesPerSecond", \.parkedFallRotationDegreesPerSecond, "a parked bike turning this fast fell; slower, a person laid it down (°/s)"),
         Setting("parkedFallPeakG", \.parkedFallPeakG, "a landing this hard tells a parked bike's fall without a gyro (g)"),
-        Setting("fallRotationDegreesPerSecond", \.fallRotationDegreesPerSecond, "going over this fast (by the gyro) is a fall into lying, not a lift; without a gyro a landing of parkedFallPeakG is (°/s)"),
+        Setting("fallRotationDegreesPerSecond", \.fallRotationDegreesPerSecond, "going over this fast (by the gyro) is a fall into lying, not a lift; without a gyro (or with a dead one) a landing of parkedFallPeakG is (°/s)"),
         Setting("fallenLyingAngleDegrees", \.fallenLyingAngleDegrees, "a bike that went over as a fall does lies from this posture (°)"),
         Setting("fallSettleSeconds", \.fallSettleSeconds, "after a fall no riding window begins for this long: a fallen bike shakes (s)"),
         Setting("ridingConfirmationSeconds", \.ridingConfirmationSeconds, "riding this long confirms (or replaces) the upright reference learned at start (s)"),

@@ -185,6 +185,9 @@ package enum WorkflowEvent: Equatable, Sendable {
     /// A part's health: its problem, or nil when it works (again). Whether the rider is protected
     /// follows (`protection`).
     case health(HealthPart, problem: String?, at: Double)
+    /// The detector watches for a crash: it has seen the bike upright again after one, or started
+    /// afresh (the sampler restarted).
+    case detectorWatching(at: Double)
     /// Messages the emergency needs could not be queued (the database failed); the owner retries.
     case messagesBlocked(at: Double, summary: String)
     /// The messages blocked before are queued now.
@@ -259,6 +262,9 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
     package private(set) var armingProblems: [String]?
     /// The parts that have a problem now, by `HealthPart` raw value (reported again after a restart).
     package private(set) var health: [String: String]?
+    /// A crash was detected and the detector has not seen the bike upright since: until it does, it
+    /// would not see another (`CrashDetector`'s crash in progress). Nil when not.
+    package private(set) var awaitingUpright: Bool?
 
     package init(configuration: WorkflowConfiguration = WorkflowConfiguration()) {
         self.configuration = configuration
@@ -293,7 +299,8 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         case .emergencyEnded:
             return Protection(.notProtecting, reasons: ["the emergency is over: press the button to resume protection"] + blocking)
         case .armed:
-            if !blocking.isEmpty { return Protection(.notProtecting, reasons: blocking) }
+            let detector = awaitingUpright == true ? ["the bike has not stood upright since the crash: a new crash would not be seen until it has for 10 s"] : []
+            if !(detector + blocking).isEmpty { return Protection(.notProtecting, reasons: detector + blocking) }
             if !degrading.isEmpty { return Protection(.degraded, reasons: degrading) }
             return Protection(.protecting)
         }
@@ -313,6 +320,7 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
                 actions.append(.announce(FleetEvent(.protectionStopped)))
             }
         case .crashDetected(let t, let summary, let evidence):
+            awaitingUpright = true
             actions.append(.journal(JournalEntry(.detections, "crash detected: \(summary)")))
             var facts = JSONLine()
             facts.add("summary", summary)
@@ -350,6 +358,8 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
             if state == .emergencySending && !alerted.isEmpty && alertsAwaited?.isEmpty != false { enterSent(at: t, into: &actions) }
         case .health(let part, let problem, _):
             report(part, problem, into: &actions)
+        case .detectorWatching:
+            awaitingUpright = nil
         case .messagesBlocked(_, let summary):
             // The rider must know that nobody is being alerted: the fault pattern replaces the alarm.
             actions.append(.journal(JournalEntry(.alerts, summary)))
@@ -396,6 +406,8 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
     /// that passed while the agent was down fires at once; one implausibly far (the clock moved)
     /// is brought back within its configured length.
     package mutating func resume(at t: Double) -> [WorkflowAction] {
+        // A restarted agent's detector starts afresh: it has no crash in progress.
+        awaitingUpright = nil
         var actions: [WorkflowAction] = [.buzzer(buzzer)]
         for timer in WorkflowTimer.allCases {
             guard var deadline = deadlines[timer] else { continue }

@@ -25,10 +25,14 @@ package struct Backoff: Sendable, Equatable {
         delay = first
     }
 
-    /// The wait after `failures` failures in a row (1: `first`), for a schedule kept as a count.
+    /// The wait after `failures` failures in a row (1: `first`), for a schedule kept as a count
+    /// (read from a database, so any number: it stops doubling at the limit).
     package func delay(afterFailures failures: Int) -> Double {
-        var wait = first
-        for _ in 1..<max(1, failures) where wait < limit { wait *= 2 }
+        var wait = first, doubled = 1
+        while doubled < failures && wait < limit {
+            wait *= 2
+            doubled += 1
+        }
         return min(limit, wait)
     }
 }

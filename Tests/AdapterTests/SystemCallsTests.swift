@@ -43,6 +43,8 @@ import Testing
         let counted = Backoff(first: 5, limit: 300)
         #expect([0, 1, 2, 3, 7, 100].map { counted.delay(afterFailures: $0) } == [5, 5, 10, 20, 300, 300])
         #expect(Backoff(first: 1, limit: 30).delay(afterFailures: 6) == 30)
+        // A count read from a damaged row: answered at once, not after Int.max doublings.
+        #expect(counted.delay(afterFailures: .max) == 300 && counted.delay(afterFailures: -5) == 5)
     }
 
     @Test func aWakePipeWakesAPollAndNeverBlocks() throws {

@@ -119,7 +119,11 @@ import Testing
         let expected = ["crash_detected", "countdown_started", "alerting", "emergency_sent", "all_clear", "emergency_ended"]
         #expect(expected.allSatisfy(names.contains), "\(names)")
         #expect(expected.compactMap { names.firstIndex(of: $0) } == expected.compactMap { names.firstIndex(of: $0) }.sorted(), "\(names)")
-        #expect(names.last == "armed", "protection resumed, during the outage: \(names)")
+        // Resumed during the outage, with the simulated bike still lying where the lowside left it:
+        // the detector waits to see it upright, and the fleet hears that, not "armed".
+        #expect(names.last == "not_protecting", "protection resumed, during the outage: \(names)")
+        let resumed = try #require(received.last { $0["event"] as? String == "not_protecting" })
+        #expect((resumed["summary"] as? String)?.contains("has not stood upright since the crash") == true, "\(resumed)")
         let sent = try #require(received.first { $0["event"] as? String == "emergency_sent" })
         #expect(sent["lat"] as? Double == 45.1 && sent["lon"] as? Double == 5.7, "\(sent)")
         #expect(try database.eventCursor("mqtt") == newest)

@@ -32,6 +32,7 @@ struct WorkflowDriver {
             d.send(.timerFired(.networkFailure, at: t + 60 + 900))
         case .emergencyEnded:
             drive(&d, to: .emergencySent, at: t)
+            d.send(.detectorWatching(at: t + 90))        // the bike stood upright again
             d.send(.gesture(.down(at: t + 97)))
             d.send(.gesture(.held(seconds: 3, at: t + 100)))
             d.send(.gesture(.released(duration: 3.2, at: t + 100.2)))
@@ -88,6 +89,7 @@ struct WorkflowDriver {
 
     @Test func holdingOneSecondMeansImFine() {
         var d = WorkflowDriver(to: .alertCountdown)
+        d.send(.detectorWatching(at: 15))                    // a pinned collision: the bike stands
         d.send(.gesture(.held(seconds: 1, at: 20)))
         #expect(d.workflow.state == .armed)
         #expect(d.buzzer == [.acknowledge])
@@ -225,6 +227,10 @@ struct WorkflowDriver {
         #expect(d.workflow.state == .emergencyEnded)
         d.send(.gesture(.released(duration: 0.2, at: 210)))
         #expect(d.workflow.state == .armed)
+        // The crash seen while ended holds the detector until the bike stands again: the warning
+        // that sounded since the emergency ended goes on.
+        #expect(!d.buzzer.contains(.resumed) && d.workflow.protection.level == .notProtecting)
+        d.send(.detectorWatching(at: 220))
         #expect(d.buzzer.last == .resumed)
     }
 
@@ -378,6 +384,28 @@ struct WorkflowDriver {
         #expect(ended.workflow.buzzer == .fault)
         #expect(!ended.buzzer.contains(.resumed))
         #expect(ended.workflow.protection == Protection(.notProtecting, reasons: ["no emergency contact"]))
+    }
+
+    /// A crash puts the detector on hold until it has seen the bike upright again (a lying bike
+    /// cannot fall again, and a reference the crash left wrong may never see it upright): until
+    /// then the rider's resume does not claim protection, the warning sounds, and `status` says why.
+    @Test func afterACrashProtectionWaitsForTheDetectorToSeeTheBikeUpright() {
+        var d = WorkflowDriver(to: .alertCountdown)
+        d.send(.gesture(.held(seconds: 1, at: 5)))               // "I'm fine"
+        #expect(d.workflow.state == .armed)
+        #expect(d.workflow.protection.level == .notProtecting)
+        #expect(d.actions.contains(.buzzerOnce(.acknowledge)))
+        #expect(d.workflow.protection.reasons.first?.hasPrefix("the bike has not stood upright since the crash") == true)
+        #expect(d.buzzer.last == .fault)
+        d.actions = []
+        d.send(.detectorWatching(at: 20))
+        #expect(d.workflow.protection == Protection(.protecting))
+        #expect(d.buzzer == [.resumed])
+        #expect(d.actions.contains(.journal(JournalEntry(.system, "protecting again: every part works"))))
+        // A restart's detector has no crash in progress: a restored workflow does not wait for it.
+        var restored = WorkflowDriver(to: .alertCountdown)
+        _ = restored.workflow.resume(at: 30)
+        #expect(restored.workflow.awaitingUpright == nil)
     }
 
     /// After the rider cancelled an alert the agent waits for a press to protect again: the

@@ -104,6 +104,31 @@ import ScenarioSynth
         #expect(feeder.crashes.count == 1)
     }
 
+    /// A gyro stuck at zero (a dead chip, a broken wire) must not hide a fall that landed: the
+    /// landing says fall with a gyro too.
+    @Test func aGyroStuckAtZeroDoesNotHideAFallThatLanded() throws {
+        var feeder = SignalFeeder()
+        feeder.feed(3, gyro: .zero) { _ in rolled(-0.2) }
+        feeder.feed(1, gyro: .zero) { t in rolled(-0.2 + 0.2 * (t - 3)) }
+        feeder.feed(2, gyro: .zero) { t in vibrating(rolled(0), t) }
+        feeder.feed(0.45, gyro: .zero) { _ in Vector3(0, 0, 0.25 * g) }
+        feeder.feed(0.05, gyro: .zero) { _ in rolled(1.35) * 3 }
+        feeder.feed(8, gyro: .zero) { _ in rolled(1.35) }
+        let crash = try #require(feeder.crashes.first, "silent")
+        #expect(crash.t - 6.5 < 4)
+    }
+
+    /// …but a landing beside a working gyro is no fall: it is a pothole as often. Started lying,
+    /// a dead axis, a gyro: a 7.7 g pothole while the partial reference read the riding bike past 45°
+    /// counted as a fall (when any landing did), held the riding windows back, and the crash at the
+    /// end of the ride was missed.
+    @Test func aLandingBesideAWorkingGyroIsNoFall() throws {
+        let (label, crashes, _) = SyntheticCorpusTests.replay(.startedLyingThenCrash, seed: 16304697547659486415)
+        #expect(label.gyro && label.deadAxis != nil)
+        let detection = try #require(crashes.first, "missed")
+        #expect(crashes.count == 1 && detection >= label.crashStart! && detection - label.rest! <= 6, "\(crashes)")
+    }
+
     /// Point 4, issue 40: generated falls in the first seconds of moving (pulled out, pushed off the
     /// stand, a U-turn while leaving) and fallen bikes that shake, each missed before this change
     /// (`rideguard eval --synth --seed 2 and 3 --riding-scale 0.3`).
