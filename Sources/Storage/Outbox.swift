@@ -80,6 +80,38 @@ package struct OutboxMessage: Codable, Equatable, Sendable {
     }
 }
 
+/// One step of the database's schema.
+struct SchemaStep: Sendable {
+    /// The settings rows naming the newest step (and its release) that older releases cannot read.
+    static let requiredStepKey = "schema.required_step"
+    static let requiredReleaseKey = "schema.required_release"
+
+    let identifier: String
+    let statements: [String]
+    /// nil (every step so far): a release that does not know this step still uses the file as it is
+    /// (a table or a column it never reads), so going back a version just works. Otherwise the
+    /// release that added the step: older ones refuse the file rather than misread it.
+    let olderReleasesCannotRead: String?
+
+    init(_ identifier: String, _ statements: [String], olderReleasesCannotRead: String? = nil) {
+        self.identifier = identifier
+        self.statements = statements
+        self.olderReleasesCannotRead = olderReleasesCannotRead
+    }
+}
+
+/// A database a newer RideGuard changed in a way this one would misread: nothing was written.
+package struct DatabaseTooNewError: Error, CustomStringConvertible, Sendable {
+    package var path: String
+    package var step: String
+    package var release: String
+    package var newestKnown: String
+    package var description: String {
+        "the database \(path) was upgraded for RideGuard \(release) (schema step '\(step)'); this older RideGuard knows the schema up to '\(newestKnown)' and would misread it. "
+            + "Install RideGuard \(release) or newer again (sudo apt install rideguard), or put back a copy of the file from before the upgrade. The file is left as it is."
+    }
+}
+
 /// The RideGuard database: one SQLite file, schema versioned with migrations.
 package final class RideGuardDatabase: Sendable {
     package let path: String
@@ -112,7 +144,7 @@ package final class RideGuardDatabase: Sendable {
         let tightened = try PrivateFiles.protectDatabase(path)
         let connection = try SQLiteConnection(path: path)
         do {
-            try Self.migrate(connection)
+            try Self.migrate(connection, path: path)
         } catch let error as SQLiteError where error.primary == SQLITE_READONLY {
             // A card that turned read-only before an upgrade's first start: what the file holds is
             // read as it is (the alerts need the contacts); the new steps are applied once it is
@@ -139,7 +171,7 @@ package final class RideGuardDatabase: Sendable {
     func reopen() throws {
         let path = self.path
         let fresh = try SQLiteConnection(path: path)
-        try Self.migrate(fresh)
+        try Self.migrate(fresh, path: path)
         connection.withLock { connection in connection = fresh }
     }
 
@@ -157,33 +189,36 @@ package final class RideGuardDatabase: Sendable {
 
     /// The schema, one step a version. Applied steps are listed in `grdb_migrations` (the name
     /// the databases made by versions built on GRDB use: their files open as they are).
-    static let migrations: [(identifier: String, statements: [String])] = [
-        ("v1 outbox", [
+    static let migrations: [SchemaStep] = [
+        SchemaStep("v1 outbox", [
             #"CREATE TABLE "outbox" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "recipient" TEXT NOT NULL, "kind" TEXT NOT NULL, "body" TEXT NOT NULL, "status" TEXT NOT NULL, "attempts" INTEGER NOT NULL DEFAULT 0, "last_error" TEXT, "references" TEXT, "created_at" DOUBLE NOT NULL, "updated_at" DOUBLE NOT NULL, "next_attempt_at" DOUBLE NOT NULL)"#,
             #"CREATE INDEX "outbox_on_status" ON "outbox"("status")"#,
         ]),
-        ("v2 contacts, profile, journal", [
+        SchemaStep("v2 contacts, profile, journal", [
             #"CREATE TABLE "contacts" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "name" TEXT NOT NULL, "number" TEXT NOT NULL UNIQUE, "created_at" DOUBLE NOT NULL)"#,
             #"CREATE TABLE "settings" ("key" TEXT PRIMARY KEY NOT NULL, "value" TEXT NOT NULL)"#,
             #"CREATE TABLE "journal" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "time" DOUBLE NOT NULL, "kind" TEXT NOT NULL, "text" TEXT NOT NULL)"#,
             #"CREATE INDEX "journal_on_time" ON "journal"("time")"#,
         ]),
-        ("v3 fleet events", [
+        SchemaStep("v3 fleet events", [
             #"CREATE TABLE "events" ("seq" INTEGER PRIMARY KEY AUTOINCREMENT, "time" DOUBLE NOT NULL, "json" TEXT NOT NULL)"#,
         ]),
-        ("v4 web sessions", [
+        SchemaStep("v4 web sessions", [
             #"CREATE TABLE "web_codes" ("code" TEXT PRIMARY KEY NOT NULL, "expires" DOUBLE NOT NULL)"#,
             #"CREATE TABLE "web_sessions" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "token" TEXT NOT NULL UNIQUE, "csrf" TEXT NOT NULL, "created" DOUBLE NOT NULL, "last_seen" DOUBLE NOT NULL, "label" TEXT NOT NULL)"#,
         ]),
     ]
 
     /// Applies the steps the file lacks. An up-to-date file is only read (a card mounted read-only
-    /// still opens).
-    static func migrate(_ db: SQLiteConnection) throws {
+    /// still opens). A file that a newer release changed in a way this one would misread (a step
+    /// it does not know, marked as needing that release) is refused before anything is written:
+    /// going back to an older package never damages the database, and the error says what to do.
+    static func migrate(_ db: SQLiteConnection, path: String) throws {
         func applied() throws -> Set<String> {
             guard try db.value("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'grdb_migrations'") != nil else { return [] }
             return Set(try db.query("SELECT identifier FROM grdb_migrations").compactMap { $0.first?.text })
         }
+        try refuseIfNewer(db, path: path)
         if let done = try? applied(), migrations.allSatisfy({ done.contains($0.identifier) }) { return }
         try db.transaction { db in
             try db.execute("CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
@@ -191,8 +226,25 @@ package final class RideGuardDatabase: Sendable {
             for migration in migrations where !done.contains(migration.identifier) {
                 for statement in migration.statements { try db.execute(statement) }
                 try db.execute("INSERT INTO grdb_migrations (identifier) VALUES (?)", [SQLValue(migration.identifier)])
+                if let release = migration.olderReleasesCannotRead {
+                    for (key, value) in [(SchemaStep.requiredStepKey, migration.identifier), (SchemaStep.requiredReleaseKey, release)] {
+                        try db.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                                       [SQLValue(key), SQLValue(value)])
+                    }
+                }
             }
         }
+    }
+
+    /// Throws `DatabaseTooNewError` when the file needs a step this release does not know.
+    static func refuseIfNewer(_ db: SQLiteConnection, path: String) throws {
+        guard try db.value("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'settings'") != nil else { return }
+        func setting(_ key: String) throws -> String? {
+            try db.value("SELECT value FROM settings WHERE key = ?", [SQLValue(key)])?.text
+        }
+        guard let step = try setting(SchemaStep.requiredStepKey), !migrations.contains(where: { $0.identifier == step }) else { return }
+        throw DatabaseTooNewError(path: path, step: step, release: try setting(SchemaStep.requiredReleaseKey) ?? "a newer release",
+                                  newestKnown: migrations.last?.identifier ?? "none")
     }
 
     package var outbox: Outbox { Outbox(database: self) }

@@ -1,6 +1,7 @@
 import Foundation
 import RideGuardCore
 @testable import Storage
+import Synchronization
 import Testing
 @testable import RideGuardAgent
 
@@ -189,6 +190,49 @@ extension AgentTests {
         #expect(try database.addContact(name: "Kim", number: "+44 7700 900123", now: 1795617920).id == 2)
         #expect(try SQLiteConnection(path: path).value("SELECT count(*) FROM grdb_migrations")?.integer == Int64(RideGuardDatabase.migrations.count))
         #expect(database.recordEvent("{\"event\":\"armed\",\"t\":1795617921}", at: 1795617921))
+    }
+
+    /// Going back a version (issue 41, point 5): a file with a step this release does not know opens
+    /// as it is when the newer release marked nothing (a table the older one never reads); one it
+    /// marked as needing it is refused before anything is written, and the error names the releases'
+    /// schema steps and what to do. The agent, handed it, says so and waits without protecting: no
+    /// crash loop under systemd, no file started afresh.
+    @Test(.onOneThread) func aDatabaseFromANewerReleaseOpensOrIsRefusedUntouched() async throws {
+        let folder = try AgentInProcessTests.folder("newer-release", contacts: false)
+        let path = folder.appendingPathComponent("rideguard.sqlite").path
+        let made = try RideGuardDatabase(path: path)
+        _ = try made.addContact(name: "Sam", number: "+33612345678", now: 1795617916)
+        try made.setMessage("Crash! Call me.")
+        let db = try SQLiteConnection(path: path)
+        try db.execute("CREATE TABLE rides (id INTEGER PRIMARY KEY, started DOUBLE NOT NULL)")
+        try db.execute("INSERT INTO grdb_migrations VALUES ('v5 rides')")
+        #expect(try RideGuardDatabase(path: path).contacts().map(\.name) == ["Sam"], "an additive step from a newer release")
+
+        try db.execute("INSERT INTO grdb_migrations VALUES ('v6 contacts split')")
+        try db.execute("INSERT INTO settings VALUES ('schema.required_step', 'v6 contacts split'), ('schema.required_release', '0.9.0')")
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let refusal = #expect(throws: DatabaseTooNewError.self) { try RideGuardDatabase(path: path) }
+        let text = refusal.map { "\($0)" } ?? ""
+        for part in ["the database \(path) was upgraded for RideGuard 0.9.0", "schema step 'v6 contacts split'",
+                     "knows the schema up to '\(try #require(RideGuardDatabase.migrations.last).identifier)'",
+                     "Install RideGuard 0.9.0 or newer again", "The file is left as it is."] {
+            #expect(text.contains(part), "\(text)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "nothing written")
+
+        var configuration = InProcessAgent.configuration(in: folder)
+        configuration.database = path
+        let clock = ManualClock(now: Date().timeIntervalSince1970)
+        let log = LogLines()
+        let stopping = Atomic<Bool>(false)
+        let opening = Task { await Agent.openDatabase(configuration, clock: clock, logger: log.logger) { stopping.load(ordering: .acquiring) } }
+        for _ in 0..<200 where !log.contains("NOT protecting") { await clock.advance(by: 0.1) }
+        #expect(log.contains("cannot open the database \(path): the database \(path) was upgraded for RideGuard 0.9.0"), "\(log.text)")
+        await clock.advance(by: 60)
+        stopping.store(true, ordering: .releasing)
+        await clock.advance(by: 10)
+        #expect(await opening.value == nil)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "nothing written while waiting")
     }
 
     /// Overwrites the first page of `table` with garbage, as a failing card does.
