@@ -3,8 +3,13 @@
 #   sudo make install    the binaries, the units (the page's disabled), the udev rules, a default configuration, the state
 #                        directory and the service user; enables the service (start it after setup)
 #   make deb             build/rideguard_<version>_<arch>.deb from the same layout
-#   make deb-arm64       build/rideguard_<version>_arm64.deb from any Debian machine: cross-compiled
-#                        with Debian's Swift against trixie's arm64 libraries (scripts/build-arm64.sh)
+#   make package RELEASE=trixie ARCH=arm64
+#                        build/rideguard_<version>+deb13_arm64.deb from any Debian machine: cross-compiled
+#                        with Debian's Swift against that release's libraries (scripts/build-package.sh);
+#                        RELEASE trixie or bookworm, ARCH arm64 or amd64
+#   make repo KEY=<fingerprint>
+#                        the four packages, in a signed apt repository in build/repo (scripts/make-repo.sh);
+#                        RELEASES="trixie bookworm" and ARCHS="arm64 amd64" choose which
 #   sudo make uninstall  removes what install put in place, except the configuration and the database
 # DESTDIR installs into a staging folder (as `make deb` does) without touching the system.
 
@@ -21,7 +26,7 @@ STRIP    ?= strip
 DEBROOT  := build/deb/root
 DEB      := build/rideguard_$(VERSION)_$(ARCH).deb
 
-.PHONY: all install stage uninstall deb deb-arm64 clean
+.PHONY: all install stage uninstall deb package repo clean
 
 all: $(BINARY)
 
@@ -51,14 +56,10 @@ stage:
 	install -d $(DESTDIR)$(PREFIX)/share/doc/rideguard/boards
 	install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/rideguard/
 	install -m 0644 boards/* $(DESTDIR)$(PREFIX)/share/doc/rideguard/boards/
-	# The configuration is the installer's: an existing one is never overwritten.
-	install -d -m 0755 $(DESTDIR)/etc/rideguard
-	if [ -e $(DESTDIR)/etc/rideguard/config.yaml ]; then \
-		$(RUN) $(BINARY) config example > $(DESTDIR)/etc/rideguard/config.yaml.example; \
-		echo "kept /etc/rideguard/config.yaml; the current defaults are in config.yaml.example"; \
-	else \
-		$(RUN) $(BINARY) config example > $(DESTDIR)/etc/rideguard/config.yaml; \
-	fi
+	# The default configuration; /etc/rideguard/config.yaml is made from it by setup-system where
+	# there is none, and is never touched again (no conffile: an upgrade never asks about it).
+	$(RUN) $(BINARY) config example > $(DESTDIR)$(PREFIX)/share/rideguard/config.yaml
+	chmod 0644 $(DESTDIR)$(PREFIX)/share/rideguard/config.yaml
 	# Installing on this machine (not into a staging folder): the user, the state directory, udev, systemd.
 	if [ -z "$(DESTDIR)" ]; then $(PREFIX)/lib/rideguard/setup-system; fi
 
@@ -76,8 +77,16 @@ deb:
 	$(MAKE) install DESTDIR=$(CURDIR)/$(DEBROOT) PREFIX=/usr
 	bash scripts/build-deb.sh $(DEBROOT) $(VERSION) $(ARCH) $(DEB)
 
-deb-arm64:
-	bash scripts/build-arm64.sh $(VERSION)
+RELEASE ?= trixie
+package:
+	bash scripts/build-package.sh $(RELEASE) $(ARCH) $(VERSION)
 
-clean:
-	rm -rf build
+REPO ?= build/repo
+RELEASES ?= trixie bookworm
+ARCHS ?= arm64 amd64
+repo:
+	@[ -n "$(KEY)" ] || { echo "make repo KEY=<the signing key's fingerprint> (gpg --list-secret-keys)"; exit 2; }
+	for release in $(RELEASES); do for arch in $(ARCHS); do \
+		bash scripts/build-package.sh $$release $$arch $(VERSION) || exit 1; \
+	done; done
+	bash scripts/make-repo.sh --key $(KEY) --out $(REPO) $(foreach r,$(RELEASES),$(foreach a,$(ARCHS),build/rideguard_$(VERSION)+$(if $(filter trixie,$(r)),deb13,deb12)_$(a).deb))

@@ -30,7 +30,9 @@ let package = Package(
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
 
         // Thin adapters over the C libraries, and the system calls they share (EINTR, in one place).
-        .target(name: "SystemCalls", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
+        // What an older glibc (bookworm's) lacks that Debian's Swift runtime uses: empty elsewhere.
+        .target(name: "GlibcCompat"),
+        .target(name: "SystemCalls", dependencies: ["GlibcCompat", .product(name: "SystemPackage", package: "swift-system")]),
         .target(name: "IIOSensor", dependencies: ["RideGuardCore", "CIIO", "SystemCalls"]),
         .target(name: "GPIOLines", dependencies: ["RideGuardCore", "CGPIOD", "SystemCalls"]),
         .target(name: "GPSDClient", dependencies: ["RideGuardCore", "CGPS", "SystemCalls"]),

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Turns the staged install (make install DESTDIR=…) into a .deb with dpkg-deb: control file with
-# the dependencies dpkg-shlibdeps reads off the binary, the configuration as a conffile, and the
-# maintainer scripts in scripts/deb/. Called by `make deb`.
+# the dependencies dpkg-shlibdeps reads off the binary and the maintainer scripts in scripts/deb/
+# (which make /etc/rideguard/config.yaml from the default where there is none: no conffile, so no
+# upgrade ever asks about it). Called by `make deb` and scripts/build-package.sh.
 #   build-deb.sh ROOT VERSION ARCH OUT [SHLIBS]
 # A cross-built binary's libraries are not this machine's: SHLIBS, the shlibs control files of the
-# target's library packages (scripts/arm64-sysroot.sh collects them), maps each library the binary
+# target's library packages (scripts/sysroot.sh collects them), maps each library the binary
 # needs to its package, as dpkg-shlibdeps does from the installed ones.
 set -euo pipefail
 root=$1 version=$2 arch=$3 out=$4 shlibs=${5:-}
@@ -15,7 +16,6 @@ install -d -m 0755 "$root/DEBIAN"
 for script in postinst prerm postrm; do
     install -m 0755 "$here/deb/$script" "$root/DEBIAN/$script"
 done
-echo /etc/rideguard/config.yaml > "$root/DEBIAN/conffiles"
 
 binaries=("$(readlink -f "$root/usr/bin/rideguard")" "$(readlink -f "$root/usr/bin/rideguard-web")")
 if [ -n "$shlibs" ]; then

@@ -5,7 +5,7 @@
 # installed default, `replay` of the installed example trace (a crash must be detected) and the demo
 # (3 SMS sent). The root is made once with debootstrap (kept under ${RIDEGUARD_CACHE:-/var/cache/rideguard})
 # and each run installs into a fresh copy of it. Run as root.
-#   scripts/check-deb-arm64.sh build/rideguard_0.2.0_arm64.deb
+#   scripts/check-deb-arm64.sh build/rideguard_0.2.0+deb13_arm64.deb
 set -euo pipefail
 deb=$(readlink -f "$1")
 cache=${RIDEGUARD_CACHE:-/var/cache/rideguard}
@@ -61,7 +61,8 @@ in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-r
 echo "check-deb-arm64: installed with apt in $(( $(date +%s) - install_started )) s: $(in_root dpkg-query -W -f='${Package} ${Version} ${Architecture}, Depends: ${Depends}' rideguard)"
 
 version=$(in_root rideguard --version)
-[ "$version" = "$(dpkg-deb -f "$deb" Version)" ] || fail "rideguard --version says '$version'"
+package_version=$(dpkg-deb -f "$deb" Version)
+[ "$version" = "${package_version%+deb*}" ] || fail "rideguard --version says '$version', the package $package_version"
 in_root rideguard config check --config /etc/rideguard/config.yaml
 in_root rideguard replay /usr/share/rideguard/example-lowside.csv | tee "$root/tmp/replay.out" | tail -2
 grep -q "CRASH DETECTED" "$root/tmp/replay.out" || fail "replay of the example trace detected no crash"

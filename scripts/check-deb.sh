@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs a RideGuard .deb on this machine with dpkg -i and checks what an installer gets: the
-# files, the conffile, the service user and its groups, `config check` on the installed default,
+# files, the configuration made from the default (no conffile), the service user and its groups, `config check` on the installed default,
 # `doctor` naming the missing hardware, `setup --no-input` leaving the database to the service
 # user, the demo from the installed binary, the service under systemd when systemd runs; then
 # purges it. Run as root (CI does): it changes the machine.
@@ -16,7 +16,9 @@ for f in /usr/bin/rideguard /usr/bin/rideguard-web /usr/lib/systemd/system/rideg
          /usr/share/doc/rideguard/boards/pi-5.md; do
     [ -e "$f" ] || fail "$f is missing"
 done
-dpkg-query -W -f='${Conffiles}\n' rideguard | grep -q '/etc/rideguard/config.yaml' || fail "the configuration is not a conffile"
+# No conffile (an upgrade never asks about it): postinst made the configuration from the default.
+[ -z "$(dpkg-query -W -f='${Conffiles}' rideguard)" ] || fail "the package has conffiles: $(dpkg-query -W -f='${Conffiles}' rideguard)"
+cmp -s /etc/rideguard/config.yaml /usr/share/rideguard/config.yaml || fail "/etc/rideguard/config.yaml is not the default"
 for group in iio gpio dialout; do
     id -nG rideguard | tr ' ' '\n' | grep -qx "$group" || fail "rideguard is not in group $group"
 done
@@ -24,7 +26,7 @@ done
 [ -L /etc/systemd/system/multi-user.target.wants/rideguard.service ] || fail "the service is not enabled"
 [ ! -e /etc/systemd/system/multi-user.target.wants/rideguard-web.service ] || fail "the page's service is enabled by default"
 [ "$(id -nG rideguard-web)" = rideguard ] || fail "rideguard-web is in $(id -nG rideguard-web), not the group rideguard alone"
-echo "check-deb: files, conffile, users, groups, state directory, the enabled agent and the disabled page are in place"
+echo "check-deb: files, configuration, users, groups, state directory, the enabled agent and the disabled page are in place"
 
 rideguard config check --config /etc/rideguard/config.yaml
 

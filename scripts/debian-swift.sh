@@ -3,8 +3,10 @@
 # sid's `swiftlang` (6.2.3) and RideGuard's build dependencies. Trixie's swiftlang 6.0.3 cannot
 # build RideGuard: swift-log 1.16.2 needs the 6.2 language (`nonisolated(nonsending)`).
 #
-#   scripts/debian-swift.sh swift build ...      the repository is at /src, the current directory
-#   scripts/debian-swift.sh --arm64-sysroot ...  also mounts the arm64 build root at /sysroot
+#   scripts/debian-swift.sh swift build ...                 the repository is at /src, the current directory
+#   scripts/debian-swift.sh --sysroot RELEASE ARCH ...      also mounts that build root (scripts/sysroot.sh) at /sysroot
+#   scripts/debian-swift.sh --version VERSION ...           the sources say they are VERSION (`rideguard --version`;
+#                                                           the repository's file is left as it is)
 #
 # The root is made once with debootstrap (about a minute here) and kept under
 # ${RIDEGUARD_CACHE:-/var/cache/rideguard}. Needs root (chroot, bind mounts).
@@ -18,11 +20,14 @@ packages=swiftlang,libc6-dev,g++,pkg-config,libgpiod-dev,libiio-dev,libgps-dev,l
 
 [ "$(id -u)" -eq 0 ] || { echo "debian-swift: run as root (chroot and bind mounts)" >&2; exit 1; }
 
-sysroot=""
-if [ "${1:-}" = "--arm64-sysroot" ]; then
-    shift
-    sysroot=$(bash "$here/arm64-sysroot.sh")
-fi
+sysroot="" version=""
+while true; do
+    case "${1:-}" in
+        --sysroot) sysroot=$(bash "$here/sysroot.sh" "$2" "$3"); shift 3 ;;
+        --version) version=$2; shift 2 ;;
+        *) break ;;
+    esac
+done
 
 # A root made with another list of packages gets only the ones it lacks (seconds, where making it
 # again takes minutes), the rest left as they are: an upgraded swiftlang would no longer match the
@@ -63,7 +68,7 @@ cleanup() {
 }
 trap cleanup EXIT
 bind() {
-    mkdir -p "$root$2"
+    if [ -d "$1" ]; then mkdir -p "$root$2"; fi
     mount --bind "$1" "$root$2"
     mounts+=("$root$2")
 }
@@ -72,10 +77,22 @@ mount -t proc proc "$root/proc"
 mounts+=("$root/proc")
 bind /dev /dev
 bind "$repo" /src
+# What is mounted under /src stays in the root (the version's file below is not seen in the repository).
+mount --make-private "$root/src"
 for rewrite in $(git config --system --get-regexp '^url\.' 2>/dev/null | sed -n 's/^url\.\(\/[^ ]*\)\.insteadof .*/\1/p' | sort -u); do
     bind "$rewrite" "$rewrite"
 done
 [ -n "$sysroot" ] && bind "$sysroot" /sysroot
+if [ -n "$version" ]; then
+    # The one file that holds the release, with VERSION in it, over the repository's: SwiftPM sees
+    # one changed file and compiles that module again, nothing else.
+    release_file=Sources/rideguard/RideGuard.swift
+    versioned=$(mktemp)
+    trap 'cleanup; rm -f "$versioned"' EXIT
+    sed "s/static let version = \".*\"/static let version = \"$version\"/" "$repo/$release_file" > "$versioned"
+    grep -q "static let version = \"$version\"" "$versioned" || { echo "debian-swift: no version in $release_file" >&2; exit 1; }
+    bind "$versioned" "/src/$release_file"
+fi
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 
 chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/bin:/usr/bin:/bin TERM="${TERM:-dumb}" \
