@@ -45,7 +45,7 @@ extension RideGuardDatabase {
     /// What a publisher (`mqtt`) had acknowledged by its receiver: the seq up to which every event
     /// is theirs. A new publisher starts at the newest event (it does not replay the past).
     package func eventCursor(_ publisher: String) throws -> Int64? {
-        try read { db in try db.value("SELECT value FROM settings WHERE key = ?", [SQLValue("cursor." + publisher)])?.text.flatMap { Int64($0) } }
+        try read { db in try db.setting("cursor." + publisher).flatMap { Int64($0) } }
     }
 
     package func setEventCursor(_ publisher: String, _ seq: Int64) throws {

@@ -213,38 +213,34 @@ package final class RideGuardDatabase: Sendable {
     /// still opens). A file that a newer release changed in a way this one would misread (a step
     /// it does not know, marked as needing that release) is refused before anything is written:
     /// going back to an older package never damages the database, and the error says what to do.
-    static func migrate(_ db: SQLiteConnection, path: String) throws {
+    /// `steps`: this release's (a test gives a newer release's).
+    static func migrate(_ db: SQLiteConnection, path: String, steps: [SchemaStep] = migrations) throws {
         func applied() throws -> Set<String> {
             guard try db.value("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'grdb_migrations'") != nil else { return [] }
             return Set(try db.query("SELECT identifier FROM grdb_migrations").compactMap { $0.first?.text })
         }
-        try refuseIfNewer(db, path: path)
-        if let done = try? applied(), migrations.allSatisfy({ done.contains($0.identifier) }) { return }
+        try refuseIfNewer(db, path: path, steps: steps)
+        if let done = try? applied(), steps.allSatisfy({ done.contains($0.identifier) }) { return }
         try db.transaction { db in
             try db.execute("CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
             let done = try applied()
-            for migration in migrations where !done.contains(migration.identifier) {
-                for statement in migration.statements { try db.execute(statement) }
-                try db.execute("INSERT INTO grdb_migrations (identifier) VALUES (?)", [SQLValue(migration.identifier)])
-                if let release = migration.olderReleasesCannotRead {
-                    for (key, value) in [(SchemaStep.requiredStepKey, migration.identifier), (SchemaStep.requiredReleaseKey, release)] {
-                        try db.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                                       [SQLValue(key), SQLValue(value)])
-                    }
+            for step in steps where !done.contains(step.identifier) {
+                for statement in step.statements { try db.execute(statement) }
+                try db.execute("INSERT INTO grdb_migrations (identifier) VALUES (?)", [SQLValue(step.identifier)])
+                if let release = step.olderReleasesCannotRead {
+                    try db.setSetting(SchemaStep.requiredStepKey, step.identifier)
+                    try db.setSetting(SchemaStep.requiredReleaseKey, release)
                 }
             }
         }
     }
 
     /// Throws `DatabaseTooNewError` when the file needs a step this release does not know.
-    static func refuseIfNewer(_ db: SQLiteConnection, path: String) throws {
-        guard try db.value("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'settings'") != nil else { return }
-        func setting(_ key: String) throws -> String? {
-            try db.value("SELECT value FROM settings WHERE key = ?", [SQLValue(key)])?.text
-        }
-        guard let step = try setting(SchemaStep.requiredStepKey), !migrations.contains(where: { $0.identifier == step }) else { return }
-        throw DatabaseTooNewError(path: path, step: step, release: try setting(SchemaStep.requiredReleaseKey) ?? "a newer release",
-                                  newestKnown: migrations.last?.identifier ?? "none")
+    static func refuseIfNewer(_ db: SQLiteConnection, path: String, steps: [SchemaStep]) throws {
+        guard try db.value("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'settings'") != nil,
+              let step = try db.setting(SchemaStep.requiredStepKey), !steps.contains(where: { $0.identifier == step }) else { return }
+        throw DatabaseTooNewError(path: path, step: step, release: try db.setting(SchemaStep.requiredReleaseKey) ?? "a newer release",
+                                  newestKnown: steps.last?.identifier ?? "none")
     }
 
     package var outbox: Outbox { Outbox(database: self) }

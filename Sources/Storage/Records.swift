@@ -208,10 +208,7 @@ extension RideGuardDatabase {
     }
 
     func setSetting(_ key: String, _ value: String) throws {
-        try write { db in
-            try db.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                           [SQLValue(key), SQLValue(value)])
-        }
+        try write { db in try db.setSetting(key, value) }
     }
 
     // MARK: Journal
@@ -355,5 +352,18 @@ extension RideGuardDatabase {
             try db.execute("DELETE FROM settings WHERE key = 'emergency.bad'")
             try db.execute("UPDATE settings SET key = 'emergency.bad' WHERE key = 'emergency'")
         }
+    }
+}
+
+/// The settings table, one key's text value: for the database's own calls and its migrations, which
+/// have only the connection.
+extension SQLiteConnection {
+    func setting(_ key: String) throws(SQLiteError) -> String? {
+        try value("SELECT value FROM settings WHERE key = ?", [SQLValue(key)])?.text
+    }
+
+    func setSetting(_ key: String, _ value: String) throws(SQLiteError) {
+        try execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    [SQLValue(key), SQLValue(value)])
     }
 }

@@ -203,13 +203,16 @@ extension AgentTests {
         let made = try RideGuardDatabase(path: path)
         _ = try made.addContact(name: "Sam", number: "+33612345678", now: 1795617916)
         try made.setMessage("Crash! Call me.")
+        // A newer release's migrations, applied to the file as that release would: first a step that
+        // adds a table (older releases read on), then one it marks as needing it.
         let db = try SQLiteConnection(path: path)
-        try db.execute("CREATE TABLE rides (id INTEGER PRIMARY KEY, started DOUBLE NOT NULL)")
-        try db.execute("INSERT INTO grdb_migrations VALUES ('v5 rides')")
+        let additive = RideGuardDatabase.migrations + [SchemaStep("v5 rides", ["CREATE TABLE rides (id INTEGER PRIMARY KEY, started DOUBLE NOT NULL)"])]
+        try RideGuardDatabase.migrate(db, path: path, steps: additive)
         #expect(try RideGuardDatabase(path: path).contacts().map(\.name) == ["Sam"], "an additive step from a newer release")
 
-        try db.execute("INSERT INTO grdb_migrations VALUES ('v6 contacts split')")
-        try db.execute("INSERT INTO settings VALUES ('schema.required_step', 'v6 contacts split'), ('schema.required_release', '0.9.0')")
+        let breaking = additive + [SchemaStep("v6 contacts split", ["ALTER TABLE contacts ADD COLUMN country TEXT"], olderReleasesCannotRead: "0.9.0")]
+        try RideGuardDatabase.migrate(db, path: path, steps: breaking)
+        try RideGuardDatabase.migrate(db, path: path, steps: breaking)   // the release that made it opens it again
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let refusal = #expect(throws: DatabaseTooNewError.self) { try RideGuardDatabase(path: path) }
         let text = refusal.map { "\($0)" } ?? ""
