@@ -299,7 +299,7 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         case .emergencyEnded:
             return Protection(.notProtecting, reasons: ["the emergency is over: press the button to resume protection"] + blocking)
         case .armed:
-            let detector = awaitingUpright == true ? ["the bike has not stood upright since the crash: a new crash would not be seen until it has for 10 s"] : []
+            let detector = awaitingUpright == true ? ["the bike has not stood upright since the crash: a new crash would not be seen until it has"] : []
             if !(detector + blocking).isEmpty { return Protection(.notProtecting, reasons: detector + blocking) }
             if !degrading.isEmpty { return Protection(.degraded, reasons: degrading) }
             return Protection(.protecting)

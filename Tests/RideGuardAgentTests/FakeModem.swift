@@ -180,7 +180,7 @@ final class FakeModem: @unchecked Sendable {
         tcgetattr(slave, &options)
         cfmakeraw(&options)
         tcsetattr(slave, TCSANOW, &options)
-        let path = String(cString: ttyname(slave))
+        let path = try pseudoTerminalPath(slave)
         unlink(link)
         symlink(path, link)
         state.withLock { s in

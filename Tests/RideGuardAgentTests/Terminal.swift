@@ -12,8 +12,8 @@ final class Terminal {
         var master: Int32 = 0, slave: Int32 = 0
         guard openpty(&master, &slave, nil, nil, nil) == 0 else { throw SpawnError(program: "openpty", code: errno) }
         self.master = master
-        let path = String(cString: ttyname(slave))
         defer { close(slave) }
+        let path = try pseudoTerminalPath(slave)
         process = try Spawned(arguments, stdin: path, stdout: path, stderr: path)
         consumed = output.startIndex
     }
@@ -61,4 +61,13 @@ final class Terminal {
         consumed = output.index(output.startIndex, offsetBy: offset)
         return true
     }
+}
+
+/// The path of a pseudo-terminal's slave side. `ttyname_r`: `ttyname`'s one static buffer, read
+/// while another test's thread opened a pty, gave a garbage path (and once a 34 GB allocation).
+func pseudoTerminalPath(_ fd: Int32) throws -> String {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
+    let result = ttyname_r(fd, &buffer, buffer.count)
+    guard result == 0 else { throw SpawnError(program: "ttyname_r", code: result) }
+    return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
 }
