@@ -86,7 +86,10 @@ RELEASES ?= trixie bookworm
 ARCHS ?= arm64 amd64
 repo:
 	@[ -n "$(KEY)" ] || { echo "make repo KEY=<the signing key's fingerprint> (gpg --list-secret-keys)"; exit 2; }
-	for release in $(RELEASES); do for arch in $(ARCHS); do \
+	. scripts/targets.sh && debs="" && for release in $(RELEASES); do for arch in $(ARCHS); do \
 		bash scripts/build-package.sh $$release $$arch $(VERSION) || exit 1; \
-	done; done
-	bash scripts/make-repo.sh --key $(KEY) --out $(REPO) $(foreach r,$(RELEASES),$(foreach a,$(ARCHS),build/rideguard_$(VERSION)+$(if $(filter trixie,$(r)),deb13,deb12)_$(a).deb))
+		debs="$$debs build/rideguard_$(VERSION)$$(release_suffix $$release)_$$arch.deb"; \
+	done; done && bash scripts/make-repo.sh --key $(KEY) --out $(REPO) $$debs
+
+clean:
+	rm -rf build

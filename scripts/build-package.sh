@@ -15,16 +15,9 @@ source_version=$(sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/ridegua
 version=${3:-$source_version}
 started=$(date +%s)
 say() { echo "build-package $release $arch: $*"; }
-case "$release" in
-    trixie) suffix=+deb13 ;;
-    bookworm) suffix=+deb12 ;;
-    *) echo "build-package: no release '$release' (trixie, bookworm)" >&2; exit 1 ;;
-esac
-case "$arch" in
-    arm64) triple=aarch64-unknown-linux-gnu multiarch=aarch64-linux-gnu emulator=qemu-aarch64-static ;;
-    amd64) triple=x86_64-pc-linux-gnu multiarch=x86_64-linux-gnu emulator=qemu-x86_64-static ;;
-    *) echo "build-package: no architecture '$arch' (arm64, amd64)" >&2; exit 1 ;;
-esac
+. scripts/targets.sh
+suffix=$(release_suffix "$release")
+triple=$(arch_triple "$arch") multiarch=$(arch_multiarch "$arch") emulator=$(arch_emulator "$arch")
 [ "$(id -u)" -eq 0 ] || { echo "build-package: run as root (the Debian Swift root is a chroot)" >&2; exit 1; }
 
 bash scripts/install-deps.sh --cross

@@ -33,7 +33,7 @@ fi
 
 version=$(sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/rideguard/RideGuard.swift)
 previous="$version~previous"
-suffix() { case "$1" in trixie) echo +deb13 ;; bookworm) echo +deb12 ;; esac; }
+. scripts/targets.sh
 work=$(mktemp -d /tmp/rideguard-repo-check.XXXXXX)
 server=""
 cleanup() {
@@ -46,8 +46,8 @@ trap cleanup EXIT
 # remove build/*.deb to have them built from the source as it is now.
 build_started=$(date +%s)
 for release in trixie bookworm; do
-    [ -e "build/rideguard_$version$(suffix $release)_arm64.deb" ] || bash scripts/build-package.sh "$release" arm64
-    [ -e "build/rideguard_$previous$(suffix $release)_arm64.deb" ] || bash scripts/build-package.sh "$release" arm64 "$previous"
+    [ -e "build/rideguard_$version$(release_suffix $release)_arm64.deb" ] || bash scripts/build-package.sh "$release" arm64
+    [ -e "build/rideguard_$previous$(release_suffix $release)_arm64.deb" ] || bash scripts/build-package.sh "$release" arm64 "$previous"
 done
 echo "check-repo: N−1 built in $(( $(date +%s) - build_started )) s"
 
@@ -136,7 +136,7 @@ SYSTEMCTL
 # Everything below, in RELEASE's arm64 root.
 check_release() {
     local release=$1
-    local suffix; suffix=$(suffix "$release")
+    local suffix; suffix=$(release_suffix "$release")
     local say_started; say_started=$(date +%s)
     say() { echo "check-repo $release [$(( $(date +%s) - say_started )) s]: $*"; }
     rfail() { echo "check-repo $release: $*" >&2; exit 1; }
@@ -357,7 +357,7 @@ for release in trixie bookworm; do
 done
 for release in trixie bookworm; do
     for arch in arm64 amd64; do
-        deb="build/rideguard_$version$(suffix $release)_$arch.deb"
+        deb="build/rideguard_$version$(release_suffix $release)_$arch.deb"
         [ -e "$deb" ] && echo "check-repo: $(basename "$deb"): $(du -k "$deb" | cut -f1) kB"
     done
 done

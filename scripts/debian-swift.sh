@@ -24,10 +24,20 @@ sysroot="" version=""
 while true; do
     case "${1:-}" in
         --sysroot) sysroot=$(bash "$here/sysroot.sh" "$2" "$3"); shift 3 ;;
-        --version) version=$2; shift 2 ;;
+        --version)
+            version=$2; shift 2
+            # What a Debian version may hold (and nothing sed or Swift would read otherwise).
+            [[ "$version" =~ ^[0-9][A-Za-z0-9.+~-]*$ ]] || { echo "debian-swift: '$version' is not a version" >&2; exit 2; }
+            ;;
         *) break ;;
     esac
 done
+
+# One run at a time: two would mount the repository (and the version's file) over each other in
+# the one root. Another run waits here until the first is done.
+mkdir -p "$cache"
+exec 9> "$cache/sid-amd64.lock"
+flock 9
 
 # A root made with another list of packages gets only the ones it lacks (seconds, where making it
 # again takes minutes), the rest left as they are: an upgraded swiftlang would no longer match the

@@ -40,13 +40,9 @@ SignWith: $key
 CONF
 done
 
+. "$(dirname "$0")/targets.sh"
 for deb in "$@"; do
-    version=$(dpkg-deb -f "$deb" Version)
-    case "$version" in
-        *+deb13) codename=trixie ;;
-        *+deb12) codename=bookworm ;;
-        *) echo "make-repo: $deb: version $version names no release (+deb13 or +deb12: scripts/build-package.sh)" >&2; exit 1 ;;
-    esac
+    codename=$(release_of "$(dpkg-deb -f "$deb" Version)") || { echo "make-repo: $deb was not made by scripts/build-package.sh" >&2; exit 1; }
     "${repo[@]}" --silent includedeb "$codename" "$deb"
 done
 # The files apt reads are re-signed even when nothing changed (a key replaced, say).

@@ -12,16 +12,9 @@ release=${1:?release: trixie or bookworm} arch=${2:?arch: arm64 or amd64}
 cache=${RIDEGUARD_CACHE:-/var/cache/rideguard}
 sysroot="$cache/sysroot-$release-$arch"
 mirror=${RIDEGUARD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-case "$release" in
-    trixie) gcc=14 ;;
-    bookworm) gcc=12 ;;
-    *) echo "sysroot: no release '$release' (trixie, bookworm)" >&2; exit 1 ;;
-esac
-case "$arch" in
-    arm64) triple=aarch64-unknown-linux-gnu ;;
-    amd64) triple=x86_64-pc-linux-gnu ;;   # Debian's Swift names it so
-    *) echo "sysroot: no architecture '$arch' (arm64, amd64)" >&2; exit 1 ;;
-esac
+. "$(dirname "$0")/targets.sh"
+gcc=$(release_gcc "$release")
+triple=$(arch_triple "$arch")
 # What RideGuard links: the C libraries of its system-library targets, and the C/C++ runtime.
 libraries=(libc6-dev "libgcc-$gcc-dev" "libstdc++-$gcc-dev" libgpiod-dev libiio-dev libgps-dev libsqlite3-dev libqrencode-dev libyaml-dev libmosquitto-dev libcurl4-openssl-dev)
 work="$cache/apt-$release-$arch"
