@@ -63,6 +63,9 @@ other=$(gpg --batch --with-colons --list-secret-keys else@example.invalid | awk 
 repo_started=$(date +%s)
 bash scripts/make-repo.sh --key "$key" --out "$work/repo" "build/rideguard_$previous+deb13_arm64.deb" "build/rideguard_$previous+deb12_arm64.deb" > /dev/null
 cp -a "$work/repo/public" "$work/previous"
+# A later second for N's files: python's http.server answers apt's If-Modified-Since with 304 Not
+# Modified when a file's time is the same second, and apt would keep N−1's lists.
+sleep 1
 bash scripts/make-repo.sh --key "$key" --out "$work/repo" build/rideguard_"$version"+deb1[23]_*.deb | tail -9
 echo "check-repo: the repository built in $(( $(date +%s) - repo_started )) s (N−1 then N)"
 served="$work/served"
@@ -149,8 +152,10 @@ check_release() {
         echo 'Acquire::Check-Valid-Until "false";' > "$base/etc/apt/apt.conf.d/99rideguard"
         touch "$base/ready"
     fi
-    local root; root=$(mktemp -d "$cache/$release-arm64-check.XXXXXX")
-    local mounts=()
+    # Not local: the exit trap (after the function returned) still needs them. Each release runs
+    # in a subshell of its own.
+    root=$(mktemp -d "$cache/$release-arm64-check.XXXXXX")
+    mounts=()
     # Stops whatever runs in the root (runuser under qemu does not pass a signal on).
     kill_in_root() {
         for process in /proc/[0-9]*; do
@@ -168,6 +173,7 @@ check_release() {
     database="$root/var/lib/rideguard/rideguard.sqlite"
     sql() { sqlite3 -cmd ".timeout 5000" "$database" "$@"; }
     status_json() { in_root rideguard status --json 2>/dev/null; }
+    answers() { status_json > /dev/null; }
     state() { status_json | sed -n 's/.*"state":"\([A-Za-z]*\)".*/\1/p'; }
     agent_pid() { cat "$root/run/rideguard-test/rideguard.service.pid" 2>/dev/null; }
     wait_for() {   # SECONDS DESCRIPTION COMMAND...
@@ -256,25 +262,24 @@ CONFIG
     # A message waiting for its retry: no modem at this path.
     in_root rideguard sms send --to "+44 7700 900123" --text "RideGuard: a test before the upgrade" --device /dev/rideguard-no-modem --timeout 2 > /dev/null 2>&1 || true
     [ "$(sql "SELECT count(*) FROM outbox WHERE status = 'pending' AND kind = 'manual'")" = 1 ] || rfail "no message waiting in the outbox"
-    # Every record as it is now, to compare after each package change.
+    # Every record as it is now, to compare after each package change: one line each (texts in hex,
+    # since a message may hold line breaks). The outbox and the journal only grow: those made
+    # before must all be there after.
     records() {
-        sql "SELECT 'contact', id, name, number FROM contacts ORDER BY id;
-             SELECT 'setting', key, value FROM settings WHERE key IN ('message', 'rider_name') ORDER BY key;
-             SELECT 'session', id, label, created FROM web_sessions ORDER BY id;
-             SELECT 'message', id, recipient, body FROM outbox ORDER BY id;"
+        sql "SELECT 'contact', id, hex(name), number FROM contacts ORDER BY id;
+             SELECT 'setting', key, hex(value) FROM settings WHERE key IN ('message', 'rider_name') ORDER BY key;
+             SELECT 'session', id, hex(label), created FROM web_sessions ORDER BY id;"
     }
+    messages() { sql "SELECT id, recipient, hex(body) FROM outbox ORDER BY id"; }
     journal_ids() { sql "SELECT id FROM journal ORDER BY id"; }
-    records > "$root/tmp/records.before"
-    journal_ids > "$root/tmp/journal.before"
+    snapshot() { records > "$root/tmp/records.before"; messages > "$root/tmp/messages.before"; journal_ids > "$root/tmp/journal.before"; }
+    snapshot
     grep -q '^session|' "$root/tmp/records.before" || rfail "no paired phone in the database"
-    say "records: $(cut -d'|' -f1 "$root/tmp/records.before" | sort | uniq -c | tr -s ' ' | paste -sd,), $(wc -l < "$root/tmp/journal.before") journal lines"
-    still_there() {   # every record made before, and every journal line, as they were
-        records > "$root/tmp/records.now"
-        diff <(grep -v '^message|' "$root/tmp/records.before") <(grep -v '^message|' "$root/tmp/records.now") || rfail "records changed $1"
-        for id in $(grep '^message|' "$root/tmp/records.before" | cut -d'|' -f2); do
-            grep -q "^message|$id|" "$root/tmp/records.now" || rfail "outbox message $id lost $1"
-        done
-        comm -23 "$root/tmp/journal.before" <(journal_ids) | grep -q . && rfail "journal lines lost $1"
+    say "records: $(cut -d'|' -f1 "$root/tmp/records.before" | sort | uniq -c | tr -s ' ' | paste -sd,), $(wc -l < "$root/tmp/messages.before") outbox message(s), $(wc -l < "$root/tmp/journal.before") journal lines"
+    still_there() {   # every record made before, every outbox message and journal line, as they were
+        diff "$root/tmp/records.before" <(records) || rfail "records changed $1"
+        comm -23 <(sort "$root/tmp/messages.before") <(messages | sort) | grep -q . && rfail "outbox messages lost or changed $1"
+        comm -23 <(sort "$root/tmp/journal.before") <(journal_ids | sort) | grep -q . && rfail "journal lines lost $1"
         [ "$(md5sum < "$root/etc/rideguard/config.yaml")" = "$config_sum" ] || rfail "the edited configuration changed $1"
         say "every record, journal line and the edited configuration still there $1"
     }
@@ -299,7 +304,7 @@ CONFIG
     [ "$(in_root dpkg-query -W -f='${Version}' rideguard)" = "$version$suffix" ] || rfail "the upgrade left $(in_root dpkg-query -W -f='${Version}' rideguard)"
     local new_pid; new_pid=$(agent_pid)
     [ "$new_pid" != "$old_pid" ] && kill -0 "$new_pid" || rfail "the upgrade did not restart the agent"
-    wait_for 60 "answer from the restarted agent" status_json
+    wait_for 60 "answer from the restarted agent" answers
     local answered; answered=$(date +%s.%N)
     local stopped; stopped=$(sed -n 's/^stopped \([0-9.]*\) .*/\1/p' "$root/run/rideguard-test/rideguard.service.times" | tail -1)
     say "upgraded to $version$suffix in $(python3 -c "print(f'{$upgraded - $upgrade_started:.1f}')") s; the agent was down $(python3 -c "print(f'{$answered - $stopped:.1f}')") s (stopped → the new one answering, under qemu-user), and resumed in $(state)"
@@ -315,16 +320,19 @@ CONFIG
     # The rider: "I'm fine" (held 3 s after the alert: the all-clear), then protection again.
     in_root rideguard ctl press --hold 3.5 > /dev/null
     wait_for 30 "end of the emergency" in_state emergencyEnded
-    records > "$root/tmp/records.before"; journal_ids > "$root/tmp/journal.before"
+    snapshot
 
     # Point 5: back to N−1 over N's database, from apt's own cache.
-    local older; older=$(ls "$root"/var/cache/apt/archives/rideguard_"${previous/\~/%7e}${suffix}"_arm64.deb "$root"/var/cache/apt/archives/rideguard_"$previous$suffix"_arm64.deb 2>/dev/null | head -1)
+    local older="" candidate
+    for candidate in "$root"/var/cache/apt/archives/rideguard_"$version"*previous"$suffix"_arm64.deb; do   # ~ may be kept or escaped
+        if [ -e "$candidate" ]; then older=$candidate; fi
+    done
     [ -n "$older" ] || rfail "N−1 is not in apt's cache: $(ls "$root/var/cache/apt/archives")"
     apt_get install -y --allow-downgrades "/var/cache/apt/archives/$(basename "$older")" > "$root/tmp/downgrade.out" 2>&1 < /dev/null \
         || { tail -30 "$root/tmp/downgrade.out"; rfail "the downgrade failed"; }
     [ "$(in_root rideguard --version)" = "$previous" ] || rfail "the downgrade left $(in_root rideguard --version)"
     old_pid=$(agent_pid)
-    wait_for 60 "answer from $previous over $version's database" status_json
+    wait_for 60 "answer from $previous over $version's database" answers
     in_root rideguard ctl press --hold 0.3 > /dev/null
     wait_for 40 "protection from $previous after going back" protecting
     sleep 5

@@ -51,6 +51,8 @@ done
 gpg --batch --yes --export "$key" > "$public/rideguard-archive-keyring.gpg"
 gpg --batch --yes --armor --export "$key" > "$public/rideguard-archive-keyring.asc"
 cat > "$public/rideguard.sources" <<SOURCES
+# Suites: your Raspberry Pi OS or Debian release's codename: trixie or bookworm
+# (. /etc/os-release && echo \$VERSION_CODENAME). The URL: where this folder is published.
 Types: deb
 URIs: https://YOUR-HOST/rideguard
 Suites: trixie
