@@ -30,12 +30,14 @@ compiler=$(bash scripts/debian-swift.sh dpkg-query -W -f='${Version}' swiftlang)
 }
 say "swiftlang $compiler (amd64) → $triple, against $sysroot"
 
-# The release's .pc files only (not the build root's own); -s: lld strips the binary (the host's
-# strip reads x86 only).
+# The release's .pc files, their paths read inside the release's root (Debian's libcurl keeps its
+# headers in /usr/include/<multiarch>, which for amd64 is also the build root's own: sid's glibc
+# headers would be mixed with the release's); -s: lld strips the binary (the host's strip reads x86
+# only).
 scratch=.build-$release-$arch
 versioned=()
 [ "$version" = "$source_version" ] || versioned=(--version "$version")
-PKG_CONFIG_PATH=/sysroot/usr/lib/$multiarch/pkgconfig:/sysroot/usr/share/pkgconfig \
+PKG_CONFIG_PATH=/sysroot/usr/lib/$multiarch/pkgconfig:/sysroot/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=/sysroot \
 bash scripts/debian-swift.sh --sysroot "$release" "$arch" "${versioned[@]}" \
     bash -c 'for product in rideguard rideguard-web; do
         swift build -c release --product "$product" --static-swift-stdlib -Xlinker -s \

@@ -106,4 +106,4 @@ fi
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 
 chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/bin:/usr/bin:/bin TERM="${TERM:-dumb}" \
-    PKG_CONFIG_PATH="${PKG_CONFIG_PATH:-}" /bin/bash -c 'cd /src && exec "$@"' bash "$@"
+    PKG_CONFIG_PATH="${PKG_CONFIG_PATH:-}" PKG_CONFIG_SYSROOT_DIR="${PKG_CONFIG_SYSROOT_DIR:-}" /bin/bash -c 'cd /src && exec "$@"' bash "$@"
