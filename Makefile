@@ -13,7 +13,7 @@
 #   sudo make uninstall  removes what install put in place, except the configuration and the database
 # DESTDIR installs into a staging folder (as `make deb` does) without touching the system.
 
-VERSION  ?= $(shell sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/rideguard/RideGuard.swift)
+VERSION  ?= $(shell sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/RideGuardCommands/RideGuard.swift)
 PREFIX   ?= /usr
 DESTDIR  ?=
 ARCH     := $(shell dpkg --print-architecture 2>/dev/null || uname -m)

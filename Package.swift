@@ -32,7 +32,7 @@ let package = Package(
         // Thin adapters over the C libraries, and the system calls they share (EINTR, in one place).
         // What an older glibc (bookworm's) lacks that Debian's Swift runtime uses: empty elsewhere.
         .target(name: "GlibcCompat"),
-        .target(name: "SystemCalls", dependencies: ["GlibcCompat", .product(name: "SystemPackage", package: "swift-system")]),
+        .target(name: "SystemCalls", dependencies: ["RideGuardCore", "GlibcCompat", .product(name: "SystemPackage", package: "swift-system")]),
         .target(name: "IIOSensor", dependencies: ["RideGuardCore", "CIIO", "SystemCalls"]),
         .target(name: "GPIOLines", dependencies: ["RideGuardCore", "CGPIOD", "SystemCalls"]),
         .target(name: "GPSDClient", dependencies: ["RideGuardCore", "CGPS", "SystemCalls"]),
@@ -41,41 +41,59 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "OsmAnd", dependencies: ["CCurl", "RideGuardCore"]),
         .target(name: "SerialModem", dependencies: ["RideGuardCore", "SystemCalls", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "Storage", dependencies: ["RideGuardCore", "CSQLite",
+        .target(name: "Storage", dependencies: ["RideGuardCore", "CSQLite", "SystemCalls",
                                                 .product(name: "SystemPackage", package: "swift-system")]),
 
         // Labelled, physically consistent traces for evaluating the detector (`rideguard synth`).
         .target(name: "ScenarioSynth", dependencies: ["RideGuardCore"]),
 
-        // Wiring, file I/O and services.
         // Offline tools: replay, the HTML report, the detector's evaluation on labelled traces.
         .target(name: "DetectorLab", dependencies: ["RideGuardCore", "ScenarioSynth", "Storage", "SystemCalls", .product(name: "SystemPackage", package: "swift-system")]),
 
-        .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem", "Storage", "MQTTLink", "OsmAnd", "SystemCalls", .product(name: "SystemPackage", package: "swift-system"),
-                                                    "CYAML",
+        // How every program of ours writes its lines (a terminal's, journald's).
+        .target(name: "RideGuardLog", dependencies: ["RideGuardCore", .product(name: "Logging", package: "swift-log"),
+                                                  .product(name: "SystemPackage", package: "swift-system")]),
+        // How other programs reach the running agent: the control socket's protocol (its client and
+        // its server) and where the phone's page is served. No C library.
+        .target(name: "AgentControl", dependencies: ["RideGuardCore", "SerialModem", "Storage", "SystemCalls",
+                                                  .product(name: "SystemPackage", package: "swift-system")]),
+        // The configuration file (YAML through libyaml, its only user) and its example.
+        .target(name: "RideGuardConfig", dependencies: ["RideGuardCore", "CYAML", "SystemCalls",
+                                                     .product(name: "SystemPackage", package: "swift-system")]),
+        // `rideguard doctor` and the page's checks: every part, in the order the agent starts.
+        .target(name: "RideGuardDoctor", dependencies: ["RideGuardCore", "AgentControl", "RideGuardConfig", "IIOSensor", "GPIOLines",
+                                                     "GPSDClient", "SerialModem", "Storage", "SystemCalls", "RideGuardLog",
+                                                     .product(name: "Logging", package: "swift-log")]),
+        // The agent: its services around the emergency workflow, and their wiring.
+        .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "AgentControl", "RideGuardLog", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem",
+                                                    "Storage", "MQTTLink", "OsmAnd", "SystemCalls",
+                                                    .product(name: "SystemPackage", package: "swift-system"),
                                                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                                     .product(name: "Logging", package: "swift-log")]),
 
-        .executableTarget(
-            name: "rideguard",
+        // The command line, a library so that its parsing and output are tested in-process.
+        .target(
+            name: "RideGuardCommands",
             dependencies: [
-                "RideGuardAgent", "SystemCalls", "DetectorLab", "ScenarioSynth", "GPSDClient", "SerialModem", "Storage", "IIOSensor", "QRCode", "MQTTLink",
+                "RideGuardAgent", "AgentControl", "RideGuardConfig", "RideGuardDoctor", "RideGuardLog", "SystemCalls", "DetectorLab", "ScenarioSynth",
+                "GPSDClient", "SerialModem", "Storage", "IIOSensor", "GPIOLines", "QRCode", "MQTTLink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        .executableTarget(name: "rideguard", dependencies: ["RideGuardCommands"]),
 
         // The rider's phone as a screen (`rideguard web`): pages, pairing, sessions, and the small
         // bounded HTTP/1.1 server that carries them (`WebServer`); served by a program of its own,
         // so that the page's load never comes near the agent.
-        .target(name: "WebUI", dependencies: ["RideGuardAgent", "DetectorLab", "Storage", "QRCode", "SystemCalls",
+        .target(name: "WebUI", dependencies: ["AgentControl", "RideGuardConfig", "RideGuardDoctor", "DetectorLab", "Storage", "QRCode", "SystemCalls",
                                                .product(name: "SystemPackage", package: "swift-system")]),
-        .executableTarget(name: "rideguard-web", dependencies: ["WebUI", "RideGuardAgent", "Storage", "SystemCalls",
+        .executableTarget(name: "rideguard-web", dependencies: ["WebUI", "AgentControl", "RideGuardConfig", "Storage", "SystemCalls",
                                                                 .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         // The parsers that take outside input, fuzzed: a seeded run in the tests, libFuzzer in scripts/fuzz.sh.
-        .target(name: "Fuzzing", dependencies: ["RideGuardCore", "RideGuardAgent", "ScenarioSynth"]),
+        .target(name: "Fuzzing", dependencies: ["RideGuardCore", "RideGuardConfig", "ScenarioSynth"]),
         .executableTarget(name: "rideguard-fuzz", dependencies: ["Fuzzing"]),
 
         // Per-sample cost of the detector and the trace parser: swift run -c release rideguard-bench
@@ -84,7 +102,7 @@ let package = Package(
         .testTarget(name: "RideGuardCoreTests", dependencies: ["RideGuardCore", "ScenarioSynth"]),
         .testTarget(name: "AdapterTests", dependencies: ["IIOSensor", "GPIOLines", "GPSDClient", "SystemCalls",
                                                      .product(name: "SystemPackage", package: "swift-system")]),
-        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "DetectorLab", "rideguard", "Fuzzing", "MQTTLink", "OsmAnd", "WebUI", "rideguard-web",
+        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "AgentControl", "RideGuardConfig", "RideGuardDoctor", "RideGuardCommands", "RideGuardLog", "DetectorLab", "rideguard", "Fuzzing", "MQTTLink", "OsmAnd", "WebUI", "rideguard-web",
                                                             .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]

@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 release=${1:?release: trixie or bookworm} arch=${2:?arch: arm64 or amd64}
-source_version=$(sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/rideguard/RideGuard.swift)
+source_version=$(sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/RideGuardCommands/RideGuard.swift)
 version=${3:-$source_version}
 started=$(date +%s)
 say() { echo "build-package $release $arch: $*"; }

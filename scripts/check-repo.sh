@@ -31,7 +31,7 @@ if [ "$(dpkg --print-architecture)" != arm64 ] && [ ! -e /proc/sys/fs/binfmt_mis
     sed -n '/^:/p' /usr/lib/binfmt.d/qemu-aarch64.conf > /proc/sys/fs/binfmt_misc/register
 fi
 
-version=$(sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/rideguard/RideGuard.swift)
+version=$(sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/RideGuardCommands/RideGuard.swift)
 previous="$version~previous"
 . scripts/targets.sh
 work=$(mktemp -d /tmp/rideguard-repo-check.XXXXXX)

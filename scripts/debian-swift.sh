@@ -96,7 +96,7 @@ done
 if [ -n "$version" ]; then
     # The one file that holds the release, with VERSION in it, over the repository's: SwiftPM sees
     # one changed file and compiles that module again, nothing else.
-    release_file=Sources/rideguard/RideGuard.swift
+    release_file=Sources/RideGuardCommands/RideGuard.swift
     versioned=$(mktemp)
     trap 'cleanup; rm -f "$versioned"' EXIT
     sed "s/static let version = \".*\"/static let version = \"$version\"/" "$repo/$release_file" > "$versioned"

@@ -1,6 +1,6 @@
-import RideGuardAgent
 import RideGuardCore
 import ScenarioSynth
+import RideGuardConfig
 
 extension FuzzTarget {
     /// Valid inputs to start from, in each format's real shape (quirks included).

@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
-import RideGuardAgent
 import RideGuardCore
+import RideGuardConfig
 
 /// The parsers that take outside input, each with the properties that must hold whatever the
 /// bytes: it never traps, answers the same whichever way the bytes arrive in chunks, and either

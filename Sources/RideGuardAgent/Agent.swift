@@ -9,6 +9,8 @@ import SerialModem
 import ServiceLifecycle
 import Storage
 import Synchronization
+import AgentControl
+import SystemCalls
 
 /// `rideguard run`: the wiring. The configuration chooses, once, each part's real adapter or its
 /// simulated twin; the parts become services of one ServiceGroup around the emergency workflow's
@@ -184,84 +186,8 @@ package final class Agent: Sendable {
     /// The broker, as `status` shows it; nil without `mqtt:`.
     package var fleetStatus: AgentStatus.Fleet? { fleet.snapshot }
 
-    /// The database, however long it takes: one that cannot be opened (a card not mounted, a
-    /// folder gone, a damaged file) sounds the fault pattern, set up before anything else, and is
-    /// tried again every `retrySeconds`, the reason logged each time it changes. Nil only when
-    /// `stopping` says to give up (the service is being stopped).
-    package static func openDatabase(_ configuration: AgentConfiguration, clock: any ServiceClock = SystemServiceClock(),
-                                    retrySeconds: Double = 10, logger: Logger,
-                                    stopping: @Sendable () -> Bool = { false }) async -> RideGuardDatabase? {
-        var buzzer: BuzzerPlayer?
-        var said: String?
-        while !stopping() {
-            do {
-                let database = try RideGuardDatabase(path: configuration.database)
-                if buzzer != nil { logger.info("the database \(configuration.database) opens now") }
-                await buzzer?.play(.off)
-                return database
-            } catch {
-                let reason = "cannot open the database \(configuration.database): \(error); NOT protecting, trying again every \(Int(retrySeconds)) s"
-                if reason != said { logger.error("\(reason)") }
-                said = reason
-                if buzzer == nil {
-                    let player = BuzzerPlayer(output: Self.buzzer(configuration.gpio, clock: clock, problems: PartProblems(), logger: logger), clock: clock) {
-                        [simulated = configuration.gpio.simulated] pattern in
-                        if simulated { logger.info("buzzer: \(pattern.meaning)") }
-                    }
-                    await player.play(.fault)
-                    buzzer = player
-                }
-                try? await clock.sleep(until: clock.now() + retrySeconds)
-            }
-        }
-        await buzzer?.play(.off)
-        return nil
-    }
-
     /// The simulated button, pressed for `hold` seconds (the demo); nothing when the button is real.
     package func press(hold: Double) async {
         await button?.press(hold: hold)
-    }
-
-    // MARK: - Real parts or their twins
-
-    private static func samples(_ imu: AgentConfiguration.IMU) -> SampleSource {
-        if imu.simulated { return .trace(path: imu.trace ?? "", speed: imu.speed) }
-        var sampler = SamplerConfiguration(uri: imu.uri, device: imu.device, rateHz: imu.rateHz)
-        sampler.stallSeconds = 0.5
-        return .iio(sampler)
-    }
-
-    private static func location(_ gps: AgentConfiguration.GPS) -> LocationService.Source {
-        guard gps.simulated else {
-            guard let address = GPSDAddress(gps.gpsd) else { return .none }   // the configuration was checked
-            return .gpsd(host: address.host, port: String(address.port))
-        }
-        guard let position = gps.fixedPosition, position.count == 2 else { return .none }
-        return .fixed(latitude: position[0], longitude: position[1])
-    }
-
-
-    /// The buzzer's GPIO line, or its twin. A line that cannot be requested yet is requested again
-    /// when the buzzer is next switched: alarms are silent until then, and `status` says why.
-    private static func buzzer(_ gpio: AgentConfiguration.GPIO, clock: any ServiceClock, problems: PartProblems, logger: Logger) -> any BuzzerOutput {
-        guard !gpio.simulated else { return SimulatedBuzzer() }
-        let address = GPIOLineAddress(gpio.buzzer)
-        let open: @Sendable () throws(GPIOError) -> GPIOLine = { () throws(GPIOError) -> GPIOLine in try GPIOLine.output(address) }
-        var line: GPIOLine?
-        do { line = try open() } catch {
-            logger.warning("buzzer unavailable (\(error)): alarms are silent until it can be requested")
-            problems.set("buzzer", "\(error)")
-        }
-        return GPIOBuzzer(line: line, open: open, clock: clock) { event in
-            switch event {
-            case .lost(let error):
-                logger.warning("buzzer: \(error); requesting it again")
-                problems.set("buzzer", "\(error)")
-            case .back:
-                logger.info("buzzer back: \(address) works again")
-                problems.set("buzzer", nil)
-            }
-        }
     }
 }

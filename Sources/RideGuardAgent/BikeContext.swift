@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import RideGuardCore
 import Synchronization
+import AgentControl
 
 /// Who is with the bike, shared by the parts that learn it and the ones that show it: the ignition
 /// (written from its line, read by the sampler at each sample), the detector's context (written by

@@ -5,6 +5,7 @@ import SerialModem
 import ServiceLifecycle
 import Storage
 import Synchronization
+import AgentControl
 
 /// The control socket (`rideguard status`, `ctl press`, `ctl record`): a request in, a reply out. A
 /// socket that cannot be opened does not stop the agent: it goes on detecting, and says so.

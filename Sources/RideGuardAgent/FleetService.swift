@@ -6,42 +6,8 @@ import RideGuardCore
 import ServiceLifecycle
 import Storage
 import Synchronization
-
-/// Tells the fleet: each event the workflow or a part announces is written to the events table
-/// (with the position last known) and the publisher is woken. Never waits on the network.
-final class FleetAnnouncer: Sendable {
-    private let database: RideGuardDatabase
-    private let whereabouts: Whereabouts
-    private let clock: any ServiceClock
-    let doorbell = Doorbell()
-
-    init(database: RideGuardDatabase, whereabouts: Whereabouts, clock: any ServiceClock) {
-        self.database = database
-        self.whereabouts = whereabouts
-        self.clock = clock
-    }
-
-    func announce(_ event: FleetEvent) {
-        let now = clock.now()
-        database.recordEvent(event.json(at: now, position: whereabouts.lastFix), at: now)
-        doorbell.ring()
-    }
-}
-
-/// What `status` shows of the broker: where, connected or not since when, what is wrong, how many
-/// events wait for it.
-final class FleetStatus: Sendable {
-    private let value = Mutex<AgentStatus.Fleet?>(nil)
-    var snapshot: AgentStatus.Fleet? { value.withLock { $0 } }
-    func update(_ change: (inout AgentStatus.Fleet) -> Void) {
-        value.withLock { v in
-            guard var fleet = v else { return }
-            change(&fleet)
-            v = fleet
-        }
-    }
-    func set(_ fleet: AgentStatus.Fleet) { value.withLock { $0 = fleet } }
-}
+import AgentControl
+import SystemCalls
 
 /// `mqtt:` — the agent on a fleet's broker (README, "Fleets and groups"): `status` (retained
 /// `online`, the will `offline`), `state` (retained JSON on each change, and at most every
@@ -449,16 +415,5 @@ extension RideGuardDatabase {
                 try await clock.sleep(until: clock.now() + 10)
             }
         }
-    }
-}
-
-/// When the retained `state` topic is published.
-package enum FleetState {
-    /// Whether the retained state is published now: at once when its `key` changed (or on `where`),
-    /// and, while riding, when only the position moved, at most every `interval` s.
-    package static func due(last: (key: String, position: String, at: Double)?, key: String, position: String, asked: Bool,
-                            riding: Bool, now: Double, every interval: Double) -> Bool {
-        guard let last else { return true }
-        return last.key != key || asked || (riding && last.position != position && isDue(since: last.at, now: now, every: interval))
     }
 }

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import RideGuardCore
+import AgentControl
 
 /// Tells systemd (when it started us with Type=notify) that the agent is ready and alive.
 enum SystemdNotify {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// Runs `body` on a thread of its own, for work that blocks (a device read, poll, a socket's
 /// accept): never on Swift's concurrency pool, which has a thread per core. `name` is what `top -H`
@@ -53,5 +54,59 @@ package func runProgram(_ arguments: [String]) async -> Int32? {
             // WIFEXITED / WEXITSTATUS, which Swift does not import (macros)
             done.resume(returning: status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f))
         }
+    }
+}
+
+/// Runs `body` on a thread of its own (work that blocks: a libcurl request, a libmosquitto stop
+/// that may sit in a TCP connect for minutes) and returns what it returned; nil when `seconds`
+/// passed first, or the task was cancelled (the agent stopping never waits on it: it goes on,
+/// alone). Never blocks Swift's concurrency pool.
+package func onOwnThread<T: Sendable>(_ name: String, atMost seconds: Double? = nil, _ body: @escaping @Sendable () -> T) async -> T? {
+    let answer = FirstAnswer<T?>()
+    return await withTaskCancellationHandler {
+        await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
+            answer.wait(continuation)
+            startThread(name) { answer.give(body()) }
+            if let seconds {
+                Task {
+                    try? await Task.sleep(for: .seconds(seconds))
+                    answer.give(nil)
+                }
+            }
+        }
+    } onCancel: {
+        answer.give(nil)
+    }
+}
+
+/// The first value given resumes the waiter; later ones are dropped.
+private final class FirstAnswer<T: Sendable>: Sendable {
+    private enum State {
+        case waiting(CheckedContinuation<T, Never>?)
+        /// Given before anybody waited (a task cancelled already).
+        case early(T)
+        case done
+    }
+    private let state = Mutex(State.waiting(nil))
+
+    func wait(_ continuation: CheckedContinuation<T, Never>) {
+        let early = state.withLock { s -> [T] in
+            if case .early(let value) = s {
+                s = .done
+                return [value]
+            }
+            s = .waiting(continuation)
+            return []
+        }
+        for value in early { continuation.resume(returning: value) }
+    }
+
+    func give(_ value: T) {
+        let waiter = state.withLock { s -> CheckedContinuation<T, Never>? in
+            guard case .waiting(let waiter) = s else { return nil }
+            s = waiter == nil ? .early(value) : .done
+            return waiter
+        }
+        waiter?.resume(returning: value)
     }
 }

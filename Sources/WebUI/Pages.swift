@@ -1,8 +1,9 @@
 import DetectorLab
-import RideGuardAgent
 import RideGuardCore
 import Storage
 import SystemCalls
+import RideGuardDoctor
+import AgentControl
 
 /// The pages' HTML: small, one column, big targets for a thumb, nothing loaded from elsewhere.
 enum Pages {

@@ -2,11 +2,12 @@ import DetectorLab
 import FoundationEssentials
 import Glibc
 import QRCode
-import RideGuardAgent
 import RideGuardCore
 import Storage
 import SystemCalls
 import SystemPackage
+import RideGuardDoctor
+import AgentControl
 
 /// What each page reads and changes: the database through the same calls as the command line, the
 /// agent through its control socket.

@@ -1,9 +1,11 @@
 import FoundationEssentials
 import Glibc
-import RideGuardAgent
 import RideGuardCore
 import Storage
 import Synchronization
+import RideGuardDoctor
+import AgentControl
+import SystemCalls
 
 /// The web page for the rider's phone: pairing, sessions, and the pages, with no HTTP server in it
 /// (`rideguard-web` carries the requests). The agent's safety never depends on it: it reads the

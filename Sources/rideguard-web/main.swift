@@ -1,11 +1,12 @@
 import ArgumentParser
 import Glibc
-import RideGuardAgent
 import RideGuardCore
 import Storage
 import Synchronization
 import SystemCalls
 import WebUI
+import RideGuardConfig
+import AgentControl
 
 /// `rideguard-web`: the page for the rider's phone (`rideguard web serve` runs it; so does
 /// rideguard-web.service). `WebServer` carries the requests to `WebApp`; the agent never waits on it.

@@ -1,6 +1,7 @@
 import Logging
 import RideGuardAgent
 import Testing
+import RideGuardLog
 
 /// The agent's lines: journald's priority prefixes under systemd, the time since start on a terminal.
 struct AgentLogTests {

@@ -3,6 +3,7 @@ import RideGuardAgent
 import RideGuardCore
 import Storage
 import Testing
+import AgentControl
 
 /// The real `rideguard run` and `rideguard demo` processes.
 @Suite(.serialized) struct AgentTests {

@@ -3,6 +3,7 @@ import RideGuardAgent
 import RideGuardCore
 import SerialModem
 import Testing
+import SystemCalls
 
 /// Voice calls: the real modem code rings a fake modem's numbers on a pseudo-terminal.
 @Suite(.serialized) struct CallTests {

@@ -2,6 +2,7 @@ import Foundation
 import RideGuardAgent
 import RideGuardCore
 import Testing
+import RideGuardConfig
 
 @Suite struct ConfigurationFileTests {
     func problems(_ yaml: String) -> [ConfigurationFileError.Problem] {

@@ -1,6 +1,7 @@
 import Foundation
 import RideGuardAgent
 import Testing
+import RideGuardConfig
 
 /// `config check` on a file with very many problems: every one reported, in time that grows with
 /// the file, not with its square (40 000 unknown keys took 36 s: the last line was counted again for

@@ -2,6 +2,7 @@ import Foundation
 import RideGuardAgent
 import RideGuardCore
 import Testing
+import AgentControl
 
 /// The control socket's typed protocol: the same types on both ends, in the JSON lines a shell
 /// user can also type (`{"cmd":"status"}`).

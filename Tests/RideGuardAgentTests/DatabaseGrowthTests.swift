@@ -3,6 +3,7 @@ import RideGuardAgent
 import RideGuardCore
 @testable import Storage
 import Testing
+import RideGuardConfig
 
 /// Issue 28, point 3: a bike that rides for years. The alert's path stays bounded however much
 /// history the database holds, and old history is pruned.

@@ -5,6 +5,7 @@ import OsmAnd
 import RideGuardCore
 import Storage
 import Testing
+@testable import AgentControl
 
 /// Issue 29: the agent on a fleet's broker — Debian's Mosquitto on loopback with TLS, a password
 /// file and an ACL (`Mosquitto`), read and written by Debian's mosquitto_sub and mosquitto_pub as

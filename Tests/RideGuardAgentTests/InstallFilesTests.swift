@@ -3,6 +3,7 @@ import RideGuardAgent
 import RideGuardCore
 import Testing
 import WebUI
+import RideGuardConfig
 
 /// The files an installer copies onto the Pi: the udev rules and the systemd unit, checked against
 /// udev's rule grammar, `systemd-analyze verify`, and the agent's own defaults.

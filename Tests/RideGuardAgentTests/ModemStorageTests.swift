@@ -4,6 +4,7 @@ import RideGuardCore
 import SerialModem
 import Synchronization
 import Testing
+import SystemCalls
 
 /// Received SMS are read from the storage the modem puts them in (27.005 §3.2.2 +CPMS, §3.4.1 +CMTI).
 @Suite(.serialized) struct ModemStorageTests {

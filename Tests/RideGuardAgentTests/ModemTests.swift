@@ -6,6 +6,7 @@ import SerialModem
 import Storage
 import Synchronization
 import Testing
+import SystemCalls
 
 /// The real serial, AT, PDU and outbox code against a fake modem on a pseudo-terminal.
 @Suite(.serialized) struct ModemTests {

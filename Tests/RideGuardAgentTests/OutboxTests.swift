@@ -4,6 +4,7 @@ import RideGuardAgent
 @testable import Storage
 import Synchronization
 import Testing
+import SystemCalls
 
 /// The outbox on SQLite on disk.
 @Suite struct OutboxTests {

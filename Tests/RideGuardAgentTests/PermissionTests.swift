@@ -2,6 +2,7 @@ import Foundation
 import Storage
 import Testing
 @testable import RideGuardAgent
+@testable import AgentControl
 
 /// Nothing readable or reachable that should not be: the control socket and the database, whatever
 /// the umask, and a control socket that one silent client cannot hold up.

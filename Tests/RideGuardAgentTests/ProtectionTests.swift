@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 @testable import WebUI
 @testable import RideGuardAgent
+import SystemCalls
 
 /// Issue 43, "said protecting, cannot alert": one owner for "are we protecting" (the workflow's
 /// `protection`), which the buzzer, `status`, systemd, the page and the fleet read.

@@ -4,6 +4,7 @@ import RideGuardCore
 import Synchronization
 import Testing
 @testable import RideGuardAgent
+import SystemCalls
 
 /// A small tmpfs standing in for the SD card: made read-only, or filled, under a running agent.
 final class Card {

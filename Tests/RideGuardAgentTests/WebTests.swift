@@ -4,6 +4,9 @@ import RideGuardCore
 import Testing
 @testable import RideGuardAgent
 @testable import WebUI
+@testable import RideGuardDoctor
+@testable import RideGuardConfig
+@testable import AgentControl
 
 /// The page for the rider's phone: the real `rideguard web` (its own `WebServer`) and `rideguard run`, spoken
 /// to over HTTP, and Debian's Chromium playing the phone.

@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import RideGuardAgent
 import RideGuardCore
+import RideGuardDoctor
 
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

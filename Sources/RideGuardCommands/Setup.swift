@@ -9,6 +9,8 @@ import RideGuardCore
 import SerialModem
 import Storage
 import Synchronization
+import RideGuardDoctor
+import RideGuardLog
 
 extension MessageLanguage: ExpressibleByArgument {}
 

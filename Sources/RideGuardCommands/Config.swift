@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import RideGuardAgent
 import RideGuardCore
+import RideGuardConfig
 
 struct Config: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -21,7 +21,7 @@ package final class ControlSocket: Sendable {
     /// A client has this long to send its request line, seconds.
     static let requestDeadline = 2.0
 
-    let path: String
+    package let path: String
     private let flags = Flags()
 
     /// Starts listening; `handle` answers one request (run on the client's own thread).
@@ -29,7 +29,7 @@ package final class ControlSocket: Sendable {
     /// Whatever the umask: the socket's folder is created 0750 (and refused when others may write
     /// to it), and the socket is bound inside a private folder (0700), given mode 0660 there and
     /// only then renamed into place, so nobody else can ever reach it with a looser mode.
-    init(path: String, handle: @escaping @Sendable (ControlRequest) -> ControlReply) throws {
+    package init(path: String, handle: @escaping @Sendable (ControlRequest) -> ControlReply) throws {
         self.path = path
         guard path.utf8.count <= PathLimits.unixSocket else {
             throw ControlSocketError(path: path, reason: "path too long for a Unix socket (\(path.utf8.count) bytes, at most \(PathLimits.unixSocket))")
@@ -157,7 +157,7 @@ package final class ControlSocket: Sendable {
     /// Seconds a reply waits for a client that reads nothing.
     static let replyStall = 3
 
-    func close() {
+    package func close() {
         flags.running.store(false, ordering: .releasing)
         let fd = flags.listening.exchange(-1, ordering: .acquiringAndReleasing)
         if fd >= 0 {
@@ -201,55 +201,5 @@ package final class ControlSocket: Sendable {
             out += chunk[0..<n]
         }
         return String(decoding: out, as: UTF8.self).trimmed()
-    }
-}
-
-/// Unix socket addresses (`sun_path` holds 108 bytes with the closing NUL).
-package enum SocketPath {
-    static func address(_ path: String) -> sockaddr_un {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var bytes = Array(path.utf8)
-        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }    // abstract socket (systemd's notify socket may be one)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, b) in bytes.prefix(raw.count - 1).enumerated() { raw[i] = b }
-        }
-        return address
-    }
-}
-
-package struct ControlSocketError: Error, CustomStringConvertible, Sendable {
-    package var path: String
-    package var reason: String
-    package var errno: Int32 = 0
-    package var description: String { "control socket \(path): \(reason)" }
-}
-
-/// Who may hold the control socket's slots (a thread each, for at most `requestDeadline`): 64 in
-/// all, at most 8 per user, and the last 8 kept for root and the agent's own user. A member of
-/// the `rideguard` group who opens silent or trickling connections fills their own 8 and is told
-/// "busy"; `status` from root (or `doctor` as the service user) still gets through.
-struct ControlSlots {
-    static let total = 64
-    static let perUser = 8
-    static let reserved = 8
-
-    private var held: [uid_t?: Int] = [:]
-    private var count = 0
-
-    /// Takes a slot for `user`, or says why not.
-    mutating func take(_ user: uid_t?) -> String? {
-        let privileged = user == 0 || user == geteuid()
-        if count >= (privileged ? Self.total : Self.total - Self.reserved) { return "\(count) clients are already connected" }
-        if !privileged && held[user, default: 0] >= Self.perUser { return "this user already has \(Self.perUser) connections open" }
-        held[user, default: 0] += 1
-        count += 1
-        return nil
-    }
-
-    mutating func release(_ user: uid_t?) {
-        held[user, default: 1] -= 1
-        if held[user] == 0 { held[user] = nil }
-        count -= 1
     }
 }

@@ -6,6 +6,8 @@ import RideGuardAgent
 import RideGuardCore
 import SerialModem
 import Storage
+import SystemCalls
+import RideGuardLog
 
 /// The serial options shared by the modem commands.
 struct ModemOptions: ParsableArguments {

@@ -7,6 +7,7 @@ import RideGuardCore
 import Storage
 import SystemCalls
 import SystemPackage
+import AgentControl
 
 struct Web: ParsableCommand {
     static let configuration = CommandConfiguration(

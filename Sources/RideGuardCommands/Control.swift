@@ -4,6 +4,7 @@ import Glibc
 import SystemCalls
 import RideGuardAgent
 import RideGuardCore
+import AgentControl
 
 /// `--socket`, shared by the commands that talk to a running agent; by default the configuration's.
 struct SocketOption: ParsableArguments {

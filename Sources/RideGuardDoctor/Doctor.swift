@@ -8,6 +8,10 @@ import RideGuardCore
 import SerialModem
 import Storage
 import Synchronization
+import RideGuardConfig
+import AgentControl
+import SystemCalls
+import RideGuardLog
 
 /// One line of `rideguard doctor`: a part, how it is, and what to do about it.
 package struct DoctorCheck: Sendable, Equatable {

@@ -1,0 +1,3 @@
+import RideGuardCommands
+
+await RideGuard.start()
