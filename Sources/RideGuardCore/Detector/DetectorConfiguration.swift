@@ -228,6 +228,180 @@ extension DetectorConfiguration {
     }
 }
 
+/// The detector's fixed thresholds: from the physics of a bike, a rider and a MEMS sensor, not tuned per
+/// bike, so not in the configuration file. Each with its unit and its reason; the settings above are
+/// the ones an installer may change.
+extension DetectorConfiguration {
+    // MARK: Input sanity
+
+    /// Beyond any MEMS IMU's range with a wide margin (accelerometers reach ±16 g, some ±200 g): such
+    /// a reading is a corrupt sample, not a motion, m/s².
+    package static let largestAcceleration = 4000.0
+    /// The same for gyros (±4000 °/s at most), rad/s.
+    package static let largestRotation = 200.0
+    /// A GPS speed at or above this is a corrupt fix (720 km/h), m/s.
+    static let largestSpeed = 200.0
+    /// A sample more than a day after the one before is a corrupt time stamp, seconds.
+    static let largestSampleGap = 86_400.0
+    /// Non-physical samples are reported at most this often (with a count), seconds.
+    static let faultReportInterval = 1.0
+
+    // MARK: Posture
+
+    /// Under this posture the bike is upright: a side stand leans 8–16°, riding reads near 0, °.
+    static let uprightDegrees = 20.0
+    /// A smoothed force shorter than this share of gravity hides part of it (a dead axis, free fall):
+    /// the posture is uncertain, and a rest reading it is evidence of a missing axis.
+    static let uncertainForceShare = 0.9
+    /// A reading within this share of 1 g is gravity in full (a healthy sensor at rest reads 0.97–1.03).
+    static let plausibleGravityTolerance = 0.1
+    /// With a dead axis, a posture short of this is not clearly lying without the long rest: a dead
+    /// axis hides up to a few tens of degrees, °.
+    static let clearDeadAxisLyingDegrees = 65.0
+    /// Lying on its side rather than pitched (a wheelie): the sideways share of the tilt is at least
+    /// this times the longitudinal one.
+    static let sidewaysShare = 0.5
+
+    // MARK: The upright reference
+
+    /// The first reference is the mean force over this long (a rider sitting on the bike, or riding), seconds.
+    static let initialUpSeconds = 0.5
+    /// A force shorter than this points nowhere (noise, free fall), in g.
+    static let smallestDirectionG = 0.05
+    /// Before a minute of riding taught the up, forces this close to it refine it, so that a start
+    /// on the side stand (8–16° off) fades, °.
+    static let firstUprightConeDegrees = 40.0
+    /// Riding's steady force stays between these shares of gravity: less is free fall, more a blow.
+    static let steadyForceMinimum = 0.6
+    static let steadyForceMaximum = 2.0
+    /// The frame shakes with riding (engine, road) when an axis's vibration exceeds this, m/s²; the
+    /// bike is quiet enough to weigh gravity when the axes' vibrations add up to less than `quietVibration`.
+    static let ridingVibration = 0.3
+    static let quietVibration = 0.6
+    /// …and it turns slower than this, rad/s (a turn reads g/cos(lean), not gravity).
+    static let quietRotation = 0.05
+    /// Gravity's magnitude is learned only from rests reading between these shares of it.
+    static let gravityLearningLow = 0.95
+    static let gravityLearningHigh = 1.05
+
+    // MARK: The forward axis
+
+    /// The horizontal force is learned from while the vertical stays within this share of gravity
+    /// (braking and accelerating; a turn raises the vertical to g/cos(lean)).
+    static let forwardVerticalTolerance = 0.03
+    /// …and the horizontal stays under this share of it (more is no riding force), in g.
+    static let forwardHorizontalLimit = 0.8
+    /// Time constant of the horizontal statistics, seconds.
+    static let forwardLearningSeconds = 60.0
+    /// A horizontal variation above this share of gravity is evidence (braking, accelerating), in g…
+    static let forwardVariation = 0.08
+    /// …and this much of it makes the axis worth computing, seconds; it is computed again this often.
+    static let forwardEvidenceSeconds = 5.0
+    static let forwardUpdateSeconds = 1.0
+    /// The principal horizontal direction is the forward axis only when its variance is at least
+    /// this many times the one across it.
+    static let forwardDominance = 4.0
+
+    // MARK: The gyro's tilt
+
+    /// The gyro drifts: its tilt is trusted for this long after it was last anchored upright, seconds.
+    static let gyroAnchorLifetimeSeconds = 60.0
+    /// Still and upright this long anchors the gyro's tilt, seconds.
+    static let gyroAnchorRestSeconds = 1.0
+    /// The gyro settles a tilt the accelerometer already reads at least this large (but ambiguous), °.
+    static let gyroTiltFromDegrees = 40.0
+    /// With a dead axis the gyro's tilt counts only after a rotation this fast (a fall; riding turns
+    /// and stops stay far below), rad/s.
+    static let deadAxisFallRotation = 1.5
+    /// A dead-axis gravity rebuilt with one sign must match the live axes within this (in g)…
+    static let gyroTiltFitError = 0.25
+    /// …and fit clearly better than the other sign (this share of its error), unless the hidden part is
+    /// smaller than `gyroTiltSmallHidden` (in g), where both signs say the same.
+    static let gyroTiltFitMargin = 0.5
+    static let gyroTiltSmallHidden = 0.1
+    /// The gyro's bias is learned at rest, when it reads under this, rad/s, with this time constant, seconds.
+    static let gyroBiasLimit = 0.05
+    static let gyroBiasSeconds = 5.0
+
+    // MARK: Falls
+
+    /// A fall's crossing into lying is judged until this long after it: the landing may come just after, seconds.
+    static let fallJudgingSeconds = 1.0
+    /// The posture a tilt is timed to, from `uprightDegrees`, °: a fall does the 40° in a few tenths of a
+    /// second, a person laying a bike down takes seconds.
+    static let fastTiltDegrees = 60.0
+    /// A gyro reading under this while the posture turned past 45° is dead or stuck at zero, °/s.
+    static let stuckGyroDegreesPerSecond = 2.0
+    /// A landing counts for a fall when it came no earlier than this before the bike left upright
+    /// (the smoothed posture lags the landing), seconds.
+    static let landingBeforeTiltSeconds = 0.5
+    /// A fall (a fast tilt) this recent tells a parked bike's fall from a person's laying it down, seconds.
+    static let fellLikeAFallSeconds = 20.0
+    /// A rest reading clearly less than gravity for this long is evidence of a missing axis, seconds.
+    static let deficientRestSeconds = 2.0
+    /// After a crash or a parked fall, upright is under this posture, °…
+    static let rearmUprightDegrees = 30.0
+    /// …reading at least this share of what the upright reference read.
+    static let rearmForceShare = 0.7
+
+    // MARK: Impacts
+
+    /// A pulse goes on while the dynamic force exceeds this, in g…
+    static let pulseContinuesG = 1.5
+    /// …and ends this long after it last did, seconds.
+    static let pulseEndSeconds = 0.1
+    /// Impacts are reported at most this often, seconds.
+    static let impactReportInterval = 1.0
+    /// GPS gives a fix at least this often: a held speed is the last fix repeated, seconds.
+    static let gpsFixInterval = 1.0
+    /// A GPS speed drop is a collision only with an impact pulse ending this close before it, seconds.
+    static let speedDropPulseSeconds = 1.5
+
+    // MARK: Riding windows
+
+    /// A riding spell survives breaks of this long with no shaking, no movement and no GPS speed, seconds.
+    static let spellBreakSeconds = 2.0
+    /// A force smaller than this is lost in noise, in g.
+    static let spellSmallestForceG = 0.02
+    /// The bike moves within this long of the smoothed force last changing (riding keeps changing it;
+    /// idling never does), seconds.
+    static let recentlyMovedSeconds = 2.0
+    /// A spell that mostly idled starts afresh after this long, seconds.
+    static let spellLongestSeconds = 120.0
+    /// A window's directions bunch when the mean of their unit vectors is at least this long…
+    static let spellBunching = 0.95
+    /// …and its two halves agree within 15° (the cosine).
+    static let spellHalvesCosine = 0.966
+    /// A window reading at least this share of gravity shows the up in full (0.95 g hides at most 18° on a dead axis).
+    static let fullGravityShown = 0.95
+    /// Riding within 30° of the reference (the cosine) confirms it; farther, it replaces it.
+    static let confirmCosine = 0.866
+
+    // MARK: The dead axis
+
+    /// Time constant of each axis's vibration, seconds; the axes are judged this often, seconds.
+    static let vibrationSeconds = 3.0
+    static let axisCheckSeconds = 1.0
+    /// After this many seconds of shaking, an axis showing less than `silentAxisShare` of the most
+    /// shaken axis's vibration is silent (the engine and the road shake a frame in every direction).
+    static let silentAxisShakenSeconds = 30
+    static let silentAxisShare = 0.02
+    /// An axis is dead when the others' smoothed readings spanned more than `deadAxisOthersRange`
+    /// (m/s²) while it spanned less than `deadAxisRange` (m/s²) with less than `deadAxisVibrationShare`
+    /// of the strongest vibration, over at least `deadAxisWatchSeconds` of the session.
+    static let deadAxisOthersRange = 3.0
+    static let deadAxisRange = 0.3
+    static let deadAxisVibrationShare = 0.15
+    static let deadAxisWatchSeconds = 60.0
+
+    // MARK: Evidence
+
+    /// The evidence (peaks, delta-v) is kept in two buckets of this long: the last 10–20 s, seconds.
+    static let evidenceBucketSeconds = 10.0
+    /// The fall's swing (the peak rotation) in two buckets of this long: the last 1–2 s, seconds.
+    static let rotationBucketSeconds = 1.0
+}
+
 /// A configuration value that cannot be used: which key, and why.
 package struct ConfigurationError: Error, Equatable, CustomStringConvertible, Sendable {
     package var key: String
