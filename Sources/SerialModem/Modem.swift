@@ -82,10 +82,8 @@ package actor Modem: SMSTransport, VoiceCaller {
     package private(set) var health = ModemHealth()
     private var busy = false
     private var waitingTurns: [CheckedContinuation<Void, Never>] = []
-    /// How the call in progress ended, in the modem's own words (NO CARRIER, BUSY…), once it has.
-    private var callEnding: String?
-    /// What the modem said unprompted of the call in progress (ringing, picked up).
-    private var callHeard: Set<ATParse.CallEvent> = []
+    /// The call in progress, if one is.
+    private var callProgress: CallProgress?
 
     /// `logger` hears what the modem says unprompted (numbers masked) and when it is reopened.
     /// Handles each SMS received (SMS-DELIVER, one part at a time, in the store's order); once it
@@ -226,8 +224,7 @@ package actor Modem: SMSTransport, VoiceCaller {
             case .heldBack:
                 break
             }
-            if ATFinal.callProgress.contains(line), let self { Task { await self.callEnded(line) } }
-            if let event = ATParse.callEvent(line), let self { Task { await self.heard(event) } }
+            if ATFinal.callProgress.contains(line) || ATParse.callEvent(line) != nil, let self { Task { await self.callSaid(line) } }
             // A message delivered directly (+CMT, when a modem's +CNMI ends up there): handled as
             // it comes; it was never stored, so there is nothing to delete.
             if reading, let pdu = ATParse.directMessage(line), let self {
@@ -299,20 +296,21 @@ package actor Modem: SMSTransport, VoiceCaller {
 
     // MARK: - Voice calls
 
-    /// Seconds between two looks at the call's state (`AT+CLCC`).
-    static let callPollSeconds = 1.0
-
     /// Whether the modem can make voice calls: nil until brought up.
     package var canCall: Bool? { health.voice }
 
     /// Rings `number` for at most `ringSeconds` and hangs up: once it is answered, when it rang
-    /// out, or when the calling task is cancelled. Each command takes its own turn of the modem,
-    /// so a send waiting for it goes between two of them: a call never holds the port while a
-    /// message waits, only for the one command in flight. A task cancelled while it waited for its
-    /// turn never dials.
+    /// out, or when the calling task is cancelled. The call's progress is `CallProgress`'s to
+    /// decide; this runs it over AT. Each command takes its own turn of the modem, so a send
+    /// waiting for it goes between two of them: a call never holds the port while a message
+    /// waits, only for the one command in flight. A task cancelled while it waited for its turn
+    /// never dials.
     package func call(_ number: String, ringSeconds: Double) async -> CallReport {
         var port = PortTime()
-        func ended(_ outcome: CallReport.Outcome) -> CallReport { CallReport(outcome, portSeconds: port.seconds, commands: port.commands) }
+        func ended(_ outcome: CallReport.Outcome) -> CallReport {
+            callProgress = nil
+            return CallReport(outcome, portSeconds: port.seconds, commands: port.commands)
+        }
         guard !Task.isCancelled else { return ended(.stopped) }
 
         await takeTurn()
@@ -337,8 +335,7 @@ package actor Modem: SMSTransport, VoiceCaller {
             endTurn()
             return ended(.failed("not registered on a network (\(health.registration ?? .unknown))"))
         }
-        callEnding = nil
-        callHeard = []
+        callProgress = CallProgress(ringSeconds: ringSeconds)
         // With +COLP on, some modems answer a voice dial only once it is picked up: off, OK comes at once.
         start = clock.now()
         _ = try? await session.run("AT+COLP=0")
@@ -356,7 +353,7 @@ package actor Modem: SMSTransport, VoiceCaller {
         switch dialled {
         case .success: break
         case .failure(.failed(_, let final)) where final.isCallProgress:
-            return ended(.notAnswered(Self.meaning(of: "\(final)")))
+            return ended(CallProgress.refused("\(final)"))
         case .failure(.failed(_, .cmeError(4))), .failure(.failed(_, .other("COMMAND NOT SUPPORT"))):
             health.voice = false   // "operation not supported": a data-only modem
             return ended(.noVoice)
@@ -369,50 +366,36 @@ package actor Modem: SMSTransport, VoiceCaller {
             return ended(.failed("ATD: \(error)"))
         }
 
-        let deadline = clock.now() + ringSeconds
-        var rang = false
-        while true {
-            do { try await clock.sleep(until: min(deadline, clock.now() + Self.callPollSeconds)) } catch {
+        callProgress?.dialled(at: clock.now())
+        while let progress = callProgress {
+            do { try await clock.sleep(until: progress.nextLook(after: clock.now())) } catch {
                 await hangUp(session, &port)
                 return ended(.stopped)
             }
-            if clock.now() >= deadline {
-                await hangUp(session, &port)
-                return ended(.notAnswered("no answer in \(DecimalFormat.string(ringSeconds, decimals: 0)) s"))
+            var decision = callProgress?.woke(at: clock.now()) ?? .look
+            if decision == .look {
+                await takeTurn()
+                start = clock.now()
+                let lines = try? await session.run("AT+CLCC")
+                port.add(since: start, until: clock.now())
+                endTurn()
+                decision = callProgress?.listed(lines.map { $0.compactMap(ATParse.call) }) ?? .wait
             }
-            await takeTurn()
-            start = clock.now()
-            let lines = try? await session.run("AT+CLCC")
-            port.add(since: start, until: clock.now())
-            endTurn()
-            guard let lines else { continue }     // asked again in a second; the deadline still ends it
-            // The list, not a result code, says whether the call goes on: a late NO CARRIER from an
-            // earlier call must not end this one. The result code only names the reason.
-            if callHeard.contains(.ringing) { rang = true }
-            guard let call = lines.compactMap(ATParse.call).first(where: { $0.outgoing && $0.voice }) else {
-                // Picked up and hung up between two polls: the modem said so unprompted.
-                if rang && callHeard.contains(.pickedUp) { return ended(.answered) }
-                return ended(.notAnswered(callEnding.map(Self.meaning(of:)) ?? "the call ended"))
-            }
-            callEnding = nil
-            switch call.state {
-            case .alerting: rang = true
-            case .active:
+            switch decision {
+            case .look, .wait: continue
+            case .ended(let outcome): return ended(outcome)
+            case .hangUp(let outcome):
                 await hangUp(session, &port)
-                // Straight to active without ringing: a switched-off phone's voicemail, or the
-                // network saying the number is unreachable. Nobody heard it.
-                return ended(rang ? .answered : .notAnswered("answered without ringing (voicemail or an announcement)"))
-            default: break
+                return ended(outcome)
             }
         }
+        return ended(.stopped)
     }
 
-    private func callEnded(_ word: String) {
-        callEnding = word
-    }
-
-    private func heard(_ event: ATParse.CallEvent) {
-        callHeard.insert(event)
+    /// What the modem said unprompted of the call in progress, if one is.
+    private func callSaid(_ line: String) {
+        if ATFinal.callProgress.contains(line) { callProgress?.said(line) }
+        if let event = ATParse.callEvent(line) { callProgress?.said(event) }
     }
 
     /// `AT+CHUP` (27.007), or V.250's `ATH` on modems without it. Never cancelled half-way.
@@ -424,15 +407,6 @@ package actor Modem: SMSTransport, VoiceCaller {
         let hungUp = await Task { (try? await session.run("AT+CHUP", timeout: 10)) != nil }.value
         if !hungUp { _ = await Task { try? await session.run("ATH", timeout: 10) }.value }
         port.add(since: start, until: clock.now(), commands: hungUp ? 1 : 2)
-    }
-
-    static func meaning(of word: String) -> String {
-        switch word {
-        case "BUSY": "busy"
-        case "NO ANSWER": "no answer (the network gave up)"
-        case "NO DIALTONE": "no dial tone (no network)"
-        default: "the call ended (rejected or out of reach)"
-        }
     }
 
     /// One step of bringing a modem up, as ModemManager's AT sequences are: what it does, whether
