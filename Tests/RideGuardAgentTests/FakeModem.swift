@@ -138,12 +138,20 @@ final class FakeModem: @unchecked Sendable {
 
     let link: String
     private let state: Mutex<State>
+    /// The fake's time: the wall clock, or the test's manual clock. On that one its delays and its
+    /// phones' timelines pass as the test moves the clock (its own threads wait for it), as the
+    /// modem code's timeouts and polls do.
+    private let clock: ManualClock?
+    /// Reads and writes so far: changes while the fake is at work.
+    private let io = Atomic<Int>(0)
 
-    init(script: Script = Script(), link: String? = nil) throws {
+    init(script: Script = Script(), link: String? = nil, clock: ManualClock? = nil) throws {
         self.link = link ?? FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-modem-\(UUID().uuidString)").path
+        self.clock = clock
         var initial = State(script: script)
         initial.memories = script.memories
         state = Mutex(initial)
+        clock?.watch { [weak self] in self?.io.load(ordering: .relaxed) ?? 0 }
         try plugIn()
     }
 
@@ -225,7 +233,9 @@ final class FakeModem: @unchecked Sendable {
                 usleep(20_000)
                 continue
             }
-            state.withLock { if $0.firstByte == nil { $0.firstByte = Date() } }
+            io.add(1, ordering: .relaxed)
+            let first = now()
+            state.withLock { if $0.firstByte == nil { $0.firstByte = first } }
             bootIfDue(master)
             for byte in buffer[0..<n] {
                 if inPDU {
@@ -250,9 +260,31 @@ final class FakeModem: @unchecked Sendable {
         }
     }
 
+    private func now() -> Date { clock.map { Date(timeIntervalSince1970: $0.now()) } ?? Date() }
+
+    /// Holds the fake's own thread for `seconds` of its time.
+    private func pause(_ seconds: Double) {
+        guard let clock else {
+            usleep(useconds_t(seconds * 1e6))
+            return
+        }
+        let due = clock.now() + seconds
+        while clock.now() < due, state.withLock({ $0.running }) { usleep(200) }
+    }
+
+    /// Runs `body` after `seconds` of the fake's time, on a thread of its own.
+    private func after(_ seconds: Double, _ body: @escaping @Sendable () -> Void) {
+        guard clock != nil else { return DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: body) }
+        Thread.detachNewThread {
+            self.pause(seconds)
+            body()
+        }
+    }
+
     private func bootIfDue(_ master: Int32) {
+        let now = now()
         let urcs: [String]? = state.withLock { s in
-            guard !s.booted, let first = s.firstByte, Date().timeIntervalSince(first) >= s.script.bootSeconds else { return nil }
+            guard !s.booted, let first = s.firstByte, now.timeIntervalSince(first) >= s.script.bootSeconds else { return nil }
             s.booted = true
             return s.script.bootURCs
         }
@@ -260,6 +292,7 @@ final class FakeModem: @unchecked Sendable {
     }
 
     private func write(_ master: Int32, _ text: String) {
+        io.add(1, ordering: .relaxed)
         let bytes = Array(text.utf8)
         _ = bytes.withUnsafeBytes { Glibc.write(master, $0.baseAddress, $0.count) }
     }
@@ -285,7 +318,7 @@ final class FakeModem: @unchecked Sendable {
         guard booted else { return false }          // still booting: silence
         if echo { write(master, command + "\r") }
         let delay = state.withLock { $0.script.answerDelay }
-        if delay > 0 && command != "AT+CPIN?" { usleep(useconds_t(delay * 1e6)) }
+        if delay > 0 && command != "AT+CPIN?" { pause(delay) }
         if state.withLock({ $0.script.refused.contains(command) }) {
             reply(master, [], final: "ERROR")
             return false
@@ -303,7 +336,7 @@ final class FakeModem: @unchecked Sendable {
             reply(master, [], final: state.withLock { $0.script.voice } ? "OK" : "COMMAND NOT SUPPORT")
         case "AT+CLCC":
             callProgress(master)
-            let now = Date()
+            let now = now()
             let line = state.withLock { s -> String? in
                 guard let call = s.call, let stat = call.state(at: now).stat else { return nil }
                 if stat == 0 { s.call?.answered = true }
@@ -312,9 +345,10 @@ final class FakeModem: @unchecked Sendable {
             }
             reply(master, line.map { [$0] } ?? [])
         case "AT+CHUP", "ATH":
+            let ended = now()
             state.withLock { s in
                 if var call = s.call {
-                    call.ended = Date()
+                    call.ended = ended
                     s.calls.append(call)
                     s.call = nil
                 }
@@ -330,7 +364,7 @@ final class FakeModem: @unchecked Sendable {
             let answer = locked ? "+CPIN: SIM PIN" : "+CPIN: READY"
             if withoutFinal || late != nil {
                 write(master, "\r\n\(answer)\r\n")
-                if let late { DispatchQueue.global().asyncAfter(deadline: .now() + late) { self.write(master, "\r\nOK\r\n") } }
+                if let late { after(late) { self.write(master, "\r\nOK\r\n") } }
             } else {
                 reply(master, [answer])
             }
@@ -359,10 +393,11 @@ final class FakeModem: @unchecked Sendable {
                 reply(master, [], final: correct ? "OK" : "+CME ERROR: 16")
             } else if command.hasPrefix("ATD") && command.hasSuffix(";") {
                 // A voice call: OK at once (COLP off), the call's progress in AT+CLCC and result codes.
+                let now = now()
                 let placed = state.withLock { s -> Bool in
                     guard s.script.voice, s.call == nil else { return false }
                     let number = String(command.dropFirst(3).dropLast())
-                    s.call = Call(number: number, placed: Date(), phone: s.script.phones[number] ?? .rings)
+                    s.call = Call(number: number, placed: now, phone: s.script.phones[number] ?? .rings)
                     return true
                 }
                 reply(master, [], final: placed ? "OK" : state.withLock { $0.script.voice } ? "+CME ERROR: 3" : "COMMAND NOT SUPPORT")
@@ -406,7 +441,7 @@ final class FakeModem: @unchecked Sendable {
     /// The other side ends the call (declined, busy): the call goes, and its result code comes
     /// unsolicited, whatever command runs.
     private func callProgress(_ master: Int32) {
-        let now = Date()
+        let now = now()
         let ending = state.withLock { s -> String? in
             guard var call = s.call, let ending = call.state(at: now).ending else { return nil }
             call.ended = now
@@ -425,7 +460,7 @@ final class FakeModem: @unchecked Sendable {
         guard let call = state.withLock({ $0.call }) else { return }
         let placed = call.placed, number = call.number
         func later(_ seconds: Double, _ lines: @escaping @Sendable (inout State) -> [String]) {
-            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+            after(seconds) {
                 let said = self.state.withLock { s -> [String] in
                     guard s.call?.placed == placed else { return [] }     // over, or another call
                     return lines(&s)
@@ -434,13 +469,13 @@ final class FakeModem: @unchecked Sendable {
             }
         }
         let report = { @Sendable (stat: Int) in "+CLCC: 1,0,\(stat),0,0,\"\(number)\",145,\"\"" }
-        later(0.5) { s in s.callReports && call.state(at: Date()).stat == 3 ? [report(3)] : [] }
+        later(0.5) { s in s.callReports && call.state(at: self.now()).stat == 3 ? [report(3)] : [] }
         if let pickUp = call.phone.pickUp {
             later(pickUp) { s in (s.callReports ? [report(0)] : []) + ["VOICE CALL: BEGIN"] }
         }
         if case .picksUpBriefly(let after, let length) = call.phone {
             later(after + length) { s in
-                s.call?.ended = Date()
+                s.call?.ended = self.now()
                 s.calls.append(s.call!)
                 s.call = nil
                 return (s.callReports ? [report(6)] : []) + ["NO CARRIER", String(format: "VOICE CALL: END: 0000%02d", Int(length.rounded(.up)))]
@@ -536,15 +571,16 @@ final class FakeModem: @unchecked Sendable {
             reply(master, [], final: "+CMS ERROR: 304")
             return
         }
+        let now = now()
         let outcome = state.withLock { s -> (Outcome, Int) in
-            s.received.append(Received(decoded: decoded, at: Date()))
-            if let down = s.script.networkDownUntil, Date() < down { return (.cmsError(331), 0) }
+            s.received.append(Received(decoded: decoded, at: now))
+            if let down = s.script.networkDownUntil, now < down { return (.cmsError(331), 0) }
             let next = s.script.outcomes.isEmpty ? .accept : s.script.outcomes.removeFirst()
             s.reference += 1
             return (next, s.reference)
         }
         let slow = state.withLock { $0.script.sendSeconds }
-        if slow > 0 { usleep(useconds_t(slow * 1e6)) }
+        if slow > 0 { pause(slow) }
         switch outcome.0 {
         case .accept: reply(master, ["+CMGS: \(outcome.1)"])
         case .cmsError(let code): reply(master, [], final: "+CMS ERROR: \(code)")

@@ -28,35 +28,12 @@ final class InProcessAgent: Sendable {
     }
 
     /// Moves the agent's time on in steps of `step` seconds until `done` holds; fails after `limit`
-    /// seconds of the agent's time. Between steps the woken parts run and the peers answer.
+    /// seconds of the agent's time, with what the agent said last.
     func advance(until done: () async throws -> Bool, limit: Double, step: Double = 0.1,
                  sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let end = clock.now() + limit
-        // Real peers (a pty, a socket) answer in real time, which the clock outruns: never give up
-        // before a few real seconds have passed too.
-        let realEnd = Date().addingTimeInterval(5)
-        while try await !done() {
-            guard clock.now() < end || Date() < realEnd else {
-                Issue.record("not done within \(limit) s of the agent's time; the agent said:\n\(log.all.suffix(30).joined(separator: "\n"))",
-                             sourceLocation: sourceLocation)
-                throw AgentTimeUp(seconds: limit)
-            }
-            await clock.advance(by: step)
-            await quiet()
-        }
-    }
-
-    /// Lets the parts woken by a step finish what they do at this instant (AT exchanges, writes,
-    /// log lines) before time moves again: up to 20 ms, until nothing changed for a millisecond.
-    private func quiet() async {
-        var last = (clock.activity, log.count)
-        var still = 0
-        for _ in 0..<40 where still < 2 {
-            try? await Task.sleep(for: .microseconds(500))
-            let now = (clock.activity, log.count)
-            still = now == last ? still + 1 : 0
-            last = now
-        }
+        try await clock.advance(until: done, limit: limit, step: step, activity: { [log] in log.count },
+                                said: { [log] in "; the agent said:\n" + log.all.suffix(30).joined(separator: "\n") },
+                                sourceLocation: sourceLocation)
     }
 
     /// Moves the agent's time on by `seconds`, in steps.
@@ -112,14 +89,15 @@ final class InProcessAgent: Sendable {
     }
 }
 
-struct AgentTimeUp: Error, CustomStringConvertible {
-    var seconds: Double
-    var description: String { "not done within \(seconds) s of the agent's time" }
-}
-
 /// The agent's log, kept: every line as "part: message" (or the message alone).
 final class LogLines: Sendable {
     private let lines = Mutex<[String]>([])
+    private let level: Logger.Level
+
+    /// Keeps the lines at `level` and above.
+    init(level: Logger.Level = .info) {
+        self.level = level
+    }
 
     var all: [String] { lines.withLock { $0 } }
     var count: Int { lines.withLock { $0.count } }
@@ -130,12 +108,12 @@ final class LogLines: Sendable {
     fileprivate func append(_ line: String) { lines.withLock { $0.append(line) } }
 
     /// A logger whose lines are kept here: its part (a metadata key the agent sets) names the line.
-    var logger: Logger { Logger(label: "rideguard") { [self] _ in Handler(lines: self) } }
+    var logger: Logger { Logger(label: "rideguard") { [self] _ in Handler(lines: self, logLevel: level) } }
 
     private struct Handler: LogHandler {
         let lines: LogLines
+        var logLevel: Logger.Level
         var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .info
 
         subscript(metadataKey key: String) -> Logger.MetadataValue? {
             get { metadata[key] }

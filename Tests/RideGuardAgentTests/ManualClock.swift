@@ -21,12 +21,22 @@ final class ManualClock: ServiceClock {
     }
 
     private let state: Mutex<State>
+    /// Counts that change while a peer on a thread of its own is at work (a fake modem reading a
+    /// command or writing its answer): time waits while they change.
+    private let peers = Mutex<[@Sendable () -> Int]>([])
 
     init(now: Double = 1_000_000) {
         state = Mutex(State(now: now))
     }
 
     func now() -> Double { state.withLock { $0.now } }
+
+    /// A peer whose work time waits for (`activity` changes while it is at work).
+    func watch(_ activity: @escaping @Sendable () -> Int) {
+        peers.withLock { $0.append(activity) }
+    }
+
+    private var peerActivity: Int { peers.withLock { $0 }.reduce(0) { $0 &+ $1() } }
 
     /// Tasks sleeping on this clock now.
     var sleepers: Int { state.withLock { $0.waiters.count } }
@@ -85,6 +95,52 @@ final class ManualClock: ServiceClock {
         state.withLock { $0.now = target }
     }
 
+    /// Moves time on in steps of `step` seconds until `done` holds; fails after `limit` seconds of
+    /// this clock's time. Between steps the woken tasks run and the peers answer: real peers (a pty,
+    /// a socket) answer in real time, which the clock outruns, so it never gives up before a few
+    /// real seconds have passed too. `activity`: a count that changes while something reacts (the
+    /// agent's log lines), besides the clock's own sleepers.
+    func advance(until done: () async throws -> Bool, limit: Double, step: Double = 0.1, activity: @Sendable () -> Int = { 0 },
+                 said: @Sendable () -> String = { "" }, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let end = now() + limit
+        let realEnd = Date().addingTimeInterval(5)
+        while try await !done() {
+            guard now() < end || Date() < realEnd else {
+                Issue.record("not done within \(limit) s of the clock's time\(said())", sourceLocation: sourceLocation)
+                throw ClockTimeUp(seconds: limit)
+            }
+            await advance(by: step, sourceLocation: sourceLocation)
+            await quiet(activity)
+        }
+    }
+
+    /// Runs `work` while moving time on until it returns (at most `limit` seconds of this clock's time).
+    func run<T: Sendable>(limit: Double, step: Double = 0.1, sourceLocation: SourceLocation = #_sourceLocation,
+                          _ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        let task = Task { try await work() }
+        let finished = Atomic<Bool>(false)
+        let watcher = Task {
+            _ = await task.result
+            finished.store(true, ordering: .releasing)
+        }
+        try await advance(until: { finished.load(ordering: .acquiring) }, limit: limit, step: step, sourceLocation: sourceLocation)
+        await watcher.value
+        return try await task.value
+    }
+
+    /// Lets the tasks woken by a step finish what they do at this instant (AT exchanges, writes,
+    /// log lines) before time moves again: up to 20 ms, until nothing changed for a millisecond.
+    private func quiet(_ more: () -> Int) async {
+        var last = (activity, more() &+ peerActivity)
+        var still = 0
+        for _ in 0..<40 where still < 2 {
+            try? await Task.sleep(for: .microseconds(500))
+            let now = (activity, more() &+ peerActivity)
+            still = now == last ? still + 1 : 0
+            last = now
+        }
+    }
+
     /// Waits in real time, this clock stopped, until `done` holds (at most `seconds`): for what the
     /// peers do on threads of their own (an SMS just delivered, read by the modem code; a modem that
     /// takes a second to send). Returns at once when it holds already.
@@ -92,4 +148,9 @@ final class ManualClock: ServiceClock {
         let deadline = Date().addingTimeInterval(seconds)
         while try await !done(), Date() < deadline { try? await Task.sleep(for: .milliseconds(1)) }
     }
+}
+
+struct ClockTimeUp: Error, CustomStringConvertible {
+    var seconds: Double
+    var description: String { "not done within \(seconds) s of the clock's time" }
 }

@@ -16,7 +16,7 @@ import SystemCalls
     func modem(_ fake: FakeModem, received: Inbox) -> Modem {
         var configuration = ModemConfiguration(device: fake.link)
         configuration.registrationTimeout = 20
-        return Modem(configuration: configuration, clock: SystemServiceClock(), logger: ModemTests.Log().logger) { part in
+        return Modem(configuration: configuration, clock: SystemServiceClock(), logger: LogLines(level: .trace).logger) { part in
             received.texts.withLock { $0.append(part.text) }
             return true
         }
@@ -60,7 +60,7 @@ extension ModemStorageTests {
     @Test func aFloodOfNoticesIsOneReadAndAFewLines() async throws {
         let fake = try FakeModem()
         let received = Inbox()
-        let log = ModemTests.Log()
+        let log = LogLines(level: .trace)
         var configuration = ModemConfiguration(device: fake.link)
         configuration.registrationTimeout = 20
         let modem = Modem(configuration: configuration, clock: SystemServiceClock(), logger: log.logger) { part in
@@ -75,7 +75,7 @@ extension ModemStorageTests {
         try await Task.sleep(for: .seconds(1))
         let reads = fake.commands.filter { $0 == "AT+CMGL=4" }.count
         #expect(reads < 20, "\(reads) reads for one message")
-        let lines = log.lines.withLock { $0 }.filter { $0.contains("+CMTI") }
+        let lines = log.all.filter { $0.contains("+CMTI") }
         #expect(lines.count <= 6, "\(lines.count) log lines: \(lines.prefix(8))")
         await modem.close()
     }

@@ -10,14 +10,16 @@ import SystemCalls
 
 /// The real serial, AT, PDU and outbox code against a fake modem on a pseudo-terminal.
 @Suite(.serialized) struct ModemTests {
+    /// The modem code's and the fake's time (the spawned commands' fakes keep the wall clock).
+    let clock = ManualClock(now: Date().timeIntervalSince1970)
+
     /// Issue 28, point 1: a command's timeout runs on the agent's clock and ends with the command.
     /// Answered commands leave no timer behind; a message the network never confirms fails after
     /// exactly its timeout of the clock's time, however long that takes in real time.
     @Test(.onOneThread) func timeoutsAreTheClocksAndEndWithTheirCommand() async throws {
         var script = FakeModem.Script()
         script.outcomes = [.silence]
-        let fake = try FakeModem(script: script)
-        let clock = ManualClock()
+        let fake = try FakeModem(script: script, clock: clock)
         let session = ATSession(port: try SerialPort(device: fake.link), clock: clock) { _ in }
         await session.start()
         for _ in 0..<20 { try await session.run("AT", timeout: 5) }
@@ -36,32 +38,21 @@ import SystemCalls
         await session.close()
     }
 
-    /// Every line logged, at every level, as written.
-    final class Log: Sendable {
-        struct Handler: LogHandler {
-            let log: Log
-            var logLevel = Logger.Level.trace
-            var metadata: Logger.Metadata = [:]
-            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-                get { metadata[key] }
-                set { metadata[key] = newValue }
-            }
-            func log(event: LogEvent) { log.lines.withLock { $0.append("\(event.message)") } }
-        }
-
-        let lines = Mutex<[String]>([])
-        var all: String { lines.withLock { $0.joined(separator: "\n") } }
-        var logger: Logger { Logger(label: "test") { _ in Handler(log: self) } }
+    /// Sends what the outbox holds, time moving, until it is empty or `seconds` of the clock's time
+    /// passed; returns how many are left.
+    func flush(_ sender: OutboxSender, within seconds: Double) async throws -> Int {
+        let clock = clock
+        return try await clock.run(limit: seconds + 10) { try await sender.flush(until: clock.now() + seconds) }
     }
 
-    func makeSender(_ fake: FakeModem, pin: String? = nil, log: Log = Log()) throws -> (OutboxSender, Outbox, Modem) {
+    func makeSender(_ fake: FakeModem, pin: String? = nil, log: LogLines = LogLines(level: .trace)) throws -> (OutboxSender, Outbox, Modem) {
         let database = try RideGuardDatabase(path: FileManager.default.temporaryDirectory
             .appendingPathComponent("rideguard-outbox-\(UUID().uuidString).sqlite").path)
         var configuration = ModemConfiguration(device: fake.link, pin: pin)
         configuration.registrationTimeout = 20
         configuration.sendTimeout = 5
-        let modem = Modem(configuration: configuration, clock: SystemServiceClock(), logger: log.logger)
-        let sender = OutboxSender(outbox: database.outbox, modem: modem, clock: SystemServiceClock(), retryBase: 0.5, logger: log.logger)
+        let modem = Modem(configuration: configuration, clock: clock, logger: log.logger)
+        let sender = OutboxSender(outbox: database.outbox, modem: modem, clock: clock, retryBase: 0.5, logger: log.logger)
         return (sender, database.outbox, modem)
     }
 
@@ -69,45 +60,47 @@ import SystemCalls
     /// refuses the optional ones (numbered errors, new-SMS notices) is brought up all the same, says
     /// what it does without them (log and `status`), and a contact's SMS is still read: at each health
     /// check, instead of as it comes. A required one refused fails the bring-up with its name.
-    @Test func optionalBringUpStepsRefusedHaveTheirFallbacks() async throws {
+    @Test(.onOneThread) func optionalBringUpStepsRefusedHaveTheirFallbacks() async throws {
         var script = FakeModem.Script()
         script.refused = ["AT+CNMI=2,1,0,0,0", "AT+CMEE=1"]
-        let fake = try FakeModem(script: script)
-        let log = Log()
+        let fake = try FakeModem(script: script, clock: clock)
+        let log = LogLines(level: .trace)
         let read = Mutex<[String]>([])
-        let modem = Modem(configuration: ModemConfiguration(device: fake.link), clock: SystemServiceClock(), logger: log.logger) { message in
+        let modem = Modem(configuration: ModemConfiguration(device: fake.link), clock: clock, logger: log.logger) { message in
             read.withLock { $0.append(message.text) }
             return true
         }
-        let health = await modem.checkHealth()
+        let health = try await clock.run(limit: 30) { await modem.checkHealth() }
         #expect(health.problem == nil && health.connected, "\(String(describing: health.problem))")
         #expect(health.limitations?.count == 2, "\(String(describing: health.limitations))")
         #expect(health.limitations?.contains { $0.hasPrefix("AT+CNMI") && $0.contains("read at each health check") } == true)
-        #expect(log.all.contains("AT+CMEE=1 (numbered errors) failed"), "\(log.all)")
+        #expect(log.text.contains("AT+CMEE=1 (numbered errors) failed"), "\(log.text)")
         fake.deliver(from: "+33612345678", "OK")
-        _ = await modem.checkHealth()
-        for _ in 0..<50 where read.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(100)) }
+        _ = try await clock.run(limit: 30) { await modem.checkHealth() }
+        await clock.settle(until: { read.withLock { !$0.isEmpty } })
         #expect(read.withLock { $0 } == ["OK"])
         await modem.close()
 
         var strict = FakeModem.Script()
         strict.refused = ["AT+CMGF=0"]
-        let pduless = try FakeModem(script: strict)
-        let refused = await Modem(configuration: ModemConfiguration(device: pduless.link), clock: SystemServiceClock(), logger: Log().logger).checkHealth()
+        let pduless = try FakeModem(script: strict, clock: clock)
+        let strictModem = Modem(configuration: ModemConfiguration(device: pduless.link), clock: clock, logger: LogLines(level: .trace).logger)
+        let refused = try await clock.run(limit: 30) { await strictModem.checkHealth() }
         #expect(refused.problem?.contains("AT+CMGF=0 (PDU mode) failed") == true, "\(String(describing: refused.problem))")
     }
 
     /// One operation at a time: a health check asked for while a send waits for the network runs
     /// after the send, never between its commands.
-    @Test func aHealthCheckWaitsForTheSendInProgress() async throws {
+    @Test(.onOneThread) func aHealthCheckWaitsForTheSendInProgress() async throws {
         var script = FakeModem.Script()
         script.searchingQueries = 2                       // the send polls registration for about 4 s
-        let fake = try FakeModem(script: script)
+        let fake = try FakeModem(script: script, clock: clock)
         let (_, _, modem) = try makeSender(fake)
-        async let sent = modem.send("Crash detected", to: "+33612345678")
-        try await Task.sleep(for: .milliseconds(500))
-        let health = await modem.checkHealth()
-        let references = try await sent
+        let sending = Task { try await modem.send("Crash detected", to: "+33612345678") }
+        try await clock.advance(until: { fake.commands.contains("AT+CREG?") }, limit: 10)
+        let checking = Task { await modem.checkHealth() }
+        let health = try await clock.run(limit: 30) { await checking.value }
+        let references = try await clock.run(limit: 30) { try await sending.value }
         #expect(references.count == 1 && health.registered)
         let commands = fake.commands
         let submit = try #require(commands.firstIndex { $0.hasPrefix("AT+CMGS=") })
@@ -116,15 +109,15 @@ import SystemCalls
         await modem.close()
     }
 
-    @Test func bootURCsEchoAndASlowRegistration() async throws {
+    @Test(.onOneThread) func bootURCsEchoAndASlowRegistration() async throws {
         var script = FakeModem.Script()
         script.bootSeconds = 1.5
         script.searchingQueries = 3
-        let fake = try FakeModem(script: script)
+        let fake = try FakeModem(script: script, clock: clock)
         let (sender, outbox, modem) = try makeSender(fake)
-        let started = Date()
-        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Crash detected", now: Date().timeIntervalSince1970)
-        let left = try await sender.flush(until: Date().timeIntervalSince1970 + 30)
+        let started = clock.now()
+        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Crash detected", now: clock.now())
+        let left = try await flush(sender, within: 30)
         #expect(left == 0)
         let sent = try #require(try outbox.message(message.id!))
         #expect(sent.status == .sent)
@@ -132,94 +125,94 @@ import SystemCalls
         #expect(fake.messages == ["Crash detected"])
         #expect(fake.received.first?.decoded.number == "+33612345678")
         #expect(fake.commands.prefix(2).allSatisfy { $0 == "AT" })          // unanswered while booting
-        print("bring-up with a 1.5 s boot and 3 searching answers, then one send: \(DecimalFormat.string(Date().timeIntervalSince(started), decimals: 2)) s")
-        let health = await modem.checkHealth()
+        // One AT unanswered while it boots (its 2 s timeout), three registration polls 2 s apart, the send.
+        let took = clock.now() - started
+        #expect(took >= 8 && took < 9, "bring-up with a 1.5 s boot and 3 searching answers, then one send: \(took) s")
+        let health = try await clock.run(limit: 30) { await modem.checkHealth() }
         #expect(health.connected && health.registration == .home && health.signalDBm == -73 && health.sim == "READY")
         #expect(health.serviceCentre == "+33609001390")
         await modem.close()
     }
 
-    @Test func urcsInsideResponsesBeforeThePromptAndNoiseOnTheLine() async throws {
+    @Test(.onOneThread) func urcsInsideResponsesBeforeThePromptAndNoiseOnTheLine() async throws {
         var script = FakeModem.Script()
         script.urcInsideResponses = true
         script.urcBeforePrompt = true
         script.noiseBeforeAnswers = true
-        let fake = try FakeModem(script: script)
+        let fake = try FakeModem(script: script, clock: clock)
         let (sender, outbox, modem) = try makeSender(fake)
-        try outbox.enqueue(recipient: "+4915112345678", kind: "alert", body: "Hello", now: Date().timeIntervalSince1970)
-        let started = Date()
-        #expect(try await sender.flush(until: Date().timeIntervalSince1970 + 20) == 0)
-        print("bring-up and one send with URCs and line noise: \(DecimalFormat.string(Date().timeIntervalSince(started), decimals: 2)) s")
+        try outbox.enqueue(recipient: "+4915112345678", kind: "alert", body: "Hello", now: clock.now())
+        #expect(try await flush(sender, within: 20) == 0)
         #expect(fake.messages == ["Hello"])
         await modem.close()
     }
 
-    @Test func cmsErrorThenSuccessOnRetry() async throws {
+    @Test(.onOneThread) func cmsErrorThenSuccessOnRetry() async throws {
         var script = FakeModem.Script()
         script.outcomes = [.cmsError(500)]
-        let fake = try FakeModem(script: script)
-        let log = Log()
+        let fake = try FakeModem(script: script, clock: clock)
+        let log = LogLines(level: .trace)
         let (sender, outbox, modem) = try makeSender(fake, log: log)
-        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Retry me", now: Date().timeIntervalSince1970)
-        #expect(try await sender.flush(until: Date().timeIntervalSince1970 + 20) == 0)
+        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Retry me", now: clock.now())
+        #expect(try await flush(sender, within: 20) == 0)
         let sent = try #require(try outbox.message(message.id!))
         #expect(sent.status == .sent && sent.attempts == 2)
-        #expect(log.all.contains("+CMS ERROR: 500 (unknown error)"))
-        #expect(log.all.contains("+33•••••5678"))
-        #expect(!log.all.contains("612345678"))          // never the full number in logs
+        #expect(log.text.contains("+CMS ERROR: 500 (unknown error)"))
+        #expect(log.text.contains("+33•••••5678"))
+        #expect(!log.text.contains("612345678"))          // never the full number in logs
         await modem.close()
     }
 
-    @Test func aContactCallingBackIsNotInTheLogs() async throws {
+    @Test(.onOneThread) func aContactCallingBackIsNotInTheLogs() async throws {
         var script = FakeModem.Script()
         script.bootSeconds = 0.5
         script.bootURCs = ["RDY", "RING", #"+CLIP: "+4915112345678",145,,,,0"#]
-        let fake = try FakeModem(script: script)
-        let log = Log()
+        let fake = try FakeModem(script: script, clock: clock)
+        let log = LogLines(level: .trace)
         let (sender, outbox, modem) = try makeSender(fake, log: log)
-        _ = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Crash detected", now: Date().timeIntervalSince1970)
-        #expect(try await sender.flush(until: Date().timeIntervalSince1970 + 20) == 0)
-        #expect(log.all.contains(#"modem says: +CLIP: "+49•••••••5678",145"#), "\(log.all)")
-        #expect(!log.all.contains("15112345678"))
+        _ = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Crash detected", now: clock.now())
+        #expect(try await flush(sender, within: 20) == 0)
+        #expect(log.text.contains(#"modem says: +CLIP: "+49•••••••5678",145"#), "\(log.text)")
+        #expect(!log.text.contains("15112345678"))
         await modem.close()
     }
 
-    @Test func noNetworkForAWhileThenSuccess() async throws {
+    @Test(.onOneThread) func noNetworkForAWhileThenSuccess() async throws {
         var script = FakeModem.Script()
-        script.networkDownUntil = Date().addingTimeInterval(3)
-        let fake = try FakeModem(script: script)
+        script.networkDownUntil = Date(timeIntervalSince1970: clock.now() + 3)
+        let fake = try FakeModem(script: script, clock: clock)
         let (sender, outbox, modem) = try makeSender(fake)
-        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Ravine", now: Date().timeIntervalSince1970)
-        #expect(try await sender.flush(until: Date().timeIntervalSince1970 + 30) == 0)
+        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Ravine", now: clock.now())
+        #expect(try await flush(sender, within: 30) == 0)
         let sent = try #require(try outbox.message(message.id!))
         #expect(sent.status == .sent && sent.attempts >= 2)
         await modem.close()
     }
 
-    @Test func permanentFailureIsNotRetried() async throws {
+    @Test(.onOneThread) func permanentFailureIsNotRetried() async throws {
         var script = FakeModem.Script()
         script.outcomes = [.cmsError(1)]
-        let fake = try FakeModem(script: script)
+        let fake = try FakeModem(script: script, clock: clock)
         let (sender, outbox, modem) = try makeSender(fake)
-        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Wrong number", now: Date().timeIntervalSince1970)
-        #expect(try await sender.flush(until: Date().timeIntervalSince1970 + 10) == 0)
+        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Wrong number", now: clock.now())
+        #expect(try await flush(sender, within: 10) == 0)
         let failed = try #require(try outbox.message(message.id!))
         #expect(failed.status == .failed && failed.attempts == 1)
         #expect(failed.lastError == "+CMS ERROR: 1 (unassigned number)")
         await modem.close()
     }
 
-    @Test func deviceVanishesMidSendAndComesBack() async throws {
+    @Test(.onOneThread) func deviceVanishesMidSendAndComesBack() async throws {
         var script = FakeModem.Script()
         script.outcomes = [.vanish]
-        let fake = try FakeModem(script: script)
+        let fake = try FakeModem(script: script, clock: clock)
         let (sender, outbox, modem) = try makeSender(fake)
-        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Still here", now: Date().timeIntervalSince1970)
-        let back = Task {
-            try await Task.sleep(for: .seconds(2))
+        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Still here", now: clock.now())
+        let back = Task { [clock] in
+            try await clock.sleep(until: clock.now() + 2)
             try fake.plugIn()                               // re-enumerated, same name
         }
-        #expect(try await sender.flush(until: Date().timeIntervalSince1970 + 30) == 0)
+        #expect(try await flush(sender, within: 30) == 0)
         try await back.value
         let sent = try #require(try outbox.message(message.id!))
         #expect(sent.status == .sent && sent.attempts >= 2)
@@ -227,15 +220,15 @@ import SystemCalls
         await modem.close()
     }
 
-    @Test(arguments: [
+    @Test(.onOneThread, arguments: [
         String(repeating: "Crash [help] {now} € ", count: 20),
         "Chute 🏍💥 " + String(repeating: "au secours ", count: 12),
     ])
     func longAndEmojiMessagesArriveWhole(text: String) async throws {
-        let fake = try FakeModem()
+        let fake = try FakeModem(clock: clock)
         let (sender, outbox, modem) = try makeSender(fake)
-        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: text, now: Date().timeIntervalSince1970)
-        #expect(try await sender.flush(until: Date().timeIntervalSince1970 + 20) == 0)
+        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: text, now: clock.now())
+        #expect(try await flush(sender, within: 20) == 0)
         #expect(fake.messages == [text])
         let parts = fake.received.count
         #expect(parts == SMSText(text).parts.count && parts > 1)
@@ -243,20 +236,20 @@ import SystemCalls
         await modem.close()
     }
 
-    @Test func simPINIsEnteredOnceAndAWrongOneNeverRetried() async throws {
+    @Test(.onOneThread) func simPINIsEnteredOnceAndAWrongOneNeverRetried() async throws {
         var script = FakeModem.Script()
         script.pin = "1234"
-        let good = try FakeModem(script: script)
+        let good = try FakeModem(script: script, clock: clock)
         let (sender, outbox, modem) = try makeSender(good, pin: "1234")
-        try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "PIN ok", now: Date().timeIntervalSince1970)
-        #expect(try await sender.flush(until: Date().timeIntervalSince1970 + 20) == 0)
+        try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "PIN ok", now: clock.now())
+        #expect(try await flush(sender, within: 20) == 0)
         #expect(good.pinAttempts == 1)
         await modem.close()
 
-        let bad = try FakeModem(script: script)
+        let bad = try FakeModem(script: script, clock: clock)
         let (badSender, badOutbox, badModem) = try makeSender(bad, pin: "9999")
-        let message = try badOutbox.enqueue(recipient: "+33612345678", kind: "alert", body: "PIN wrong", now: Date().timeIntervalSince1970)
-        _ = try await badSender.flush(until: Date().timeIntervalSince1970 + 4)
+        let message = try badOutbox.enqueue(recipient: "+33612345678", kind: "alert", body: "PIN wrong", now: clock.now())
+        _ = try await flush(badSender, within: 4)
         #expect(bad.pinAttempts == 1)                          // never a second wrong PIN
         let failed = try #require(try badOutbox.message(message.id!))
         #expect(failed.status == .failed)
@@ -283,16 +276,16 @@ import SystemCalls
     /// A modem whose `OK` after `+CPIN: READY` comes late (after the grace period), while the next
     /// command waits for its slow answer: that OK must not be taken as the next command's (AT+CSQ
     /// would then report no signal, AT+CREG? no registration).
-    @Test func aLateFinalIsNotTheNextCommandsAnswer() async throws {
+    @Test(.onOneThread) func aLateFinalIsNotTheNextCommandsAnswer() async throws {
         var script = FakeModem.Script()
         script.cpinLateFinal = 0.6
         script.answerDelay = 0.5
-        let fake = try FakeModem(script: script)
+        let fake = try FakeModem(script: script, clock: clock)
         let (sender, outbox, modem) = try makeSender(fake)
-        try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Late OK", now: Date().timeIntervalSince1970)
-        #expect(try await sender.flush(until: Date().timeIntervalSince1970 + 30) == 0)
+        try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Late OK", now: clock.now())
+        #expect(try await flush(sender, within: 30) == 0)
         #expect(fake.messages == ["Late OK"])
-        let health = await modem.checkHealth()
+        let health = try await clock.run(limit: 30) { await modem.checkHealth() }
         #expect(health.sim == "READY" && health.signalDBm == -73 && health.registration == .home, "\(health)")
         #expect(health.serviceCentre == "+33609001390", "the answer to AT+CSCA? after AT+CMGF=0: \(health)")
         await modem.close()

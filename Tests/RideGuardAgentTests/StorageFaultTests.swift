@@ -342,7 +342,7 @@ extension AgentTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-recordings-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let database = try RideGuardDatabase(path: folder + "/db/rideguard.sqlite")
-        let recorder = RideGuardAgent.Recorder(folder: folder, rateHz: 400, database: database, clock: SystemServiceClock(), logger: ModemTests.Log().logger)
+        let recorder = RideGuardAgent.Recorder(folder: folder, rateHz: 400, database: database, clock: SystemServiceClock(), logger: LogLines(level: .trace).logger)
         for i in 0..<99 { FileManager.default.createFile(atPath: folder + "/ride\(i).csv", contents: Data()) }
         #expect(recorder.roomProblem(forSeconds: 60) == nil)
         FileManager.default.createFile(atPath: folder + "/ride99.csv", contents: Data())
