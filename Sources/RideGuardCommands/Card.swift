@@ -28,8 +28,8 @@ struct Card: ParsableCommand {
         let qr = try Self.qr(card)
         if let out { try Self.write(card, qr, to: out) }
         if terminal {
-            print(card.lines.joined(separator: "\n") + "\n")
-            print(RescueCard.terminal(qr), terminator: "")
+            Output.line(card.lines.joined(separator: "\n") + "\n")
+            Output.line(RescueCard.terminal(qr), terminator: "")
         }
     }
 
@@ -61,6 +61,6 @@ struct Card: ParsableCommand {
             Output.error("\(error)")
             throw ExitCode(1)
         }
-        print("card written to \(path): print it at 100 % (105 × 74 mm)")
+        Output.line("card written to \(path): print it at 100 % (105 × 74 mm)")
     }
 }

@@ -18,15 +18,15 @@ struct Config: ParsableCommand {
         func run() throws {
             do {
                 let c = try ConfigurationFile.load(path: config)
-                print("\(config): ok")
-                print("imu: \(c.imu.simulated ? "simulated (\(c.imu.trace ?? ""))" : "\(c.imu.uri) \(c.imu.device ?? "auto") at \(Int(c.imu.rateHz)) Hz")")
-                print("gpio: \(c.gpio.simulated ? "simulated" : "buzzer \(c.gpio.buzzer), button \(c.gpio.button)")")
-                print("gps: \(c.gps.simulated ? "simulated" : "gpsd at \(c.gps.gpsd)")")
-                print("modem: \(c.modem.simulated ? "simulated" : "\(c.modem.device) at \(c.modem.baud) baud")")
-                print("countdown: \(Int(c.workflow.countdownSeconds)) s; messages: \(c.messages.language.rawValue), \(c.messages.mapLink.rawValue) links")
-                print("database: \(c.database)")
+                Output.line("\(config): ok")
+                Output.line("imu: \(c.imu.simulated ? "simulated (\(c.imu.trace ?? ""))" : "\(c.imu.uri) \(c.imu.device ?? "auto") at \(Int(c.imu.rateHz)) Hz")")
+                Output.line("gpio: \(c.gpio.simulated ? "simulated" : "buzzer \(c.gpio.buzzer), button \(c.gpio.button)")")
+                Output.line("gps: \(c.gps.simulated ? "simulated" : "gpsd at \(c.gps.gpsd)")")
+                Output.line("modem: \(c.modem.simulated ? "simulated" : "\(c.modem.device) at \(c.modem.baud) baud")")
+                Output.line("countdown: \(Int(c.workflow.countdownSeconds)) s; messages: \(c.messages.language.rawValue), \(c.messages.mapLink.rawValue) links")
+                Output.line("database: \(c.database)")
                 if let text = try? String(contentsOfFile: config, encoding: .utf8) {
-                    for note in ConfigurationFile.notes(text, source: config) { print("note: \(note)") }
+                    for note in ConfigurationFile.notes(text, source: config) { Output.line("note: \(note)") }
                 }
             } catch {
                 Output.error(error.description)
@@ -39,7 +39,7 @@ struct Config: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print a complete, commented configuration with every default.")
 
         func run() {
-            print(ConfigurationFile.example, terminator: "")
+            Output.line(ConfigurationFile.example, terminator: "")
         }
     }
 }

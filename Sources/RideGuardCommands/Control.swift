@@ -38,52 +38,52 @@ struct Status: ParsableCommand {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            print(String(decoding: try encoder.encode(reply), as: UTF8.self))
+            Output.line(String(decoding: try encoder.encode(reply), as: UTF8.self))
             return
         }
         let d = { (value: Double, decimals: Int) in DecimalFormat.string(value, decimals: decimals) }
         let sensor = status.sensor
-        if let protection = status.protection { print(protection.summary.prefix(1).uppercased() + protection.summary.dropFirst()) }
-        print("state: \(status.state.rawValue)" + (status.countdownSeconds.map { " (\(Int($0)) s left)" } ?? ""))
-        print("sensor: \(d(sensor.rateHz, 1)) Hz, last sample " + (sensor.lastSampleAgeSeconds.map { "\(d($0, 2)) s ago" } ?? "never")
+        if let protection = status.protection { Output.line(protection.summary.prefix(1).uppercased() + protection.summary.dropFirst()) }
+        Output.line("state: \(status.state.rawValue)" + (status.countdownSeconds.map { " (\(Int($0)) s left)" } ?? ""))
+        Output.line("sensor: \(d(sensor.rateHz, 1)) Hz, last sample " + (sensor.lastSampleAgeSeconds.map { "\(d($0, 2)) s ago" } ?? "never")
               + (sensor.gravityG.map { ", \(d($0, 2)) g" } ?? "") + (sensor.lastFault.map { ", last fault: \($0)" } ?? "")
               + ((sensor.rejectedSamples ?? 0) > 0 ? ", \(sensor.rejectedSamples!) non-physical samples dropped" : ""))
-        if let problem = status.gpio.problem { print("gpio: \(problem)") }
-        if let problem = status.storageProblem { print("storage: \(problem)") }
+        if let problem = status.gpio.problem { Output.line("gpio: \(problem)") }
+        if let problem = status.storageProblem { Output.line("storage: \(problem)") }
         if let bike = status.bike {
-            print("bike: \(bike.context)" + (bike.ignition.map { ", ignition \($0)" } ?? "")
+            Output.line("bike: \(bike.context)" + (bike.ignition.map { ", ignition \($0)" } ?? "")
                   + (bike.underVoltage == true ? ", supply UNDER-VOLTAGE (the Pi's 5 V input sagged)" : ""))
             if let fall = bike.lastParkedFall {
                 let time = Times.localHourMinute(fall)
-                print("parked bike fell over at \(time) (nobody riding: no countdown; the rider's phone was texted)")
+                Output.line("parked bike fell over at \(time) (nobody riding: no countdown; the rider's phone was texted)")
             }
         }
         if let fix = status.fix {
-            print("position: \(d(fix.latitude, 6)), \(d(fix.longitude, 6)), \(d(fix.ageSeconds, 1)) s old")
+            Output.line("position: \(d(fix.latitude, 6)), \(d(fix.longitude, 6)), \(d(fix.ageSeconds, 1)) s old")
         } else {
-            print("position: no fix yet")
+            Output.line("position: no fix yet")
         }
         let modem = status.modem
         if modem.real {
-            print("modem: \(modem.connected ? "connected" : "not connected"), network \(modem.registration ?? "unknown")"
+            Output.line("modem: \(modem.connected ? "connected" : "not connected"), network \(modem.registration ?? "unknown")"
                   + (modem.signalDBm.map { ", \($0) dBm" } ?? "") + (modem.problem.map { " (\($0))" } ?? ""))
         } else {
-            print("modem: simulated")
+            Output.line("modem: simulated")
         }
-        if modem.voice == false { print("voice calls: the modem cannot make them (the contacts get SMS only)") }
-        for limitation in modem.limitations ?? [] { print("modem without \(limitation)") }
-        if let calls = status.calls { print("calls: \(calls)") }
+        if modem.voice == false { Output.line("voice calls: the modem cannot make them (the contacts get SMS only)") }
+        for limitation in modem.limitations ?? [] { Output.line("modem without \(limitation)") }
+        if let calls = status.calls { Output.line("calls: \(calls)") }
         if let acknowledgement = status.acknowledgement {
             let time = Times.localHourMinute(acknowledgement.time)
-            print("acknowledged: by \(acknowledgement.who), \(acknowledgement.channel.how) at \(time)")
+            Output.line("acknowledged: by \(acknowledgement.who), \(acknowledgement.channel.how) at \(time)")
         }
-        print("outbox: \(status.pendingMessages) pending; contacts: \(status.contacts)")
+        Output.line("outbox: \(status.pendingMessages) pending; contacts: \(status.contacts)")
         if let fleet = status.fleet {
             let since = fleet.since.map { " since \(Times.localHourMinute($0))" } ?? ""
-            print("mqtt: \(fleet.device) on \(fleet.broker), " + (fleet.connected ? "connected\(since)" : "NOT connected\(since) (no IP link, or the broker is away: SMS alerts are not affected)")
+            Output.line("mqtt: \(fleet.device) on \(fleet.broker), " + (fleet.connected ? "connected\(since)" : "NOT connected\(since) (no IP link, or the broker is away: SMS alerts are not affected)")
                   + (fleet.backlog > 0 ? ", \(fleet.backlog) event(s) waiting" : "") + (fleet.problem.map { "; \($0)" } ?? ""))
             for member in fleet.group ?? [] {
-                print("riding group: \(member.device) NEEDS HELP since \(Times.localHourMinute(member.since))" + (member.place.map { ", \($0)" } ?? ""))
+                Output.line("riding group: \(member.device) NEEDS HELP since \(Times.localHourMinute(member.since))" + (member.place.map { ", \($0)" } ?? ""))
             }
         }
     }
@@ -108,7 +108,7 @@ struct Ctl: ParsableCommand {
                 Output.error(error)
                 throw ExitCode(1)
             }
-            print("buzzer: three short beeps")
+            Output.line("buzzer: three short beeps")
         }
     }
 
@@ -140,7 +140,7 @@ struct Ctl: ParsableCommand {
                 Output.error(error)
                 throw ExitCode(1)
             }
-            print(stop ? "recording saved: \(reply.path ?? "")" : "recording \(Int(duration)) s to \(reply.path ?? "") (rideguard ctl record --stop ends it sooner)")
+            Output.line(stop ? "recording saved: \(reply.path ?? "")" : "recording \(Int(duration)) s to \(reply.path ?? "") (rideguard ctl record --stop ends it sooner)")
         }
     }
 
@@ -163,7 +163,7 @@ struct Ctl: ParsableCommand {
                 Output.error(error)
                 throw ExitCode(1)
             }
-            print("pressed for \(DecimalFormat.string(hold, decimals: 1)) s")
+            Output.line("pressed for \(DecimalFormat.string(hold, decimals: 1)) s")
         }
     }
 }

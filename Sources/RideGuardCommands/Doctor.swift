@@ -43,15 +43,15 @@ struct DoctorCommand: AsyncParsableCommand {
                 line.add("outcome", ["✓": "ok", "!": "warning", "✗": "failed"][check.outcome.rawValue] ?? "")
                 line.add("detail", check.detail)
                 if let fix = check.fix { line.add("fix", fix) }
-                print(line.text)
+                Output.line(line.text)
             } else {
-                print("\(check.outcome.rawValue) \(check.part): \(check.detail)")
-                if let fix = check.fix, check.outcome != .ok { print("    → \(fix)") }
+                Output.line("\(check.outcome.rawValue) \(check.part): \(check.detail)")
+                if let fix = check.fix, check.outcome != .ok { Output.line("    → \(fix)") }
             }
             Output.flush()
         }
         if !json {
-            print(canProtect ? "RideGuard can protect the rider." : "RideGuard cannot protect the rider yet: fix each ✗ above.")
+            Output.line(canProtect ? "RideGuard can protect the rider." : "RideGuard cannot protect the rider yet: fix each ✗ above.")
         }
         if !canProtect { throw ExitCode(1) }
     }

@@ -95,15 +95,15 @@ struct Eval: ParsableCommand {
         var bar = DetectorEvaluation.Bar()
         bar.medianLatency = medianLatency
         bar.maximumLatency = maxLatency
-        print(json ? evaluation.json : evaluation.table)
+        Output.line(json ? evaluation.json : evaluation.table)
         if let report {
             try Array(evaluation.html.utf8).withUnsafeBytes { try writeFile(report, $0) }
-            if !json { print("report written to \(report)") }
+            if !json { Output.line("report written to \(report)") }
         }
         if !evaluation.passes(bar) {
-            if !json { print("FAILED the bar: every crash detected, no false alarm, latency median ≤ \(medianLatency) s, max ≤ \(maxLatency) s") }
+            if !json { Output.line("FAILED the bar: every crash detected, no false alarm, latency median ≤ \(medianLatency) s, max ≤ \(maxLatency) s") }
             throw ExitCode(1)
         }
-        if !json { print("passed: every crash detected, no false alarm, latency median ≤ \(medianLatency) s, max ≤ \(maxLatency) s") }
+        if !json { Output.line("passed: every crash detected, no false alarm, latency median ≤ \(medianLatency) s, max ≤ \(maxLatency) s") }
     }
 }

@@ -81,7 +81,7 @@ struct Fleet: ParsableCommand {
                     case .connected: connections.withLock { $0 += 1 }
                     case .refused(let reason): refused.withLock { $0 = reason }
                     case .received(let topic, let payload, _):
-                        if let line = view.take(topic: topic, payload: payload), json { print(line) }
+                        if let line = view.take(topic: topic, payload: payload), json { Output.line(line) }
                     case .failed(let reason): Output.error("not connected: \(reason); trying again")
                     case .disconnected, .acknowledged: break
                     }
@@ -110,9 +110,9 @@ struct Fleet: ParsableCommand {
                     let lines = view.lines(now: now)
                     let table = lines.isEmpty ? "no bike on \(broker) under \(prefix)/ yet" : lines.joined(separator: "\n")
                     if isatty(1) == 1 {
-                        print("\u{1B}[H\u{1B}[2J" + "RideGuard fleet on \(broker), \(Times.localHourMinute(now))\n" + table)
+                        Output.line("\u{1B}[H\u{1B}[2J" + "RideGuard fleet on \(broker), \(Times.localHourMinute(now))\n" + table)
                     } else if table != shown {
-                        print(table + "\n")
+                        Output.line(table + "\n")
                     }
                     shown = table
                 }

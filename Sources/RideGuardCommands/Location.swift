@@ -47,15 +47,15 @@ struct Location: ParsableCommand {
             line.add("track_deg", fix.track ?? .nan, decimals: 1)
             line.add("accuracy_m", fix.accuracy ?? .nan, decimals: 1)
             line.add("age_s", age, decimals: 1)
-            print(line.text)
+            Output.line(line.text)
         } else {
             var text = "\(DecimalFormat.string(fix.latitude, decimals: 6)), \(DecimalFormat.string(fix.longitude, decimals: 6))"
             if let accuracy = fix.accuracy { text += " ±\(Int(accuracy.rounded())) m" }
             text += ", \(Int(age.rounded())) s old"
             if let speed = fix.speed { text += ", \(Int((speed * 3.6).rounded())) km/h" }
             if let track = fix.track { text += " heading \(Int(track.rounded()))°" }
-            print(text)
-            print(MapLinkStyle.google.link(fix))
+            Output.line(text)
+            Output.line(MapLinkStyle.google.link(fix))
         }
     }
 }

@@ -77,7 +77,7 @@ struct SMS: ParsableCommand {
             let final = try outbox.message(message.id!)!
             switch final.status {
             case .sent:
-                print("sent to \(number.masked): references \(final.references ?? "")")
+                Output.line("sent to \(number.masked): references \(final.references ?? "")")
             case .failed:
                 Output.error("not sent to \(number.masked): \(final.lastError ?? "unknown reason")")
                 throw ExitCode(1)
@@ -107,7 +107,7 @@ struct SMS: ParsableCommand {
             if resumed > 0 { Output.error("\(resumed) message(s) were interrupted mid-send: sending them again") }
             let left = try await sender.flush(until: clock.now() + timeout)
             let sent = try outbox.all().filter { $0.status == .sent }.count
-            print("outbox: \(sent) sent, \(left) still pending")
+            Output.line("outbox: \(sent) sent, \(left) still pending")
             if left > 0 { throw ExitCode(3) }
         }
     }
@@ -132,16 +132,16 @@ struct ModemCommand: AsyncParsableCommand {
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
-                print(String(decoding: try encoder.encode(health), as: UTF8.self))
+                Output.line(String(decoding: try encoder.encode(health), as: UTF8.self))
             } else {
-                print("connected: \(health.connected ? "yes" : "no")")
-                print("SIM: \(health.sim ?? "unknown")")
-                print("signal: \(health.signalDBm.map { "\($0) dBm" } ?? "unknown")")
-                print("network: \(health.registration ?? .unknown)")
-                print("SMS centre: \(health.serviceCentre.map(PhoneNumber.mask) ?? "unknown")")
-                print("voice calls: \(health.voice.map { $0 ? "yes" : "no (the contacts get SMS only)" } ?? "unknown")")
-                print("SMS storage read: \(health.messageStorage ?? "unknown")")
-                if let problem = health.problem { print("problem: \(problem)") }
+                Output.line("connected: \(health.connected ? "yes" : "no")")
+                Output.line("SIM: \(health.sim ?? "unknown")")
+                Output.line("signal: \(health.signalDBm.map { "\($0) dBm" } ?? "unknown")")
+                Output.line("network: \(health.registration ?? .unknown)")
+                Output.line("SMS centre: \(health.serviceCentre.map(PhoneNumber.mask) ?? "unknown")")
+                Output.line("voice calls: \(health.voice.map { $0 ? "yes" : "no (the contacts get SMS only)" } ?? "unknown")")
+                Output.line("SMS storage read: \(health.messageStorage ?? "unknown")")
+                if let problem = health.problem { Output.line("problem: \(problem)") }
             }
             if !health.connected || health.problem != nil { throw ExitCode(1) }
         }

@@ -115,7 +115,7 @@ struct Record: ParsableCommand {
             if terminal {
                 let seconds = p.last - p.first
                 let measured = seconds > 0 ? Double(p.samples - 1) / seconds : 0
-                print("\r\(p.samples) samples, \(DecimalFormat.string(measured, decimals: 1)) Hz, \(p.dropped) dropped   ", terminator: "")
+                Output.line("\r\(p.samples) samples, \(DecimalFormat.string(measured, decimals: 1)) Hz, \(p.dropped) dropped   ", terminator: "")
                 fflush(nil)
             }
         }
@@ -125,11 +125,11 @@ struct Record: ParsableCommand {
             try? p.writer?.flush()
             return p
         }
-        if terminal { print("") }
+        if terminal { Output.line("") }
         guard p.samples > 0 else {
             Output.error("no samples recorded from \(uri)")
             throw ExitCode(1)
         }
-        print("\(out): \(p.samples) samples over \(DecimalFormat.string(p.last - p.first, decimals: 1)) s, \(p.dropped) dropped")
+        Output.line("\(out): \(p.samples) samples over \(DecimalFormat.string(p.last - p.first, decimals: 1)) s, \(p.dropped) dropped")
     }
 }

@@ -50,16 +50,16 @@ struct Contacts: ParsableCommand {
         func run() throws {
             let contacts = try db.open().contacts()
             if json {
-                print("[" + contacts.map { c in
+                Output.line("[" + contacts.map { c in
                     var line = JSONLine()
                     line.add("name", c.name)
                     line.add("number", c.number)
                     return line.text
                 }.joined(separator: ",") + "]")
             } else if contacts.isEmpty {
-                print("no contact yet: add one with rideguard contacts add NAME NUMBER (RideGuard will not arm without one)")
+                Output.line("no contact yet: add one with rideguard contacts add NAME NUMBER (RideGuard will not arm without one)")
             } else {
-                for c in contacts { print("\(DisplayText.neutralised(c.name, lineBreaks: false))  \(c.number)") }
+                for c in contacts { Output.line("\(DisplayText.neutralised(c.name, lineBreaks: false))  \(c.number)") }
             }
         }
     }
@@ -73,7 +73,7 @@ struct Contacts: ParsableCommand {
         func run() throws {
             let database = try db.open()
             let contact = try refusing { try database.addContact(name: name, number: number, now: Date().timeIntervalSince1970) }
-            print("added \(DisplayText.neutralised(contact.name, lineBreaks: false)) \(contact.number)")
+            Output.line("added \(DisplayText.neutralised(contact.name, lineBreaks: false)) \(contact.number)")
         }
     }
 
@@ -85,7 +85,7 @@ struct Contacts: ParsableCommand {
         func run() throws {
             let database = try db.open()
             let contact = try refusing { try database.removeContact(nameOrNumber, now: Date().timeIntervalSince1970) }
-            print("removed \(DisplayText.neutralised(contact.name, lineBreaks: false)) \(contact.number)")
+            Output.line("removed \(DisplayText.neutralised(contact.name, lineBreaks: false)) \(contact.number)")
             if (try? database.contacts())?.isEmpty == true {
                 Output.error("no contact left: RideGuard cannot alert anyone and stops protecting (two long beeps every 30 s) until one is added (rideguard contacts add NAME NUMBER)")
             }
@@ -100,8 +100,8 @@ struct Message: ParsableCommand {
     struct Show: ParsableCommand {
         @OptionGroup var db: DatabaseOption
         func run() throws {
-            if let message = try db.open().profile().message { print(DisplayText.neutralised(message)) } else {
-                print("no message of your own yet: alerts start with the default one; set yours with rideguard message set \"...\"")
+            if let message = try db.open().profile().message { Output.line(DisplayText.neutralised(message)) } else {
+                Output.line("no message of your own yet: alerts start with the default one; set yours with rideguard message set \"...\"")
             }
         }
     }
@@ -113,7 +113,7 @@ struct Message: ParsableCommand {
             let database = try db.open()
             try refusing { try database.setMessage(text) }
             let parts = SMSText(text).parts.count
-            print("message set (\(text.count) characters\(parts > 1 ? ", \(parts) SMS parts on its own" : ""))")
+            Output.line("message set (\(text.count) characters\(parts > 1 ? ", \(parts) SMS parts on its own" : ""))")
         }
     }
 }
@@ -127,11 +127,11 @@ struct Profile: ParsableCommand {
         @OptionGroup var db: DatabaseOption
         func run() throws {
             let profile = try db.open().profile()
-            print("name: \(profile.name.map { DisplayText.neutralised($0, lineBreaks: false) } ?? "not set")")
-            print("medical note: \(profile.medicalNote.map { DisplayText.neutralised($0) } ?? "none")")
-            print("rider's phone: \(profile.phone ?? "not set (a STATUS SMS is answered only from it)")")
+            Output.line("name: \(profile.name.map { DisplayText.neutralised($0, lineBreaks: false) } ?? "not set")")
+            Output.line("medical note: \(profile.medicalNote.map { DisplayText.neutralised($0) } ?? "none")")
+            Output.line("rider's phone: \(profile.phone ?? "not set (a STATUS SMS is answered only from it)")")
             let configured = try db.configuration.load().messages.language
-            print("language: " + (profile.language.map(\.rawValue) ?? "\(configured.rawValue) (the configuration's messages.language)"))
+            Output.line("language: " + (profile.language.map(\.rawValue) ?? "\(configured.rawValue) (the configuration's messages.language)"))
         }
     }
 
@@ -158,7 +158,7 @@ struct Profile: ParsableCommand {
                 if let phone { try database.setRiderPhone(phone) }
                 if let language { try database.setLanguage(language) }
             }
-            print("profile updated")
+            Output.line("profile updated")
         }
     }
 }
@@ -186,12 +186,12 @@ struct Events: ParsableCommand {
                 line.add("time", when)
                 line.add("kind", record.kind)
                 line.add("text", record.text)
-                print(line.text)
+                Output.line(line.text)
             } else {
-                print("\(when)  \(record.kind)  \(DisplayText.neutralised(record.text, lineBreaks: false))")
+                Output.line("\(when)  \(record.kind)  \(DisplayText.neutralised(record.text, lineBreaks: false))")
             }
         }
-        if records.isEmpty && !json { print("no events") }
+        if records.isEmpty && !json { Output.line("no events") }
     }
 }
 

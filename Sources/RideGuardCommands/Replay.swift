@@ -40,7 +40,7 @@ struct Replay: ParsableCommand {
                 try Array(html.utf8).withUnsafeBytes { bytes in
                     try writeFile(report, bytes)
                 }
-                print("\(report): \(html.utf8.count / 1024) KB, \(built.summary.humanLine)")
+                Output.line("\(report): \(html.utf8.count / 1024) KB, \(built.summary.humanLine)")
                 return
             } catch let error as TraceError {
                 Output.error(error.description)

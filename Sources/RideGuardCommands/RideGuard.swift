@@ -23,3 +23,28 @@ extension RideGuard {
         await main()
     }
 }
+
+extension RideGuard {
+    /// Runs a command line in this process, as `rideguard` would, its output kept in `capture`:
+    /// the exit status (argument-parser's, a thrown `ExitCode`'s, 0 after success). Commands that
+    /// run for long or are async (`run`, `demo`, `doctor`, `setup`, `sms`, `modem`) are the
+    /// program's to run: they are refused here.
+    package static func run(arguments: [String], capture: OutputCapture) -> Int32 {
+        Output.$capture.withValue(capture) {
+            do {
+                var command = try parseAsRoot(arguments)
+                guard !(command is AsyncParsableCommand) else {
+                    Output.error("\(arguments.first ?? ""): runs in the program only")
+                    return 2
+                }
+                try command.run()
+                return 0
+            } catch {
+                let code = exitCode(for: error).rawValue
+                let message = fullMessage(for: error)
+                if !message.isEmpty { capture.add(message + "\n", error: code != 0) }
+                return code
+            }
+        }
+    }
+}

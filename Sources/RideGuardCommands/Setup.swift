@@ -83,7 +83,7 @@ struct Setup: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let ask = Prompter(interactive: !noInput)
-        print("RideGuard setup: \(config), \(configuration.database)")
+        Output.line("RideGuard setup: \(config), \(configuration.database)")
 
         // 1. Language, the rider's (the configuration's messages.language until chosen).
         let spoken = try database.profile().language ?? configuration.messages.language
@@ -91,7 +91,7 @@ struct Setup: AsyncParsableCommand {
                                                default: spoken.rawValue).flatMap(MessageLanguage.init) ?? spoken
         try refusing { try database.setLanguage(chosen) }
         configuration.messages.language = chosen
-        print("language: \(chosen.rawValue)")
+        Output.line("language: \(chosen.rawValue)")
 
         // 2. The rider.
         let profile = try database.profile()
@@ -109,23 +109,23 @@ struct Setup: AsyncParsableCommand {
         }
         if ask.interactive && contacts.isEmpty {
             let existing = try database.contacts()
-            if !existing.isEmpty { print("contacts: " + existing.map { "\($0.name) \($0.number)" }.joined(separator: ", ")) }
+            if !existing.isEmpty { Output.line("contacts: " + existing.map { "\($0.name) \($0.number)" }.joined(separator: ", ")) }
             while true {
                 let have = try database.contacts().count
                 let prompt = have == 0 ? "Emergency contact's name" : "Another contact's name (empty when done)"
                 guard let contactName = try ask.text(prompt, default: nil) else {
                     if have > 0 { break }
-                    print("RideGuard needs at least one contact to alert.")
+                    Output.line("RideGuard needs at least one contact to alert.")
                     continue
                 }
                 while true {
                     guard let number = try ask.text("\(contactName)'s mobile number, with its country code (+33 6 12 34 56 78)", default: nil) else { continue }
                     do {
                         let added = try database.addContact(name: contactName, number: number, now: Date().timeIntervalSince1970)
-                        print("added \(added.name) \(added.number)")
+                        Output.line("added \(added.name) \(added.number)")
                         break
                     } catch let error as RecordError {
-                        print("✗ \(error.reason)")
+                        Output.line("✗ \(error.reason)")
                     }
                 }
             }
@@ -145,7 +145,7 @@ struct Setup: AsyncParsableCommand {
                 try MessageComposer.validateRiderMessage(answer ?? "")
                 text = answer
             } catch {
-                print("✗ \(error.reason)")
+                Output.line("✗ \(error.reason)")
             }
         }
         if let text { try refusing { try database.setMessage(text) } }
@@ -179,7 +179,7 @@ struct Setup: AsyncParsableCommand {
             try Card.write(rescueCard, try Card.qr(rescueCard), to: cardPath)
         }
 
-        print("""
+        Output.line("""
             setup done: \(try database.contacts().count) contact(s), message set, alerts in \(chosen.rawValue).
             next: rideguard doctor --config \(config)    (checks every part; keep the bike still)
                   sudo systemctl enable --now rideguard   (a running agent arms by itself within 10 s)
@@ -188,40 +188,40 @@ struct Setup: AsyncParsableCommand {
 
     func addContact(_ name: String, _ number: String, to database: RideGuardDatabase) throws {
         if try database.contacts().contains(where: { (try? PhoneNumber(number))?.e164 == $0.number }) {
-            print("\(name) is already a contact")
+            Output.line("\(name) is already a contact")
             return
         }
         let added = try refusing { try database.addContact(name: name, number: number, now: Date().timeIntervalSince1970) }
-        print("added \(added.name) \(added.number)")
+        Output.line("added \(added.name) \(added.number)")
     }
 
     // MARK: - Hardware
 
     func checkHardware(_ configuration: AgentConfiguration, _ ask: Prompter) throws {
         if case .running = Doctor.agentStatus(configuration.controlSocket) {
-            print("hardware check skipped: the running agent holds the button and the buzzer (sudo systemctl stop rideguard, then setup again)")
+            Output.line("hardware check skipped: the running agent holds the button and the buzzer (sudo systemctl stop rideguard, then setup again)")
             return
         }
         if configuration.gpio.simulated {
             _ = try ask.text("Press the button now (simulated GPIO: press Enter)", default: "")
-            print("✓ button pressed")
-            print("buzzer: beep beep beep (simulated)")
+            Output.line("✓ button pressed")
+            Output.line("buzzer: beep beep beep (simulated)")
         } else {
             let pressed = waitForPress(configuration.gpio, seconds: 20)
             switch pressed {
-            case .success(true): print("✓ button pressed")
-            case .success(false): print("✗ no press in 20 s: the button goes between \(configuration.gpio.button) and ground")
-            case .failure(let error): print("✗ button \(configuration.gpio.button): \(error)")
+            case .success(true): Output.line("✓ button pressed")
+            case .success(false): Output.line("✗ no press in 20 s: the button goes between \(configuration.gpio.button) and ground")
+            case .failure(let error): Output.line("✗ button \(configuration.gpio.button): \(error)")
             }
             beep(configuration.gpio.buzzer)
         }
         if try !ask.yes("Did you hear the buzzer?", default: true) {
-            print("✗ check the buzzer: its + to 5 V, its − to the transistor's collector, the emitter to ground, the base to \(configuration.gpio.buzzer) through 1 kΩ (boards/wiring.md)")
+            Output.line("✗ check the buzzer: its + to 5 V, its − to the transistor's collector, the emitter to ground, the base to \(configuration.gpio.buzzer) through 1 kΩ (boards/wiring.md)")
         }
     }
 
     func waitForPress(_ gpio: AgentConfiguration.GPIO, seconds: Double) -> Result<Bool, GPIOError> {
-        print("Press the button now (\(Int(seconds)) s)…")
+        Output.line("Press the button now (\(Int(seconds)) s)…")
         Output.flush()
         let seen = Mutex<Result<Bool, GPIOError>?>(nil)
         let address = GPIOLineAddress(gpio.button)
@@ -250,7 +250,7 @@ struct Setup: AsyncParsableCommand {
                 usleep(200_000)
             }
         } catch {
-            print("✗ buzzer \(buzzer): \(error)")
+            Output.line("✗ buzzer \(buzzer): \(error)")
         }
     }
 
@@ -261,19 +261,19 @@ struct Setup: AsyncParsableCommand {
     func sendTestSMS(_ body: String, to contact: Contact, _ configuration: AgentConfiguration, _ database: RideGuardDatabase) async throws {
         let who = contact.forLogs
         if configuration.modem.simulated {
-            print("SMS to \(who) (simulated modem):\n\(body)")
+            Output.line("SMS to \(who) (simulated modem):\n\(body)")
             return
         }
         let clock = SystemServiceClock()
         let queued = try database.outbox.enqueue(recipient: contact.number, kind: "test", body: body, now: clock.now())
         let deadline = clock.now() + smsTimeout
         if case .running = Doctor.agentStatus(configuration.controlSocket) {
-            print("test SMS handed to the running agent…")
+            Output.line("test SMS handed to the running agent…")
             while clock.now() < deadline, let status = try database.outbox.message(queued.id!)?.status, status == .pending || status == .sending {
                 try await Task.sleep(for: .milliseconds(500))
             }
         } else {
-            print("sending the test SMS to \(who) through \(configuration.modem.device)…")
+            Output.line("sending the test SMS to \(who) through \(configuration.modem.device)…")
             Output.flush()
             let modem = Modem(configuration: ModemConfiguration(configuration.modem), clock: clock, logger: .silent)
             let sender = OutboxSender(outbox: database.outbox, modem: modem, clock: clock, logger: .silent)
@@ -283,13 +283,13 @@ struct Setup: AsyncParsableCommand {
         let final = try database.outbox.message(queued.id!)
         switch final?.status {
         case .sent:
-            print("✓ test SMS sent to \(who): ask them whether it arrived")
+            Output.line("✓ test SMS sent to \(who): ask them whether it arrived")
         case .failed:
-            print("✗ test SMS not sent: \(final?.lastError ?? "unknown reason") (rideguard doctor checks the modem)")
+            Output.line("✗ test SMS not sent: \(final?.lastError ?? "unknown reason") (rideguard doctor checks the modem)")
         default:
             // Not sent in time: it must not go out later, out of the blue.
             _ = try? database.outbox.cancelPending(kind: "test", now: clock.now())
-            print("✗ test SMS not sent in \(Int(smsTimeout)) s: \(final?.lastError ?? "no answer") (rideguard doctor checks the modem)")
+            Output.line("✗ test SMS not sent in \(Int(smsTimeout)) s: \(final?.lastError ?? "no answer") (rideguard doctor checks the modem)")
         }
     }
 }
@@ -301,10 +301,10 @@ struct Prompter {
     struct NoAnswer: Error {}
 
     func read(_ question: String) throws -> String {
-        print(question, terminator: " ")
+        Output.line(question, terminator: " ")
         Output.flush()
         guard let line = readLine() else {
-            print("")
+            Output.line("")
             Output.error("no answer (standard input closed): use --no-input and flags for a scripted install")
             throw ExitCode(1)
         }
@@ -324,7 +324,7 @@ struct Prompter {
             let answer = try read("\(question) (\(options.joined(separator: "/"))) [\(value)]:").lowercased()
             if answer.isEmpty { return value }
             if options.contains(answer) { return answer }
-            print("✗ '\(answer)' is not one of \(options.joined(separator: ", "))")
+            Output.line("✗ '\(answer)' is not one of \(options.joined(separator: ", "))")
         }
     }
 
@@ -335,7 +335,7 @@ struct Prompter {
             if answer.isEmpty { return value }
             if ["y", "yes", "o", "oui", "j", "ja", "s", "si", "sí"].contains(answer) { return true }
             if ["n", "no", "non", "nein"].contains(answer) { return false }
-            print("✗ answer y or n")
+            Output.line("✗ answer y or n")
         }
     }
 }

@@ -68,12 +68,12 @@ struct Synth: ParsableCommand {
             if let failure { throw failure }
             try writer.flush()
             labels.append(label)
-            print("\(name): \(kind.rawValue), \(Int(label.duration)) s at \(Int(label.rateHz)) Hz\(label.gyro ? "" : ", no gyro")")
+            Output.line("\(name): \(kind.rawValue), \(Int(label.duration)) s at \(Int(label.rateHz)) Hz\(label.gyro ? "" : ", no gyro")")
         }
         let manifest = Manifest(seed: seed, traces: labels)
         try manifest.write(path: FilePath(out).appending("manifest.json").string)
         let hours = labels.map(\.ridingSeconds).reduce(0, +) / 3600
-        print("wrote \(labels.count) traces with \(DecimalFormat.string(hours, decimals: 2)) hours of riding to \(out)")
+        Output.line("wrote \(labels.count) traces with \(DecimalFormat.string(hours, decimals: 2)) hours of riding to \(out)")
     }
 }
 

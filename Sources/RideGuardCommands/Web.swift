@@ -50,8 +50,8 @@ struct Web: ParsableCommand {
                 }
             }
             let link = "\(base)/pair?code=\(code)"
-            print("Open this on the rider's phone (on the same Wi-Fi as the Pi), within 10 minutes; it works once:\n\n  \(link)\n")
-            if let qr = try? QRCode.encode(link) { print(RescueCard.terminal(qr), terminator: "") }
+            Output.line("Open this on the rider's phone (on the same Wi-Fi as the Pi), within 10 minutes; it works once:\n\n  \(link)\n")
+            if let qr = try? QRCode.encode(link) { Output.line(RescueCard.terminal(qr), terminator: "") }
             if !WebLink.isServing(web) {
                 Output.error("the page is not running: sudo systemctl enable --now rideguard-web")
             }
@@ -72,19 +72,19 @@ struct Web: ParsableCommand {
                     Output.error("no session \(revoke): rideguard web sessions lists them")
                     throw ExitCode(1)
                 }
-                print("session \(revoke) revoked: that phone must pair again")
+                Output.line("session \(revoke) revoked: that phone must pair again")
                 return
             }
             if revokeAll {
                 let sessions = try database.webSessions()
                 for session in sessions { try database.revokeWebSession(session.id, now: now) }
-                print("\(sessions.count) session(s) revoked")
+                Output.line("\(sessions.count) session(s) revoked")
                 return
             }
             let sessions = try database.webSessions()
-            if sessions.isEmpty { print("no phone paired: rideguard web pair") }
+            if sessions.isEmpty { Output.line("no phone paired: rideguard web pair") }
             for s in sessions {
-                print("\(s.id)  paired \(Times.iso8601(s.created))  last seen \(Times.iso8601(s.lastSeen))  \(s.label)")
+                Output.line("\(s.id)  paired \(Times.iso8601(s.created))  last seen \(Times.iso8601(s.lastSeen))  \(s.label)")
             }
         }
     }

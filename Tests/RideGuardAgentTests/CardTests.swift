@@ -19,10 +19,10 @@ import Testing
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-card-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let database = folder.appendingPathComponent("rideguard.sqlite").path
-        #expect(try Rideguard.run(["profile", "set", "--name", "Zoë Martin", "--medical", "Type 1 diabetic, allergic to penicillin. Blood group O+",
+        #expect(Rideguard.inProcess(["profile", "set", "--name", "Zoë Martin", "--medical", "Type 1 diabetic, allergic to penicillin. Blood group O+",
                                    "--database", database]).status == 0)
         for (name, number) in [("Sam", "+33612345678"), ("Jo", "+4915112345678")] {
-            #expect(try Rideguard.run(["contacts", "add", name, number, "--database", database]).status == 0)
+            #expect(Rideguard.inProcess(["contacts", "add", name, number, "--database", database]).status == 0)
         }
         return database
     }
@@ -39,7 +39,7 @@ import Testing
     @Test func theSVGCardDecodesToTheRidersFacts() throws {
         let database = try riderDatabase()
         let svg = FileManager.default.temporaryDirectory.appendingPathComponent("card-\(UUID().uuidString).svg")
-        let result = try Rideguard.run(["card", "--out", svg.path, "--database", database])
+        let result = Rideguard.inProcess(["card", "--out", svg.path, "--database", database])
         #expect(result.status == 0, "\(result.stderr)")
         var info = stat()
         #expect(stat(svg.path, &info) == 0 && info.st_mode & 0o777 == 0o600, "the card holds medical and phone data")
@@ -63,7 +63,7 @@ import Testing
 
     @Test func theTerminalQRDecodesToo() throws {
         let database = try riderDatabase()
-        let result = try Rideguard.run(["card", "--terminal", "--database", database])
+        let result = Rideguard.inProcess(["card", "--terminal", "--database", database])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.hasPrefix(Self.facts + "\n\n"))
         // The half blocks back into pixels: a lit half is a light module (the code is drawn for a dark terminal).
@@ -90,22 +90,22 @@ import Testing
     @Test func aLongNoteGetsSmallerLettersAndATooLongOneAClearError() throws {
         let database = try riderDatabase()
         let note = String(repeating: "Takes insulin twice a day. ", count: 12)
-        #expect(try Rideguard.run(["profile", "set", "--medical", note, "--database", database]).status == 0)
+        #expect(Rideguard.inProcess(["profile", "set", "--medical", note, "--database", database]).status == 0)
         let svg = FileManager.default.temporaryDirectory.appendingPathComponent("card-\(UUID().uuidString).svg")
-        #expect(try Rideguard.run(["card", "--out", svg.path, "--database", database]).status == 0)
+        #expect(Rideguard.inProcess(["card", "--out", svg.path, "--database", database]).status == 0)
         let sizes = try String(contentsOf: svg, encoding: .utf8).matches(of: /font-size="([0-9.]+)"/).compactMap { Double($0.1) }
         #expect(sizes.contains { $0 < 3 }, "a long note is written smaller: \(sizes)")
         #expect(try String(contentsOf: svg, encoding: .utf8).matches(of: /insulin/).count == 12, "nothing is cut")
 
         let tooLong = String(repeating: "Takes insulin twice a day. ", count: 40)
-        #expect(try Rideguard.run(["profile", "set", "--medical", tooLong, "--database", database]).status == 0)
-        let refused = try Rideguard.run(["card", "--out", svg.path, "--database", database])
+        #expect(Rideguard.inProcess(["profile", "set", "--medical", tooLong, "--database", database]).status == 0)
+        let refused = Rideguard.inProcess(["card", "--out", svg.path, "--database", database])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("the card's text does not fit on it: shorten the medical note"))
     }
 
     @Test func aCardNeedsSomewhereToGo() throws {
-        let result = try Rideguard.run(["card", "--database", try riderDatabase()])
+        let result = Rideguard.inProcess(["card", "--database", try riderDatabase()])
         #expect(result.status != 0)
         #expect(result.stderr.contains("--out card.svg, or --terminal"))
     }

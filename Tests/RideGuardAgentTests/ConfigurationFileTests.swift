@@ -220,16 +220,16 @@ import RideGuardConfig
 
     @Test func configCheckCommand() throws {
         let good = try Rideguard.temporaryFile("good.yaml", contents: Data("modem:\n  baud: 9600\n".utf8))
-        let ok = try Rideguard.run(["config", "check", "--config", good.path])
+        let ok = Rideguard.inProcess(["config", "check", "--config", good.path])
         #expect(ok.status == 0)
         #expect(ok.stdout.contains("modem: /dev/rideguard-modem-at at 9600 baud"))
         let bad = try Rideguard.temporaryFile("bad.yaml", contents: Data("modem:\n  baud: 1234\n".utf8))
-        let failed = try Rideguard.run(["config", "check", "--config", bad.path])
+        let failed = Rideguard.inProcess(["config", "check", "--config", bad.path])
         #expect(failed.status == 1)
         #expect(failed.stderr.contains("bad.yaml:2: modem.baud: is not a supported speed"))
-        let example = try Rideguard.run(["config", "example"])
+        let example = Rideguard.inProcess(["config", "example"])
         #expect(example.stdout == ConfigurationFile.example)
-        let missing = try Rideguard.run(["config", "check", "--config", "/nonexistent.yaml"])
+        let missing = Rideguard.inProcess(["config", "check", "--config", "/nonexistent.yaml"])
         #expect(missing.status == 1 && missing.stderr.contains("/nonexistent.yaml: file: cannot read"))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RideGuardCommands
 
 /// Runs the built `rideguard` executable, as a user would.
 enum Rideguard {
@@ -22,6 +23,15 @@ enum Rideguard {
         var stdout: String
         var stderr: String
         var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+    }
+
+    /// Runs a command line in the test's own process, parsed and printed as the program does, for
+    /// the commands that end at once and need no agent answering on this thread; the program itself
+    /// (`run`) for the rest, and for a few smoke tests of the binary.
+    static func inProcess(_ arguments: [String]) -> Result {
+        let capture = OutputCapture()
+        let status = RideGuard.run(arguments: arguments, capture: capture)
+        return Result(status: status, stdout: capture.standardOutput, stderr: capture.standardError)
     }
 
     /// `run`, waited for on a thread of its own: a test whose jobs run on one thread (`.onOneThread`)

@@ -20,7 +20,7 @@ func events(_ result: Rideguard.Result) throws -> [[String: Any]] {
     ])
     func realFallsAreDetectedBeforeTheBikeIsLifted(file: String, earliest: Double, latest: Double) throws {
         let trace = Rideguard.sharedData.appendingPathComponent("ptw-falls/\(file)")
-        let result = try Rideguard.run(["replay", trace.path, "--json"])
+        let result = Rideguard.inProcess(["replay", trace.path, "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = try events(result)
         let crashes = lines.filter { $0["event"] as? String == "crash_detected" }
@@ -37,7 +37,7 @@ func events(_ result: Rideguard.Result) throws -> [[String: Any]] {
     @Test func spreadsheetExportsAndTimeThatRunsBackwards() throws {
         let text = "\u{FEFF}time_s,ax,ay,az\n10,0,0,1\n10,0,0,1\n9.5,0,0,1\n4,0,0,1\n"
         let trace = try Rideguard.temporaryFile("backwards-\(UUID().uuidString).csv", contents: Data(text.utf8))
-        let result = try Rideguard.run(["replay", trace.path, "--json"])
+        let result = Rideguard.inProcess(["replay", trace.path, "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = try events(result)
         let faults = lines.filter { $0["event"] as? String == "sensor_fault" }
@@ -47,12 +47,12 @@ func events(_ result: Rideguard.Result) throws -> [[String: Any]] {
         let end = try #require(lines.last)
         #expect(end["event"] as? String == "trace_end" && end["samples"] as? Int == 4)
         #expect(end["duration_s"] as? Double == 6, "earliest 4 s, latest 10 s: \(end)")
-        let human = try Rideguard.run(["replay", trace.path])
+        let human = Rideguard.inProcess(["replay", trace.path])
         #expect(human.stdout.contains("end of trace after 6.0 s and 4 samples"), "\(human.stdout)")
     }
 
     @Test func humanOutputOfTheExampleTrace() throws {
-        let result = try Rideguard.run(["replay", Rideguard.fixtures.appendingPathComponent("example-lowside.csv").path])
+        let result = Rideguard.inProcess(["replay", Rideguard.fixtures.appendingPathComponent("example-lowside.csv").path])
         #expect(result.status == 0)
         #expect(result.stdout.contains("CRASH DETECTED: bike down"))
         #expect(result.stdout.contains("1 crash detected"))
@@ -69,7 +69,7 @@ func events(_ result: Rideguard.Result) throws -> [[String: Any]] {
 
     @Test func stateLinesFollowTheContractToo() throws {
         let trace = Rideguard.fixtures.appendingPathComponent("example-lowside.csv").path
-        let result = try Rideguard.run(["replay", trace, "--json", "--state-every", "5"])
+        let result = Rideguard.inProcess(["replay", trace, "--json", "--state-every", "5"])
         let lines = try events(result)
         #expect(lines.filter { $0["event"] as? String == "state" }.count >= 10)
     }
@@ -83,7 +83,7 @@ func events(_ result: Rideguard.Result) throws -> [[String: Any]] {
     ])
     func corruptTracesGiveOneClearError(name: String, contents: String, message: String) throws {
         let file = try Rideguard.temporaryFile(name, contents: Data(contents.utf8))
-        let result = try Rideguard.run(["replay", file.path, "--json"])
+        let result = Rideguard.inProcess(["replay", file.path, "--json"])
         #expect(result.status == 2)
         let errorLines = result.stderr.split(separator: "\n")
         #expect(errorLines.count == 1)
@@ -99,7 +99,7 @@ func events(_ result: Rideguard.Result) throws -> [[String: Any]] {
             bytes.append(UInt8(truncatingIfNeeded: state >> 16))
         }
         let file = try Rideguard.temporaryFile("garbage.bin", contents: Data(bytes))
-        let result = try Rideguard.run(["replay", file.path])
+        let result = Rideguard.inProcess(["replay", file.path])
         #expect(result.status == 2)
         #expect(result.stderr.split(separator: "\n").count == 1)
         #expect(result.stderr.contains("garbage.bin:"))
@@ -107,7 +107,7 @@ func events(_ result: Rideguard.Result) throws -> [[String: Any]] {
     }
 
     @Test func missingFileIsNamed() throws {
-        let result = try Rideguard.run(["replay", "/nonexistent/trace.csv"])
+        let result = Rideguard.inProcess(["replay", "/nonexistent/trace.csv"])
         #expect(result.status == 2)
         #expect(result.stderr.contains("/nonexistent/trace.csv: cannot open: No such file or directory"))
     }
@@ -117,12 +117,12 @@ func events(_ result: Rideguard.Result) throws -> [[String: Any]] {
     @Test func writesACorpusThatEvalScores() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-corpus-\(getpid())")
         try? FileManager.default.removeItem(at: folder)
-        let synth = try Rideguard.run(["synth", "--out", folder.path, "--seed", "99", "--count", "10", "--riding-scale", "0.05", "--rate", "100"])
+        let synth = Rideguard.inProcess(["synth", "--out", folder.path, "--seed", "99", "--count", "10", "--riding-scale", "0.05", "--rate", "100"])
         #expect(synth.status == 0, "\(synth.stderr)")
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
         #expect(names.contains("manifest.json"))
         #expect(names.filter { $0.hasSuffix(".csv") }.count == 10)
-        let eval = try Rideguard.run(["eval", folder.path, "--json"])
+        let eval = Rideguard.inProcess(["eval", folder.path, "--json"])
         let report = try #require(try JSONSerialization.jsonObject(with: Data(eval.stdout.utf8)) as? [String: Any])
         let total = try #require(report["total"] as? [String: Any])
         #expect(total["traces"] as? Int == 10)
@@ -131,7 +131,7 @@ func events(_ result: Rideguard.Result) throws -> [[String: Any]] {
     }
 
     @Test func evalRejectsAMissingManifest() throws {
-        let result = try Rideguard.run(["eval", "/nonexistent"])
+        let result = Rideguard.inProcess(["eval", "/nonexistent"])
         #expect(result.status == 2)
         #expect(result.stderr.contains("/nonexistent"))
         #expect(result.stderr.contains("cannot read manifest"))

@@ -37,7 +37,7 @@ import Testing
     func realFallReports(file: String) throws {
         let trace = Rideguard.sharedData.appendingPathComponent("ptw-falls/\(file).csv")
         let html = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(file)-\(UUID().uuidString).html")
-        let result = try Rideguard.run(["replay", trace.path, "--report", html.path])
+        let result = Rideguard.inProcess(["replay", trace.path, "--report", html.path])
         #expect(result.status == 0, "\(result.stderr)")
         let page = try String(contentsOf: html, encoding: .utf8)
         #expect(page.contains("CRASH DETECTED at"))
@@ -49,19 +49,19 @@ import Testing
 
     @Test func syntheticRideReport() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("report-ride-\(UUID().uuidString)")
-        let synth = try Rideguard.run(["synth", "--out", folder.path, "--seed", "21", "--scenario", "hard_ride",
+        let synth = Rideguard.inProcess(["synth", "--out", folder.path, "--seed", "21", "--scenario", "hard_ride",
                                        "--count", "1", "--riding-scale", "0.2", "--rate", "200"])
         #expect(synth.status == 0)
         let trace = folder.appendingPathComponent("0001-hard_ride.csv")
         let html = folder.appendingPathComponent("report.html")
-        let result = try Rideguard.run(["replay", trace.path, "--report", html.path])
+        let result = Rideguard.inProcess(["replay", trace.path, "--report", html.path])
         #expect(result.status == 0, "\(result.stderr)")
         let page = try String(contentsOf: html, encoding: .utf8)
         #expect(page.contains("No crash detected"))
         expectRendered(try screenshot(html, name: "synthetic-hard-ride", height: 1000), "synthetic ride")
 
         let evaluation = folder.appendingPathComponent("eval.html")
-        let eval = try Rideguard.run(["eval", folder.path, "--report", evaluation.path])
+        let eval = Rideguard.inProcess(["eval", folder.path, "--report", evaluation.path])
         #expect(eval.status == 0, "\(eval.stdout)")
         let table = try String(contentsOf: evaluation, encoding: .utf8)
         #expect(table.contains("0001-hard_ride.csv") && table.contains("Passed"))
@@ -72,7 +72,7 @@ import Testing
 
     @Test func reportOfACorruptTraceIsAClearError() throws {
         let file = try Rideguard.temporaryFile("corrupt-report.csv", contents: Data("time_s,ax,ay,az\n0,1,x,3\n".utf8))
-        let result = try Rideguard.run(["replay", file.path, "--report", "/tmp/never-written.html"])
+        let result = Rideguard.inProcess(["replay", file.path, "--report", "/tmp/never-written.html"])
         #expect(result.status == 2)
         #expect(result.stderr.contains("corrupt-report.csv:2: bad number 'x' in column 'ay'"))
     }
