@@ -33,14 +33,15 @@ let package = Package(
         // What an older glibc (bookworm's) lacks that Debian's Swift runtime uses: empty elsewhere.
         .target(name: "GlibcCompat"),
         .target(name: "SystemCalls", dependencies: ["RideGuardCore", "GlibcCompat", .product(name: "SystemPackage", package: "swift-system")]),
-        .target(name: "IIOSensor", dependencies: ["RideGuardCore", "CIIO", "SystemCalls"]),
-        .target(name: "GPIOLines", dependencies: ["RideGuardCore", "CGPIOD", "SystemCalls"]),
+        .target(name: "IIOSensor", dependencies: ["RideGuardCore", "CIIO", "SystemCalls", .product(name: "SystemPackage", package: "swift-system")]),
+        .target(name: "GPIOLines", dependencies: ["RideGuardCore", "CGPIOD", "SystemCalls", .product(name: "SystemPackage", package: "swift-system")]),
         .target(name: "GPSDClient", dependencies: ["RideGuardCore", "CGPS", "SystemCalls"]),
         .target(name: "QRCode", dependencies: ["RideGuardCore", "CQRencode"]),
         .target(name: "MQTTLink", dependencies: ["CMosquitto", "SystemCalls"]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "OsmAnd", dependencies: ["CCurl", "RideGuardCore"]),
-        .target(name: "SerialModem", dependencies: ["RideGuardCore", "SystemCalls", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "SerialModem", dependencies: ["RideGuardCore", "SystemCalls", .product(name: "SystemPackage", package: "swift-system"),
+                                                    .product(name: "Logging", package: "swift-log")]),
         .target(name: "Storage", dependencies: ["RideGuardCore", "CSQLite", "SystemCalls",
                                                 .product(name: "SystemPackage", package: "swift-system")]),
 

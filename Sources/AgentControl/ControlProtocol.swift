@@ -1,3 +1,4 @@
+import SystemPackage
 import FoundationEssentials
 import Glibc
 import RideGuardCore
@@ -347,7 +348,7 @@ package enum ControlClient {
         do {
             return try JSONDecoder().decode(ControlReply.self, from: Data(answer.utf8))
         } catch {
-            throw ControlSocketError(path: path, reason: "unexpected answer: \(answer.prefix(80))", errno: EPROTO)
+            throw ControlSocketError(path: path, reason: "unexpected answer: \(answer.prefix(80))", errno: Errno(rawValue: EPROTO))
         }
     }
 }

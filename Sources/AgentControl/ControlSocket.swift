@@ -171,7 +171,7 @@ package final class ControlSocket: Sendable {
     static func request(_ json: String, path: String, timeout: Double = 10) throws -> String {
         // Never a socket another user could have put there (root's `rideguard ctl` would talk to them).
         if let unsafe = PrivateFiles.replaceableFolder(on: path, anyOwnerOfLast: true) {
-            throw ControlSocketError(path: path, reason: "refusing to connect: \(unsafe)", errno: EPERM)
+            throw ControlSocketError(path: path, reason: "refusing to connect: \(unsafe)", errno: Errno(rawValue: EPERM))
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ControlSocketError(path: path, reason: String(cString: strerror(errno))) }
@@ -184,7 +184,7 @@ package final class ControlSocket: Sendable {
         }
         guard connected == 0 else {
             let code = errno
-            throw ControlSocketError(path: path, reason: "\(String(cString: strerror(code))): is rideguard run running?", errno: code)
+            throw ControlSocketError(path: path, reason: "\(String(cString: strerror(code))): is rideguard run running?", errno: Errno(rawValue: code))
         }
         let bytes = Array((json + "\n").utf8)
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -193,7 +193,7 @@ package final class ControlSocket: Sendable {
         while true {
             let n: Int
             do { n = try chunk.withUnsafeMutableBytes { try FileDescriptor(rawValue: fd).read(into: $0) } } catch Errno.resourceTemporarilyUnavailable {
-                throw ControlSocketError(path: path, reason: "the agent did not answer within \(Int(timeout)) s", errno: ETIMEDOUT)
+                throw ControlSocketError(path: path, reason: "the agent did not answer within \(Int(timeout)) s", errno: Errno(rawValue: ETIMEDOUT))
             } catch {
                 break
             }

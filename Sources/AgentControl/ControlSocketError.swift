@@ -1,7 +1,10 @@
+import SystemPackage
+
 /// The control socket could not be opened, reached or understood.
 package struct ControlSocketError: Error, CustomStringConvertible, Sendable {
     package var path: String
     package var reason: String
-    package var errno: Int32 = 0
+    /// The system's error, where one was the cause.
+    package var errno: Errno?
     package var description: String { "control socket \(path): \(reason)" }
 }

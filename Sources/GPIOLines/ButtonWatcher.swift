@@ -87,7 +87,7 @@ package final class ButtonWatcher: Sendable {
     /// Reports the line's edges until `stop()` (nil) or an error (returned; the line is released).
     private static func watch(_ line: GPIOLine, flags: Flags, onEdge: @Sendable (Edge) -> Void) -> GPIOError? {
         let fd = line.eventDescriptor
-        let failed = { (code: Int32) in GPIOError(operation: "waiting for an edge on", line: line.address.description, errno: code) }
+        let failed = { (code: Int32) in GPIOError(operation: "waiting for an edge on", line: line.address.description, errno: Errno(rawValue: code)) }
         guard fd >= 0 else { return failed(errno) }
         while flags.running.load(ordering: .acquiring) {
             switch flags.wait(for: fd, seconds: lostLineCheckSeconds) {
@@ -129,7 +129,7 @@ extension GPIOLine {
         var rising: Int32 = 0
         var timestamp: UInt64 = 0
         guard rg_gpio_line_read(handle, &rising, &timestamp) == 0 else {
-            return .failure(GPIOError(operation: "reading an edge of", line: address.description, errno: errno))
+            return .failure(GPIOError(operation: "reading an edge of", line: address.description, errno: Errno(rawValue: errno)))
         }
         return .success((pressed: rising != 0, monotonicSeconds: Double(timestamp) / 1e9))
     }

@@ -2,16 +2,17 @@
 import Glibc
 #endif
 import CGPIOD
+import SystemPackage
 
 /// A failed GPIO request: which line or chip, what for, and the errno.
 package struct GPIOError: Error, CustomStringConvertible, Sendable {
     package var operation: String
     package var line: String
-    package var errno: Int32
+    package var errno: Errno
 
     package var description: String {
-        let reason = errno == ENOENT ? "no such chip or line" : String(cString: strerror(errno))
-        return "\(operation) \(line): \(reason) (errno \(errno))"
+        let reason = errno == .noSuchFileOrDirectory ? "no such chip or line" : errno.description
+        return "\(operation) \(line): \(reason) (errno \(errno.rawValue))"
     }
 }
 
@@ -81,7 +82,7 @@ package final class GPIOLine: @unchecked Sendable {
         }
         guard let opened else {
             throw GPIOError(operation: output ? "requesting output" : "requesting input", line: address.description,
-                            errno: errno == 0 ? ENOENT : errno)
+                            errno: Errno(rawValue: errno == 0 ? ENOENT : errno))
         }
         handle = opened
         self.address = address
@@ -94,14 +95,14 @@ package final class GPIOLine: @unchecked Sendable {
     /// Drives an output line (logical level: active or not).
     package func set(_ active: Bool) throws(GPIOError) {
         guard rg_gpio_line_set(handle, active ? 1 : 0) == 0 else {
-            throw GPIOError(operation: "setting", line: address.description, errno: errno)
+            throw GPIOError(operation: "setting", line: address.description, errno: Errno(rawValue: errno))
         }
     }
 
     /// The line's logical level now (an input reads the pin: a pressed button is active).
     package func isActive() throws(GPIOError) -> Bool {
         let value = rg_gpio_line_get(handle)
-        guard value >= 0 else { throw GPIOError(operation: "reading", line: address.description, errno: errno) }
+        guard value >= 0 else { throw GPIOError(operation: "reading", line: address.description, errno: Errno(rawValue: errno)) }
         return value == 1
     }
 }

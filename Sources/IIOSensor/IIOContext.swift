@@ -2,15 +2,16 @@
 import Glibc
 #endif
 import CIIO
+import SystemPackage
 
 /// A failed libiio call: what we tried, on what, and the errno it gave.
 package struct IIOError: Error, CustomStringConvertible, Sendable {
     package var operation: String
     package var target: String
-    package var errno: Int32
+    package var errno: Errno
 
     package var description: String {
-        "\(operation) \(target): \(String(cString: strerror(errno))) (errno \(errno))"
+        "\(operation) \(target): \(errno) (errno \(errno.rawValue))"
     }
 }
 
@@ -24,7 +25,7 @@ package final class IIOContext {
     package init(uri: String) throws(IIOError) {
         errno = 0
         guard let context = iio_create_context_from_uri(uri) else {
-            throw IIOError(operation: "opening IIO context", target: uri, errno: errno == 0 ? ENOENT : errno)
+            throw IIOError(operation: "opening IIO context", target: uri, errno: Errno(rawValue: errno == 0 ? ENOENT : errno))
         }
         pointer = context
         self.uri = uri

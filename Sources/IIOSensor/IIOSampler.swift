@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import SystemPackage
 import Glibc
 import SystemCalls
 #endif
@@ -136,7 +137,7 @@ package final class IIOSampler: Sendable {
         iio_context_set_timeout(context.pointer, UInt32(max(50, c.stallSeconds * 1000)))
         guard let device = findDevice(context.pointer, named: c.device) else {
             let known = c.device.map { [$0] } ?? SamplerConfiguration.knownDevices
-            throw IIOError(operation: "finding an IMU (\(known.joined(separator: ", "))) in", target: c.uri, errno: ENODEV)
+            throw IIOError(operation: "finding an IMU (\(known.joined(separator: ", "))) in", target: c.uri, errno: Errno(rawValue: ENODEV))
         }
         let name = iio_device_get_name(device).map { String(cString: $0) } ?? "?"
         func channel(_ id: String) -> OpaquePointer? {
@@ -144,7 +145,7 @@ package final class IIOSampler: Sendable {
             return ch
         }
         guard let ax = channel("accel_x"), let ay = channel("accel_y"), let az = channel("accel_z") else {
-            throw IIOError(operation: "finding accel_x/y/z scan elements on", target: name, errno: ENOENT)
+            throw IIOError(operation: "finding accel_x/y/z scan elements on", target: name, errno: Errno(rawValue: ENOENT))
         }
         let gyro = [channel("anglvel_x"), channel("anglvel_y"), channel("anglvel_z")]
         let hasGyro = gyro.allSatisfy { $0 != nil }
@@ -169,7 +170,7 @@ package final class IIOSampler: Sendable {
 
         let samplesPerRefill = max(1, Int(actualRate / 25))
         guard let buffer = iio_device_create_buffer(device, samplesPerRefill, false) else {
-            throw IIOError(operation: "creating a buffer on", target: name, errno: errno)
+            throw IIOError(operation: "creating a buffer on", target: name, errno: Errno(rawValue: errno))
         }
         shared.buffer.withLock { $0 = BufferHandle(pointer: buffer) }
         defer {
@@ -191,7 +192,7 @@ package final class IIOSampler: Sendable {
                 let code = Int32(-n)
                 if !shared.running.load(ordering: .acquiring) { return }
                 if (code == ETIMEDOUT || code == EAGAIN) && shared.quiet < c.stallSeconds * 4 { continue }
-                throw IIOError(operation: "reading samples from", target: name, errno: code)
+                throw IIOError(operation: "reading samples from", target: name, errno: Errno(rawValue: code))
             }
             onHealthy()
             shared.touch()

@@ -64,7 +64,7 @@ package final class Agent: Sendable {
                 cancelQueuedAlerts: {
                     // Not cancelled (the database cannot even be read): said; an alert that still goes
                     // out after the rider's cancel is followed by the all-clear (the workflow's delivered).
-                    do { _ = try database.outbox.cancelPending(kind: MessageKind.alert.rawValue, now: clock.now()) } catch {
+                    do { _ = try database.outbox.cancelPending(kind: .alert, now: clock.now()) } catch {
                         workflowLogger.error("could not cancel the alerts not yet sent (\(error)): any that goes is followed by the all-clear")
                         database.journal(JournalEntry(.alerts, "could not cancel the alerts not yet sent (\(error)): any that goes is followed by the all-clear"), at: clock.now())
                     }

@@ -62,7 +62,7 @@ final class MessageQueue: Sendable {
         }
         let text = compose(kind, about: emergency)
         for number in numbers where !queued.contains(number) {
-            database.outbox.queue(recipient: number, kind: kind.rawValue, body: text, now: clock.now())
+            database.outbox.queue(recipient: number, kind: OutboxKind(kind), body: text, now: clock.now())
             queued.insert(number)
             added.append(number)
             doorbell.ring()
@@ -73,7 +73,6 @@ final class MessageQueue: Sendable {
     }
 
     /// The outbox kind of an answer to an SMS command.
-    static let replyKind = "reply"
 
     /// The answer to a contact's WHERE (what the agent is doing, the latest position), through the
     /// outbox like every message.
@@ -94,7 +93,7 @@ final class MessageQueue: Sendable {
     func queuePairingReply(to number: String, web: AgentConfiguration.Web) throws {
         guard let base = WebLink.base(web) else { throw RecordError(reason: "the Pi has no network address for the link (no Wi-Fi; or set web.address)") }
         let code = try database.newPairingCode(now: clock.now())
-        _ = try database.outbox.enqueue(recipient: number, kind: Self.replyKind,
+        _ = try database.outbox.enqueue(recipient: number, kind: .reply,
                                         body: MessageComposer.pairing(link: "\(base)/pair?code=\(code)", language: profile().language ?? settings.language),
                                         now: clock.now())
         doorbell.ring()
@@ -107,7 +106,7 @@ final class MessageQueue: Sendable {
                                      language: profile.language ?? settings.language, mapLink: settings.mapLink,
                                      fix: fix, fixAge: fix.map { clock.now() - $0.time })
         let text = compose(context)
-        _ = try database.outbox.enqueue(recipient: number, kind: Self.replyKind, body: text, now: clock.now())
+        _ = try database.outbox.enqueue(recipient: number, kind: .reply, body: text, now: clock.now())
         doorbell.ring()
     }
 

@@ -17,13 +17,13 @@ package actor OutboxSender {
     private let logger: Logger
     /// Told of each message settled, by kind and recipient: sent (true), or given up for good
     /// (false, also a damaged row the outbox set aside).
-    private let onSettled: @Sendable (_ kind: String, _ recipient: String, _ sent: Bool) async -> Void
+    private let onSettled: @Sendable (_ kind: OutboxKind, _ recipient: String, _ sent: Bool) async -> Void
     /// First retry delay, seconds; it doubles up to 5 min.
     private let retryBase: Double
 
     package init(outbox: Outbox, modem: any SMSTransport, clock: any ServiceClock, retryBase: Double = 5,
                 logger: Logger,
-                onSettled: @escaping @Sendable (_ kind: String, _ recipient: String, _ sent: Bool) async -> Void = { _, _, _ in }) {
+                onSettled: @escaping @Sendable (_ kind: OutboxKind, _ recipient: String, _ sent: Bool) async -> Void = { _, _, _ in }) {
         self.retryBase = retryBase
         self.outbox = outbox
         self.modem = modem
@@ -72,7 +72,7 @@ package actor OutboxSender {
     private func claimNext() async throws -> OutboxMessage? {
         let message = try outbox.claimNext(now: clock.now())
         for recipient in outbox.takeSetAsideAlerts() {
-            await onSettled(MessageKind.alert.rawValue, recipient, false)
+            await onSettled(.alert, recipient, false)
         }
         return message
     }

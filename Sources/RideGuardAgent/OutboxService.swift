@@ -22,7 +22,7 @@ struct OutboxService: Service, CustomStringConvertible {
     func run() async throws {
         let outbox = outbox, emergency = emergency, clock = clock
         let sender = OutboxSender(outbox: outbox, modem: transport, clock: clock, logger: logger) { kind, recipient, sent in
-            guard kind == MessageKind.alert.rawValue else { return }
+            guard kind == .alert else { return }
             emergency.post(.event(sent ? .alertDelivered(contact: recipient, at: clock.now())
                                        : .alertFailed(contact: recipient, at: clock.now())))
         }

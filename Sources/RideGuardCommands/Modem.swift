@@ -71,7 +71,7 @@ struct SMS: ParsableCommand {
             let number = try PhoneNumber(to)
             let clock = SystemServiceClock()
             let outbox = try db.open().outbox
-            let message = try outbox.enqueue(recipient: number.e164, kind: "manual", body: text, now: clock.now())
+            let message = try outbox.enqueue(recipient: number.e164, kind: .manual, body: text, now: clock.now())
             let sender = OutboxSender(outbox: outbox, modem: modem.modem(), clock: clock, logger: AgentLogHandler.errorOutput())
             _ = try await sender.flush(until: clock.now() + timeout)
             let final = try outbox.message(message.id!)!

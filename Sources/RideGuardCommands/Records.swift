@@ -178,13 +178,13 @@ struct Events: ParsableCommand {
     }
 
     func run() throws {
-        let records = try db.open().journal(kind: kind?.rawValue, since: since.flatMap { JournalSince.time($0, now: Date().timeIntervalSince1970) })
+        let records = try db.open().journal(kind: kind, since: since.flatMap { JournalSince.time($0, now: Date().timeIntervalSince1970) })
         for record in records {
             let when = Times.iso8601(record.time)
             if json {
                 var line = JSONLine()
                 line.add("time", when)
-                line.add("kind", record.kind)
+                line.add("kind", record.kind.rawValue)
                 line.add("text", record.text)
                 Output.line(line.text)
             } else {

@@ -109,6 +109,6 @@ struct Demo: AsyncParsableCommand {
         agent.stop()
         await running.value
         let sent = try database.outbox.all().filter { $0.status == .sent }
-        console.info("demo over: \(sent.count) SMS sent (\(sent.map(\.kind).joined(separator: ", ")))")
+        console.info("demo over: \(sent.count) SMS sent (\(sent.map(\.kind.rawValue).joined(separator: ", ")))")
     }
 }

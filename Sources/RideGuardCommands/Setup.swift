@@ -265,7 +265,7 @@ struct Setup: AsyncParsableCommand {
             return
         }
         let clock = SystemServiceClock()
-        let queued = try database.outbox.enqueue(recipient: contact.number, kind: "test", body: body, now: clock.now())
+        let queued = try database.outbox.enqueue(recipient: contact.number, kind: .test, body: body, now: clock.now())
         let deadline = clock.now() + smsTimeout
         if case .running = Doctor.agentStatus(configuration.controlSocket) {
             Output.line("test SMS handed to the running agent…")
@@ -288,7 +288,7 @@ struct Setup: AsyncParsableCommand {
             Output.line("✗ test SMS not sent: \(final?.lastError ?? "unknown reason") (rideguard doctor checks the modem)")
         default:
             // Not sent in time: it must not go out later, out of the blue.
-            _ = try? database.outbox.cancelPending(kind: "test", now: clock.now())
+            _ = try? database.outbox.cancelPending(kind: .test, now: clock.now())
             Output.line("✗ test SMS not sent in \(Int(smsTimeout)) s: \(final?.lastError ?? "no answer") (rideguard doctor checks the modem)")
         }
     }

@@ -1,3 +1,4 @@
+import SystemPackage
 import FoundationEssentials
 import Glibc
 import GPIOLines
@@ -161,9 +162,9 @@ package struct Doctor: Sendable {
             let reply = try ControlClient.send(.status, path: socket, timeout: timeout)
             guard let status = reply.status else { return .unreachable(reply.error ?? "no status in the answer") }
             return .running(status)
-        } catch let error as ControlSocketError where error.errno == EACCES {
+        } catch let error as ControlSocketError where error.errno == .permissionDenied {
             return .unreachable("permission denied")
-        } catch let error as ControlSocketError where error.errno == EPROTO || error.errno == ETIMEDOUT {
+        } catch let error as ControlSocketError where error.errno == Errno(rawValue: EPROTO) || error.errno == .timedOut {
             return .unreachable(error.reason)
         } catch {
             // A socket left behind by an agent that was killed: nobody listens.

@@ -12,9 +12,9 @@ import SystemPackage
 package struct SerialError: Error, CustomStringConvertible, Sendable {
     package var operation: String
     package var device: String
-    package var errno: Int32
+    package var errno: Errno
 
-    package var description: String { "\(operation) \(device): \(String(cString: strerror(errno))) (errno \(errno))" }
+    package var description: String { "\(operation) \(device): \(errno) (errno \(errno.rawValue))" }
 }
 
 /// A serial port in raw mode (8N1, no flow control), opened exclusively, read on a dedicated
@@ -43,17 +43,17 @@ package final class SerialPort: Sendable {
     package init(device: String, baud: Int = 115_200) throws(SerialError) {
         self.device = device
         let fd = open(device, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { throw SerialError(operation: "opening", device: device, errno: errno) }
+        guard fd >= 0 else { throw SerialError(operation: "opening", device: device, errno: Errno(rawValue: errno)) }
         if ioctl(fd, UInt(TIOCEXCL)) != 0 && errno != ENOTTY {
             let code = errno
             Glibc.close(fd)
-            throw SerialError(operation: "locking", device: device, errno: code)
+            throw SerialError(operation: "locking", device: device, errno: Errno(rawValue: code))
         }
         var options = termios()
         guard tcgetattr(fd, &options) == 0 else {
             let code = errno
             Glibc.close(fd)
-            throw SerialError(operation: "reading the settings of", device: device, errno: code)
+            throw SerialError(operation: "reading the settings of", device: device, errno: Errno(rawValue: code))
         }
         cfmakeraw(&options)
         options.c_cflag |= tcflag_t(CLOCAL) | tcflag_t(CREAD) | tcflag_t(CS8)
@@ -65,7 +65,7 @@ package final class SerialPort: Sendable {
         guard tcsetattr(fd, TCSANOW, &options) == 0 else {
             let code = errno
             Glibc.close(fd)
-            throw SerialError(operation: "configuring", device: device, errno: code)
+            throw SerialError(operation: "configuring", device: device, errno: Errno(rawValue: code))
         }
         tcflush(fd, TCIOFLUSH)
         self.fd = fd
@@ -126,9 +126,9 @@ package final class SerialPort: Sendable {
                 offset += try bytes.withUnsafeBytes { try port.write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
             } catch Errno.resourceTemporarilyUnavailable {
                 var descriptor = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)]
-                if (try? poll(&descriptor, milliseconds: 2000)) == 0 { throw SerialError(operation: "writing to", device: device, errno: ETIMEDOUT) }
+                if (try? poll(&descriptor, milliseconds: 2000)) == 0 { throw SerialError(operation: "writing to", device: device, errno: Errno(rawValue: ETIMEDOUT)) }
             } catch {
-                throw SerialError(operation: "writing to", device: device, errno: (error as? Errno)?.rawValue ?? EIO)
+                throw SerialError(operation: "writing to", device: device, errno: (error as? Errno) ?? .ioError)
             }
         }
     }

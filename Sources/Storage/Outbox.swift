@@ -13,8 +13,7 @@ package struct OutboxMessage: Codable, Equatable, Sendable {
     package var id: Int64?
     /// E.164 number.
     package var recipient: String
-    /// alert, location_update, all_clear, test…
-    package var kind: String
+    package var kind: OutboxKind
     package var body: String
     package var status: Status
     package var attempts: Int
@@ -37,14 +36,14 @@ package struct OutboxMessage: Codable, Equatable, Sendable {
 
     /// A row of `SELECT \(columns)`; nil for one that is not a message (a row edited by hand).
     init?(row: [SQLValue]) {
-        guard row.count == 11, let id = row[0].integer, let recipient = row[1].text, let kind = row[2].text, let body = row[3].text,
+        guard row.count == 11, let id = row[0].integer, let recipient = row[1].text, let kind = row[2].text.map(OutboxKind.init(rawValue:)), let body = row[3].text,
               let status = row[4].text.flatMap(Status.init), let attempts = row[5].integer, let createdAt = row[8].real,
               let updatedAt = row[9].real, let nextAttemptAt = row[10].real else { return nil }
         self.init(id: id, recipient: recipient, kind: kind, body: body, status: status, attempts: Int(attempts), lastError: row[6].text,
                   references: row[7].text, createdAt: createdAt, updatedAt: updatedAt, nextAttemptAt: nextAttemptAt)
     }
 
-    init(id: Int64?, recipient: String, kind: String, body: String, status: Status, attempts: Int, lastError: String?,
+    init(id: Int64?, recipient: String, kind: OutboxKind, body: String, status: Status, attempts: Int, lastError: String?,
          references: String?, createdAt: Double, updatedAt: Double, nextAttemptAt: Double) {
         self.id = id
         self.recipient = recipient
@@ -62,7 +61,7 @@ package struct OutboxMessage: Codable, Equatable, Sendable {
     /// Written as a new row; its id is SQLite's.
     mutating func insert(_ db: SQLiteConnection) throws {
         try db.execute(#"INSERT INTO outbox (recipient, kind, body, status, attempts, last_error, "references", created_at, updated_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"#,
-                       [SQLValue(recipient), SQLValue(kind), SQLValue(body), SQLValue(status.rawValue), SQLValue(attempts), SQLValue(lastError),
+                       [SQLValue(recipient), SQLValue(kind.rawValue), SQLValue(body), SQLValue(status.rawValue), SQLValue(attempts), SQLValue(lastError),
                         SQLValue(references), SQLValue(createdAt), SQLValue(updatedAt), SQLValue(nextAttemptAt)])
         id = db.lastInsertedRowID
     }
@@ -70,7 +69,7 @@ package struct OutboxMessage: Codable, Equatable, Sendable {
     /// Written over its own row (none when the row is gone: nothing to update).
     func update(_ db: SQLiteConnection) throws {
         try db.execute(#"UPDATE outbox SET recipient = ?, kind = ?, body = ?, status = ?, attempts = ?, last_error = ?, "references" = ?, created_at = ?, updated_at = ?, next_attempt_at = ? WHERE id = ?"#,
-                       [SQLValue(recipient), SQLValue(kind), SQLValue(body), SQLValue(status.rawValue), SQLValue(attempts), SQLValue(lastError),
+                       [SQLValue(recipient), SQLValue(kind.rawValue), SQLValue(body), SQLValue(status.rawValue), SQLValue(attempts), SQLValue(lastError),
                         SQLValue(references), SQLValue(createdAt), SQLValue(updatedAt), SQLValue(nextAttemptAt), SQLValue(id)])
     }
 
@@ -88,7 +87,7 @@ package struct Outbox: Sendable {
 
     /// Writes a message to send, or throws (the command line's way: it says so and exits).
     @discardableResult
-    package func enqueue(recipient: String, kind: String, body: String, now: Double) throws -> OutboxMessage {
+    package func enqueue(recipient: String, kind: OutboxKind, body: String, now: Double) throws -> OutboxMessage {
         try database.write { db in
             var message = Self.new(recipient: recipient, kind: kind, body: body, now: now)
             try message.insert(db)
@@ -98,13 +97,13 @@ package struct Outbox: Sendable {
 
     /// The agent's way: written when the disk allows, otherwise kept in memory and sent all the same.
     @discardableResult
-    package func queue(recipient: String, kind: String, body: String, now: Double) -> OutboxMessage {
+    package func queue(recipient: String, kind: OutboxKind, body: String, now: Double) -> OutboxMessage {
         do { return try enqueue(recipient: recipient, kind: kind, body: body, now: now) } catch {
             return unsaved.keepNew(Self.new(recipient: recipient, kind: kind, body: body, now: now))
         }
     }
 
-    private static func new(recipient: String, kind: String, body: String, now: Double) -> OutboxMessage {
+    private static func new(recipient: String, kind: OutboxKind, body: String, now: Double) -> OutboxMessage {
         OutboxMessage(id: nil, recipient: recipient, kind: kind, body: body, status: .pending, attempts: 0,
                       lastError: nil, references: nil, createdAt: now, updatedAt: now, nextAttemptAt: now)
     }
@@ -148,7 +147,7 @@ package struct Outbox: Sendable {
                 let notInMemory = sendingInMemory.isEmpty ? "" : " AND id NOT IN (\(sendingInMemory.map(String.init).joined(separator: ", ")))"
                 while true {
                     guard let row = try db.query("SELECT \(OutboxMessage.columns) FROM outbox " + Self.due + notInMemory + " ORDER BY kind = ? DESC, id LIMIT 1",
-                                                 [SQLValue(now), SQLValue(MessageKind.alert.rawValue)]).first else { return nil }
+                                                 [SQLValue(now), SQLValue(OutboxKind.alert.rawValue)]).first else { return nil }
                     guard var message = OutboxMessage(row: row) else {
                         // Else it would come first again, before every other.
                         if let recipient = try Self.setAside(row, db, now: now) { setAside.append(recipient) }
@@ -168,7 +167,7 @@ package struct Outbox: Sendable {
             return try unsaved.content.withLock { c in
                 let candidates = c.messages.values.filter { $0.status == .pending && $0.nextAttemptAt <= now }
                     + ((try? stored.get()) ?? []).filter { c.messages[$0.id!] == nil }
-                let alertFirst = { (m: OutboxMessage) in (m.kind == MessageKind.alert.rawValue ? 0 : 1, m.createdAt) }
+                let alertFirst = { (m: OutboxMessage) in (m.kind == .alert ? 0 : 1, m.createdAt) }
                 guard var message = candidates.min(by: { alertFirst($0) < alertFirst($1) }) else {
                     if case .failure(let failure) = stored { throw failure }
                     return nil
@@ -190,10 +189,10 @@ package struct Outbox: Sendable {
         try db.execute("UPDATE outbox SET status = 'failed', last_error = 'damaged row', updated_at = ? WHERE id = ?", [SQLValue(now), SQLValue(id)])
         // Not set aside (no id to name it by): the claim must not pick it again for ever.
         guard db.changes == 1 else { throw RecordError(reason: "outbox row \(id) is damaged and cannot be set aside: remove it with sqlite3") }
-        var record = JournalRecord(id: nil, time: now, kind: "messages",
+        var record = JournalRecord(id: nil, time: now, kind: .messages,
                                    text: "outbox message \(id) is damaged (a value that is not what a message holds): set aside as failed, not sent; the messages after it go on")
         try record.insert(db)
-        guard row.count > 2, row[2].text == MessageKind.alert.rawValue, let recipient = row[1].text else { return nil }
+        guard row.count > 2, row[2].text == OutboxKind.alert.rawValue, let recipient = row[1].text else { return nil }
         return recipient
     }
 
@@ -240,7 +239,7 @@ package struct Outbox: Sendable {
 
     /// Drops messages of `kind` not yet sent (the rider cancelled before they went out). Returns how many.
     @discardableResult
-    package func cancelPending(kind: String, now: Double) throws -> Int {
+    package func cancelPending(kind: OutboxKind, now: Double) throws -> Int {
         let cancel = { (m: inout OutboxMessage) in
             m.status = .failed
             m.lastError = "cancelled by the rider"
@@ -257,11 +256,11 @@ package struct Outbox: Sendable {
         do {
             return try inMemory + database.write { db in
                 try db.execute("UPDATE outbox SET status = 'failed', last_error = 'cancelled by the rider', updated_at = ? WHERE status = 'pending' AND kind = ?",
-                               [SQLValue(now), SQLValue(kind)])
+                               [SQLValue(now), SQLValue(kind.rawValue)])
                 return db.changes
             }
         } catch {
-            let stored = try database.read { db in try OutboxMessage.fetch(db, "WHERE status = 'pending' AND kind = ?", [SQLValue(kind)]) }
+            let stored = try database.read { db in try OutboxMessage.fetch(db, "WHERE status = 'pending' AND kind = ?", [SQLValue(kind.rawValue)]) }
             return unsaved.content.withLock { c in
                 var count = inMemory
                 for var message in stored where c.messages[message.id!] == nil {
@@ -317,7 +316,7 @@ package struct Outbox: Sendable {
                     let text = change(&message)
                     message.updatedAt = now
                     try message.update(db)
-                    var record = JournalRecord(id: nil, time: now, kind: "messages", text: text)
+                    var record = JournalRecord(id: nil, time: now, kind: .messages, text: text)
                     try record.insert(db)
                     return text
                 }
@@ -330,7 +329,7 @@ package struct Outbox: Sendable {
         let text = change(&message!)
         message!.updatedAt = now
         unsaved.content.withLock { $0.messages[id] = message }
-        unsaved.keep(.journal(JournalRecord(id: nil, time: now, kind: "messages", text: text)))
+        unsaved.keep(.journal(JournalRecord(id: nil, time: now, kind: .messages, text: text)))
         return text
     }
 

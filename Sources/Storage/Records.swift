@@ -34,12 +34,11 @@ package struct Contact: Codable, Equatable, Sendable {
 package struct JournalRecord: Codable, Equatable, Sendable {
     package var id: Int64?
     package var time: Double
-    /// alerts, detections, system, messages
-    package var kind: String
+    package var kind: JournalKind
     package var text: String
 
     mutating func insert(_ db: SQLiteConnection) throws {
-        try db.execute("INSERT INTO journal (time, kind, text) VALUES (?, ?, ?)", [SQLValue(time), SQLValue(kind), SQLValue(text)])
+        try db.execute("INSERT INTO journal (time, kind, text) VALUES (?, ?, ?)", [SQLValue(time), SQLValue(kind.rawValue), SQLValue(text)])
         id = db.lastInsertedRowID
     }
 }
@@ -92,7 +91,7 @@ extension RideGuardDatabase {
             }
             try db.execute("INSERT INTO contacts (name, number, created_at) VALUES (?, ?, ?)", [SQLValue(trimmed), SQLValue(e164), SQLValue(now)])
             let contact = Contact(id: db.lastInsertedRowID, name: trimmed, number: e164, createdAt: now)
-            var entry = JournalRecord(id: nil, time: now, kind: "system", text: "contact added: \(trimmed) \(PhoneNumber.mask(e164))")
+            var entry = JournalRecord(id: nil, time: now, kind: .system, text: "contact added: \(trimmed) \(PhoneNumber.mask(e164))")
             try entry.insert(db)
             return contact
         }
@@ -107,7 +106,7 @@ extension RideGuardDatabase {
             guard let contact = matches.first else { throw RecordError(reason: "no contact named or numbered '\(nameOrNumber)'") }
             guard matches.count == 1 else { throw RecordError(reason: "\(matches.count) contacts match '\(nameOrNumber)': remove by number") }
             try db.execute("DELETE FROM contacts WHERE id = ?", [SQLValue(contact.id)])
-            var entry = JournalRecord(id: nil, time: now, kind: "system", text: "contact removed: \(contact.name) \(PhoneNumber.mask(contact.number))")
+            var entry = JournalRecord(id: nil, time: now, kind: .system, text: "contact removed: \(contact.name) \(PhoneNumber.mask(contact.number))")
             try entry.insert(db)
             return contact
         }
@@ -129,7 +128,7 @@ extension RideGuardDatabase {
                            [SQLValue(moving.name), SQLValue(moving.number), SQLValue(moving.createdAt), SQLValue(above.id)])
             try db.execute("UPDATE contacts SET name = ?, number = ?, created_at = ? WHERE id = ?",
                            [SQLValue(above.name), SQLValue(above.number), SQLValue(above.createdAt), SQLValue(moving.id)])
-            var entry = JournalRecord(id: nil, time: now, kind: "system", text: "contact \(moving.name) moved up to place \(index)")
+            var entry = JournalRecord(id: nil, time: now, kind: .system, text: "contact \(moving.name) moved up to place \(index)")
             try entry.insert(db)
         }
     }
@@ -218,7 +217,7 @@ extension RideGuardDatabase {
     /// whether it is on disk.
     @discardableResult
     package func journal(_ entry: JournalEntry, at time: Double) -> Bool {
-        let record = JournalRecord(id: nil, time: time, kind: entry.kind.rawValue, text: entry.text)
+        let record = JournalRecord(id: nil, time: time, kind: entry.kind, text: entry.text)
         do {
             try write { db in
                 var record = record
@@ -232,16 +231,17 @@ extension RideGuardDatabase {
     }
 
     /// Newest first, optionally of one kind and since a time.
-    package func journal(kind: String? = nil, since: Double? = nil, limit: Int = 200) throws -> [JournalRecord] {
+    package func journal(kind: JournalKind? = nil, since: Double? = nil, limit: Int = 200) throws -> [JournalRecord] {
         var conditions: [String] = [], arguments: [SQLValue] = []
-        if let kind { conditions.append("kind = ?"); arguments.append(SQLValue(kind)) }
+        if let kind { conditions.append("kind = ?"); arguments.append(SQLValue(kind.rawValue)) }
         if let since { conditions.append("time >= ?"); arguments.append(SQLValue(since)) }
         let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ") + " "
         return try read { db in
             try db.query("SELECT id, time, kind, text FROM journal \(filter)ORDER BY time DESC, id DESC LIMIT ?", arguments + [SQLValue(limit)])
                 .compactMap { row in
-                    guard let id = row[0].integer, let time = row[1].real, let kind = row[2].text, let text = row[3].text else { return nil }
-                    return JournalRecord(id: id, time: time, kind: kind, text: text)
+                    guard let id = row[0].integer, let time = row[1].real, let raw = row[2].text, let text = row[3].text else { return nil }
+                    let (kind, unknown) = JournalKind.stored(raw)
+                    return JournalRecord(id: id, time: time, kind: kind, text: unknown.map { "(\($0)) \(text)" } ?? text)
                 }
         }
     }

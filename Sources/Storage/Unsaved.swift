@@ -81,7 +81,7 @@ extension RideGuardDatabase {
                     }
                 }
                 if lost > 0 {
-                    var record = JournalRecord(id: nil, time: Date().timeIntervalSince1970, kind: "system",
+                    var record = JournalRecord(id: nil, time: Date().timeIntervalSince1970, kind: .system,
                                                text: "\(lost) journal lines and events were lost while the database could not be written")
                     try record.insert(db)
                 }

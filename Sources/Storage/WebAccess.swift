@@ -23,7 +23,7 @@ extension RideGuardDatabase {
         try write { db in
             try db.execute("DELETE FROM web_codes WHERE expires <= ?", [SQLValue(now)])
             try db.execute("INSERT INTO web_codes (code, expires) VALUES (?, ?)", [SQLValue(code), SQLValue(now + Self.pairingCodeLifetime)])
-            var entry = JournalRecord(id: nil, time: now, kind: "system", text: "web: a pairing code was made (valid 10 minutes)")
+            var entry = JournalRecord(id: nil, time: now, kind: .system, text: "web: a pairing code was made (valid 10 minutes)")
             try entry.insert(db)
         }
         return code
@@ -45,7 +45,7 @@ extension RideGuardDatabase {
                            [SQLValue(session.token), SQLValue(session.csrf), SQLValue(now), SQLValue(now), SQLValue(session.label)])
             var paired = session
             paired.id = db.lastInsertedRowID
-            var entry = JournalRecord(id: nil, time: now, kind: "system", text: "web: a phone was paired (session \(paired.id), \(paired.label))")
+            var entry = JournalRecord(id: nil, time: now, kind: .system, text: "web: a phone was paired (session \(paired.id), \(paired.label))")
             try entry.insert(db)
             return paired
         }
@@ -79,7 +79,7 @@ extension RideGuardDatabase {
         try write { db in
             try db.execute("DELETE FROM web_sessions WHERE id = ?", [SQLValue(id)])
             guard db.changes > 0 else { return false }
-            var entry = JournalRecord(id: nil, time: now, kind: "system", text: "web: session \(id) revoked")
+            var entry = JournalRecord(id: nil, time: now, kind: .system, text: "web: session \(id) revoked")
             try entry.insert(db)
             return true
         }

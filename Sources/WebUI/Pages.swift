@@ -212,7 +212,7 @@ enum Pages {
             """
         html += Self.problem(problem)
         html += records.isEmpty && problem == nil ? "<p>No events.</p>" : "<ul class=list>" + records.map {
-            "<li><span class=small>\(esc(Times.iso8601($0.time))) · \(esc($0.kind))</span><br>\(esc($0.text))</li>"
+            "<li><span class=small>\(esc(Times.iso8601($0.time))) · \(esc($0.kind.rawValue))</span><br>\(esc($0.text))</li>"
         }.joined() + "</ul>"
         return html
     }

@@ -43,7 +43,7 @@ extension WebApp {
                 guard (try database.contacts()).contains(where: { $0.number == number }) else { throw RecordError(reason: "no such contact") }
                 let profile = try database.profile()
                 let body = MessageComposer.test(riderName: profile.name ?? "the rider", language: profile.language ?? configuration.messages.language)
-                try database.outbox.enqueue(recipient: number, kind: "test", body: body, now: now())
+                try database.outbox.enqueue(recipient: number, kind: .test, body: body, now: now())
                 return WebResponse.redirect("/contacts?done=test")
             default:
                 throw RecordError(reason: "unknown change")
@@ -116,7 +116,7 @@ extension WebApp {
             return page(session, "Journal", Pages.journal([], kind: kind, since: sinceText, problem: "“since” must be \(JournalSince.help)"), status: 422, nav: "/journal")
         }
         do {
-            let records = try database.journal(kind: kind?.rawValue, since: since)
+            let records = try database.journal(kind: kind, since: since)
             return page(session, "Journal", Pages.journal(records, kind: kind, since: sinceText, problem: nil), nav: "/journal")
         } catch {
             return page(session, "Journal", Pages.journal([], kind: kind, since: sinceText, problem: "The journal cannot be read: \(error)"), status: 500, nav: "/journal")

@@ -80,7 +80,7 @@ func alertPath(history: Bool) -> Double {
         for round in 0..<rounds {
             let now = 2_000_000_000.0 + Double(round)
             _ = try! database.contactsToAlert()
-            let message = outbox.queue(recipient: "+33612345678", kind: MessageKind.alert.rawValue, body: "Crash!", now: now)
+            let message = outbox.queue(recipient: "+33612345678", kind: .alert, body: "Crash!", now: now)
             database.journal(JournalEntry(.messages, "alert queued"), at: now)
             let claimed = try! outbox.claimNext(now: now)!
             precondition(claimed.id == message.id)

@@ -11,8 +11,7 @@ import Testing
     /// A folder with a database holding Sam and Jo and the rider's message (unless `contacts` is false).
     /// The database is `database` when given, else `rideguard.sqlite` in the folder.
     static func folder(_ name: String, contacts: Bool = true, database path: String? = nil) throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-\(name)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try Scratch.folder(name)
         if contacts {
             let database = try RideGuardDatabase(path: path ?? folder.appendingPathComponent("rideguard.sqlite").path)
             _ = try database.addContact(name: "Sam", number: "+33612345678", now: Date().timeIntervalSince1970)
@@ -28,9 +27,10 @@ import Testing
         try SQLiteConnection(path: path, busySeconds: 5).transaction { try $0.execute("ALTER TABLE contacts RENAME TO contacts_away") }
     }
 
-    static func journal(_ folder: URL, kind: String? = nil) -> String {
+    /// The whole journal (a flood can write more than the 200 lines `events` shows), newest first.
+    static func journal(_ folder: URL, kind: JournalKind? = nil) -> String {
         let database = try? RideGuardDatabase(path: folder.appendingPathComponent("rideguard.sqlite").path)
-        return ((try? database?.journal(kind: kind)) ?? []).map(\.text).joined(separator: "\n")
+        return ((try? database?.journal(kind: kind, limit: 1_000_000)) ?? []).map(\.text).joined(separator: "\n")
     }
 
     /// After an emergency the journal alone answers "who got what, when, and what failed": each
@@ -42,9 +42,9 @@ import Testing
         let folder = try Self.folder("journal")
         let agent = try InProcessAgent(InProcessAgent.configuration(in: folder, modem: modem))
         let sam = PhoneNumber.mask("+33612345678"), jo = PhoneNumber.mask("+4915112345678")
-        try await agent.advance(until: { Self.journal(folder, kind: "messages").contains("sent alert to \(sam) (attempt 2)") }, limit: 120)
+        try await agent.advance(until: { Self.journal(folder, kind: .messages).contains("sent alert to \(sam) (attempt 2)") }, limit: 120)
         await agent.stop()
-        let journal = Self.journal(folder, kind: "messages")
+        let journal = Self.journal(folder, kind: .messages)
         #expect(modem.received.count == 3)
         #expect(journal.contains("alert queued for 2 contacts: \(sam), \(jo)"), "\(journal)")
         #expect(journal.contains("could not send alert to \(sam) (attempt 1): +CMS ERROR: 38 (network out of order); retrying in"), "\(journal)")
@@ -52,6 +52,61 @@ import Testing
         #expect(journal.contains("sent alert to \(sam) (attempt 2): reference "), "\(journal)")
         let everything = Self.journal(folder)
         #expect(!everything.contains("612345678") && !everything.contains("15112345678"), "a number in full: \(everything)")
+    }
+
+    /// The recorded lowside: every contact gets the alert with the map link, the agent stops
+    /// gracefully, no number is logged in full, and the trace around the crash is saved next to the
+    /// database and replays to the same verdict.
+    @Test func aCrashAlertsEveryContactWithTheMapLink() async throws {
+        let modem = try FakeModem()
+        let folder = try Self.folder("crash")
+        let agent = try InProcessAgent(InProcessAgent.configuration(in: folder, modem: modem))
+        try await agent.advance(until: { modem.messages.count >= 2 && Self.journal(folder, kind: .detections).contains("saved the trace around the crash") },
+                                limit: 120)
+        await agent.stop()
+        #expect(Set(modem.received.map(\.decoded.number)) == ["+33612345678", "+4915112345678"])
+        #expect(modem.messages.allSatisfy { $0.hasPrefix("Crash! Call me.\nhttps://maps.google.com/?q=45.10000,5.70000") }, "\(modem.messages)")
+        #expect(Self.journal(folder, kind: .alerts).contains("countdown over: alerting every contact"))
+        #expect(agent.log.contains("stopped") && !agent.log.text.contains("612345678"), "\(agent.log.text)")
+        let traces = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("traces").path)
+        let saved = try #require(traces.first { $0.hasPrefix("crash-") && $0.hasSuffix(".csv") })
+        let replay = Rideguard.inProcess(["replay", folder.appendingPathComponent("traces/\(saved)").path, "--json"])
+        #expect(replay.status == 0 && replay.stdout.contains("\"event\":\"crash_detected\""), "\(replay.stdout)\(replay.stderr)")
+    }
+
+    /// Stopped during a crash's countdown, then again while the first alert was being sent (the
+    /// modem never answered it): each time the next agent goes on from where the emergency was, on
+    /// the same deadline, every contact gets the alert, and the alert still tells the crash's time
+    /// and evidence, from the persisted emergency. (The state is saved before every step; the kill -9
+    /// of the binary, mid-countdown and mid-send, is `killedMidCountdownTheRestartGoesOn` and
+    /// `killedMidSendEveryContactStillGetsTheAlert`.)
+    @Test func anEmergencyGoesOnAcrossRestartsWithTheCrashsEvidence() async throws {
+        var script = FakeModem.Script()
+        script.outcomes = [.silence]                                        // the first alert hangs
+        let modem = try FakeModem(script: script)
+        let folder = try Self.folder("restarts")
+        let crashing = InProcessAgent.configuration(in: folder, modem: modem)
+        let first = try InProcessAgent(crashing)
+        try await first.advance(untilState: .alertCountdown, limit: 120)
+        let countdownStarted = first.clock.now()
+        await first.stop()
+        // After the restart the bike lies where it fell: still, on its side, no new fall to detect.
+        let lying = folder.appendingPathComponent("lying.csv")
+        var trace = "# rideguard-trace v1\n# rate_hz: 100\ntime_s,ax,ay,az,gx,gy,gz\n"
+        for i in 0..<6000 { trace += "\(Double(i) / 100),9.7900,0.1200,0.3100,0.00100,-0.00200,0.00000\n" }
+        try Data(trace.utf8).write(to: lying)
+        let lyingStill = InProcessAgent.configuration(in: folder, trace: lying, playback: 1, modem: modem)
+        let second = try InProcessAgent(lyingStill, clock: first.clock)
+        try await second.advance(until: { modem.received.count >= 1 }, limit: 60)
+        #expect(second.clock.now() - countdownStarted >= 10, "the countdown kept its deadline")
+        await second.stop()
+        #expect(try RideGuardDatabase(path: folder.appendingPathComponent("rideguard.sqlite").path).outbox.all().contains { $0.status != .sent })
+        let third = try InProcessAgent(lyingStill, clock: second.clock)
+        try await third.advance(until: { Set(modem.received.map(\.decoded.number)) == ["+33612345678", "+4915112345678"] && modem.received.count >= 3 },
+                                limit: 120)
+        await third.stop()
+        #expect(modem.messages.allSatisfy { $0.contains("Crash at") && $0.contains("impact") }, "\(modem.messages)")
+        #expect(third.log.contains("resumed in state emergencySending after a restart"), "\(third.log.text)")
     }
 
     /// A crash, "I'm fine", then a manual SOS: the SOS's alert says SOS, with none of the
@@ -151,7 +206,7 @@ import Testing
     /// A normal ride, start to end (synthesised: riding, stops, turns, bumps): nothing is sent,
     /// nothing is detected as a crash.
     @Test func aNormalRideSendsNothing() async throws {
-        let synth = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-synth-\(UUID().uuidString)")
+        let synth = Scratch.path("rideguard-synth")
         #expect(try await Rideguard.run(["synth", "--out", synth.path, "--seed", "12", "--scenario", "normal_ride", "--count", "1",
                                    "--riding-scale", "0.1", "--rate", "100"]).status == 0)
         let modem = try FakeModem()
@@ -165,7 +220,7 @@ import Testing
         #expect(samples == rows, "the whole ride was played")
         #expect(modem.received.isEmpty)
         #expect(await agent.agent.state == .armed)
-        #expect(!Self.journal(folder, kind: "detections").contains("crash detected"))
+        #expect(!Self.journal(folder, kind: .detections).contains("crash detected"))
     }
 
     /// Calls after the alert SMS: Sam's phone rings out, so Jo's is rung next. While Sam's rings,
@@ -199,7 +254,7 @@ import Testing
         await agent.advance(by: 1)
         modem.deliver(from: "+4915112345678", "ok!")
         let joOK = agent.clock.now()
-        await agent.clock.settle(until: { Self.journal(folder, kind: "alerts").contains("acknowledged the alert") })
+        await agent.clock.settle(until: { Self.journal(folder, kind: .alerts).contains("acknowledged the alert") })
         try await agent.advance(until: { modem.calls[1].ended != nil }, limit: 10)
         #expect(agent.clock.now() - joOK < 3, "Jo's phone rang on after the OK: \(agent.log.text)")
         try await agent.advance(until: { (try? await AgentTests.status(folder))??.acknowledgement != nil }, limit: 10)
@@ -209,7 +264,7 @@ import Testing
         await agent.advance(by: 120, step: 1)
         await agent.stop()
         #expect(modem.calls.count == 2, "Ana was rung after the OK")
-        let alerts = Self.journal(folder, kind: "alerts")
+        let alerts = Self.journal(folder, kind: .alerts)
         #expect(alerts.contains("call to Sam (+33•••••5678): no answer in 10 s (AT port held "), "\(alerts)")
         #expect(alerts.contains("Jo (+49•••••••5678) acknowledged the alert (replied OK): calls stopped"), "\(alerts)")
         #expect(!alerts.contains("612345678") && !alerts.contains("15112345678"))
@@ -234,7 +289,7 @@ import Testing
         let file = try Rideguard.temporaryFile("pinned-\(UUID().uuidString).csv", contents: Data(trace.utf8))
         let folder = try Self.folder("gps-collision-\(speedDrops)")
         let agent = try InProcessAgent(InProcessAgent.configuration(in: folder, trace: file, playback: 1))
-        let detections = { Self.journal(folder, kind: "detections") }
+        let detections = { Self.journal(folder, kind: .detections) }
         if speedDrops {
             try await agent.advance(until: { detections().contains("crash detected") }, limit: 40)
             #expect(detections().split(separator: "\n").contains { $0.hasPrefix("crash detected") && $0.contains("collision") }, "\(detections())")
@@ -283,7 +338,7 @@ import Testing
         let calls = modem.calls
         #expect(calls.count == 1 && calls[0].number == "+33612345678" && calls[0].answered && calls[0].ended != nil, "\(calls)")
         #expect(try await AgentTests.status(folder)?.calls == "answered by Sam (+33•••••5678)")
-        let alerts = Self.journal(folder, kind: "alerts")
+        let alerts = Self.journal(folder, kind: .alerts)
         #expect(alerts.contains("call to Sam (+33•••••5678): answered (AT port held "), "\(alerts)")
         #expect(alerts.contains("Sam (+33•••••5678) acknowledged the alert (answered the call): calls stopped"), "\(alerts)")
         #expect(!alerts.contains("nobody answered round 1"), "the round went on after the answer: \(alerts)")
@@ -304,7 +359,7 @@ import Testing
         let agent = try InProcessAgent(configuration)
         try await agent.advance(untilState: .disarmed, limit: 20)
         try await agent.advance(until: { agent.log.contains("not protecting: no emergency contact") }, limit: 20)
-        #expect(Self.journal(folder, kind: "system").contains("not protecting: no emergency contact"))
+        #expect(Self.journal(folder, kind: .system).contains("not protecting: no emergency contact"))
         await agent.advance(by: 30)
         #expect(await agent.agent.state == .disarmed)
         let database = try RideGuardDatabase(path: configuration.database)
@@ -336,12 +391,12 @@ import Testing
         // Sam again within the minute: not answered twice. Sam's OK with no emergency: journaled only.
         modem.deliver(from: "0612345678", "where")       // Sam, as some networks give a sender of their own country
         modem.deliver(from: "+33612345678", "OK")
-        try await agent.advance(until: { modem.stored == 0 && Self.journal(folder, kind: "messages").contains("Sam (+33•••••5678) replied OK") },
+        try await agent.advance(until: { modem.stored == 0 && Self.journal(folder, kind: .messages).contains("Sam (+33•••••5678) replied OK") },
                                 limit: 20)
         await agent.advance(by: 10)
         #expect(replies("+447700900123").isEmpty, "a stranger got an answer")
         #expect(replies("+33612345678").count == 1, "answered twice within a minute")
-        let events = Self.journal(folder, kind: "messages")
+        let events = Self.journal(folder, kind: .messages)
         #expect(events.contains("SMS from +44••••••0123 (not a contact), 5 characters: not answered"), "\(events)")
         #expect(events.contains("WHERE from Sam (+33•••••5678): answered less than a minute ago"), "\(events)")
         #expect(!events.contains("7700900") && !events.contains("612345678"), "numbers are masked in the journal")
@@ -357,7 +412,7 @@ import Testing
         await agent.advance(by: 5)
         await agent.stop()
         #expect(replies("+4915112345678").count == 1, "a contact's STATUS was answered")
-        let later = Self.journal(folder, kind: "messages")
+        let later = Self.journal(folder, kind: .messages)
         #expect(later.contains("STATUS from Jo (+49•••••••5678): only the rider's own phone may ask"), "\(later)")
     }
 
@@ -386,7 +441,7 @@ import Testing
         #expect(try database.redeemPairingCode(code, label: "test", now: agent.clock.now(), maxIdle: 86_400) != nil, "the link pairs")
         #expect(try database.redeemPairingCode(code, label: "test", now: agent.clock.now(), maxIdle: 86_400) == nil, "once")
         #expect(replies("+4915112345678").isEmpty, "a contact got a pairing link")
-        let journal = Self.journal(folder, kind: "messages")
+        let journal = Self.journal(folder, kind: .messages)
         #expect(journal.contains("PAIR from Jo (+49•••••••5678): only the rider's own phone may pair"), "\(journal)")
         #expect(!journal.contains(code), "the code is never journaled")
     }

@@ -16,7 +16,7 @@ import Testing
         """
 
     func riderDatabase() throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-card-\(UUID().uuidString)")
+        let folder = Scratch.path("rideguard-card")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let database = folder.appendingPathComponent("rideguard.sqlite").path
         #expect(Rideguard.inProcess(["profile", "set", "--name", "Zoë Martin", "--medical", "Type 1 diabetic, allergic to penicillin. Blood group O+",
@@ -29,7 +29,7 @@ import Testing
 
     /// zbarimg's reading of `image`: the text of every code found, or nil when it found none.
     func decode(_ image: URL) throws -> String? {
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("zbar-\(UUID().uuidString).txt")
+        let out = Scratch.path("zbar.txt")
         defer { try? FileManager.default.removeItem(at: out) }
         let zbar = try Spawned(["/usr/bin/zbarimg", "--quiet", "--raw", "-Sdisable", "-Sqrcode.enable", image.path], stdout: out.path)
         guard zbar.wait(60) == 0 else { return nil }
@@ -38,7 +38,7 @@ import Testing
 
     @Test func theSVGCardDecodesToTheRidersFacts() throws {
         let database = try riderDatabase()
-        let svg = FileManager.default.temporaryDirectory.appendingPathComponent("card-\(UUID().uuidString).svg")
+        let svg = Scratch.path("card.svg")
         let result = Rideguard.inProcess(["card", "--out", svg.path, "--database", database])
         #expect(result.status == 0, "\(result.stderr)")
         var info = stat()
@@ -47,7 +47,7 @@ import Testing
         let png = ReportTests.screenshots.appendingPathComponent("rescue-card.png")
         try FileManager.default.createDirectory(at: ReportTests.screenshots, withIntermediateDirectories: true)
         try? FileManager.default.removeItem(at: png)
-        let profile = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-profile-\(UUID().uuidString)")
+        let profile = Scratch.path("chromium-profile")
         defer { try? FileManager.default.removeItem(at: profile) }
         let chromium = try Spawned(["/usr/bin/chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                                     "--user-data-dir=\(profile.path)", "--force-device-scale-factor=4",
@@ -81,7 +81,7 @@ import Testing
             let scaled = line.flatMap { Array(repeating: $0 ? "1" : "0", count: scale) }.joined(separator: " ")
             pbm += String(repeating: scaled + "\n", count: scale)
         }
-        let image = FileManager.default.temporaryDirectory.appendingPathComponent("card-\(UUID().uuidString).pbm")
+        let image = Scratch.path("card.pbm")
         try Data(pbm.utf8).write(to: image)
         defer { try? FileManager.default.removeItem(at: image) }
         #expect(try decode(image) == Self.facts)
@@ -91,7 +91,7 @@ import Testing
         let database = try riderDatabase()
         let note = String(repeating: "Takes insulin twice a day. ", count: 12)
         #expect(Rideguard.inProcess(["profile", "set", "--medical", note, "--database", database]).status == 0)
-        let svg = FileManager.default.temporaryDirectory.appendingPathComponent("card-\(UUID().uuidString).svg")
+        let svg = Scratch.path("card.svg")
         #expect(Rideguard.inProcess(["card", "--out", svg.path, "--database", database]).status == 0)
         let sizes = try String(contentsOf: svg, encoding: .utf8).matches(of: /font-size="([0-9.]+)"/).compactMap { Double($0.1) }
         #expect(sizes.contains { $0 < 3 }, "a long note is written smaller: \(sizes)")

@@ -9,7 +9,7 @@ import RideGuardConfig
 /// history the database holds, and old history is pruned.
 @Suite struct DatabaseGrowthTests {
     func database() throws -> RideGuardDatabase {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-growth-\(UUID().uuidString)").path
+        let folder = Scratch.path("rideguard-growth").path
         return try RideGuardDatabase(path: folder + "/rideguard.sqlite")
     }
 
@@ -26,7 +26,7 @@ import RideGuardConfig
         try database.read { db in db.trace = { statements.append($0) } }
         let now = 2_000_000_000.0
         let outbox = database.outbox
-        let alert = outbox.queue(recipient: "+33612345678", kind: MessageKind.alert.rawValue, body: "Crash!", now: now)
+        let alert = outbox.queue(recipient: "+33612345678", kind: .alert, body: "Crash!", now: now)
         #expect(alert.id! > 0)
         let claimed = try #require(try outbox.claimNext(now: now))
         try outbox.markSent(claimed.id!, references: [7], now: now)
@@ -53,13 +53,13 @@ import RideGuardConfig
         let outbox = database.outbox
         let old = 1_000.0, recent = 9_000.0
         for i in 0..<7 {
-            let message = try outbox.enqueue(recipient: "+33612345678", kind: "location_update", body: "\(i)", now: old)
+            let message = try outbox.enqueue(recipient: "+33612345678", kind: .locationUpdate, body: "\(i)", now: old)
             try outbox.markSent(message.id!, references: [i], now: old)
         }
-        let failed = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "x", now: old)
+        let failed = try outbox.enqueue(recipient: "+33612345678", kind: .alert, body: "x", now: old)
         try outbox.markFailed(failed.id!, error: "invalid number", now: old)
-        let waiting = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "still to send", now: old)
-        let fresh = try outbox.enqueue(recipient: "+33612345678", kind: "reply", body: "new", now: recent)
+        let waiting = try outbox.enqueue(recipient: "+33612345678", kind: .alert, body: "still to send", now: old)
+        let fresh = try outbox.enqueue(recipient: "+33612345678", kind: .reply, body: "new", now: recent)
         try outbox.markSent(fresh.id!, references: [9], now: recent)
         for t in [old, old, old, recent] { database.journal(JournalEntry(.system, "at \(t)"), at: t) }
 
@@ -78,7 +78,7 @@ import RideGuardConfig
     @Test func aClockFarAheadNeverPrunesTheNewestRows() throws {
         let database = try database()
         for i in 0..<5 {
-            let message = try database.outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "\(i)", now: 1_000)
+            let message = try database.outbox.enqueue(recipient: "+33612345678", kind: .alert, body: "\(i)", now: 1_000)
             try database.outbox.markSent(message.id!, references: [i], now: 1_000)
         }
         let pruned = try database.prune(before: 4e10, keepNewest: 2)          // the year 3237
@@ -91,7 +91,7 @@ import RideGuardConfig
     @Test func journalLinesPastTheLimitAreCountedNotLost() throws {
         let database = try database()
         for i in 0..<(Unsaved.journalLimit + 5) {
-            database.unsaved.keep(.journal(JournalRecord(id: nil, time: Double(i), kind: "system", text: "line \(i)")))
+            database.unsaved.keep(.journal(JournalRecord(id: nil, time: Double(i), kind: .system, text: "line \(i)")))
         }
         #expect(database.storageProblem() == nil)                                  // writes what memory holds
         let lines = try database.journal(limit: 3000).map(\.text)

@@ -26,7 +26,7 @@ extension AgentTests {
     }
 
     @Test func doctorSaysWhatIsMissingAndFails() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-doctor-\(UUID().uuidString)")
+        let folder = Scratch.path("rideguard-doctor")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let config = folder.appendingPathComponent("config.yaml")
         try Data("""
@@ -64,7 +64,7 @@ extension AgentTests {
     }
 
     @Test func doctorWithoutAConfigurationChecksEverythingWithTheDefaults() throws {
-        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-no-config-\(UUID().uuidString).yaml").path
+        let missing = Scratch.path("rideguard-no-config.yaml").path
         let result = try Rideguard.run(["doctor", "--config", missing, "--gps-wait", "0", "--modem-wait", "1"])
         let lines = result.lines
         #expect(lines.first == "! configuration: no \(missing): using the defaults")
@@ -79,7 +79,7 @@ extension AgentTests {
     }
 
     @Test func anUnreadableConfigurationSaysWhyInTheSystemsWords() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-folder-\(UUID().uuidString)")
+        let folder = Scratch.path("rideguard-folder")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let result = try Rideguard.run(["config", "check", "--config", folder.path])
         #expect(result.status != 0)

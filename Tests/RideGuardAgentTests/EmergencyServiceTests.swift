@@ -23,7 +23,7 @@ final class Recorder: Sendable {
 }
 
 func temporaryStore() -> WorkflowStore {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-workflow-\(UUID().uuidString).sqlite").path
+    let path = Scratch.path("rideguard-workflow.sqlite").path
     return WorkflowStore(database: try! RideGuardDatabase(path: path))
 }
 

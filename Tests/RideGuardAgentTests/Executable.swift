@@ -68,9 +68,7 @@ enum Rideguard {
     }
 
     static func temporaryFile(_ name: String, contents: Data) throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-tests-\(getpid())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let url = folder.appendingPathComponent(name)
+        let url = Scratch.root.appendingPathComponent(name)
         try contents.write(to: url)
         return url
     }

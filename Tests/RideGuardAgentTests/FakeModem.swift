@@ -146,7 +146,7 @@ final class FakeModem: @unchecked Sendable {
     private let io = Atomic<Int>(0)
 
     init(script: Script = Script(), link: String? = nil, clock: ManualClock? = nil) throws {
-        self.link = link ?? FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-modem-\(UUID().uuidString)").path
+        self.link = link ?? Scratch.path("rideguard-modem").path
         self.clock = clock
         var initial = State(script: script)
         initial.memories = script.memories

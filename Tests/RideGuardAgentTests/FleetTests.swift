@@ -38,7 +38,7 @@ import Testing
     @Test func theBrokerSaysOnlineWhileTheAgentRunsAndOfflineOnceItIsKilled() throws {
         let broker = try Mosquitto()
         try broker.start()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-mqtt-will-\(UUID().uuidString)")
+        let folder = Scratch.path("rideguard-mqtt-will")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let mqtt = try Self.mqtt(broker, in: folder)
         let section = """

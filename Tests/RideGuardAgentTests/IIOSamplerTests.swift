@@ -120,7 +120,7 @@ import Testing
         defer { server.stop() }
         let gps = try GPSFake(log: NMEALog.movingRider(latitude: 45.0, longitude: 5.0, speed: 12, course: 10, seconds: 60))
         defer { gps.stop() }
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-speed-\(UUID().uuidString).csv").path
+        let out = Scratch.path("rideguard-speed.csv").path
         let result = try Rideguard.run(["record", "--out", out, "--uri", "ip:127.0.0.1:\(server.port)", "--rate", "100",
                                         "--duration", "3", "--gpsd", "127.0.0.1:\(gps.port)"])
         #expect(result.status == 0, "\(result.stderr)")
@@ -139,7 +139,7 @@ import Testing
     @Test func recordThenReplay() throws {
         let server = try FakeIIOD()
         defer { server.stop() }
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-record-\(UUID().uuidString).csv").path
+        let out = Scratch.path("rideguard-record.csv").path
         let result = try Rideguard.run(["record", "--out", out, "--uri", "ip:127.0.0.1:\(server.port)", "--rate", "200", "--duration", "2"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("recording mpu6050 at 200 Hz (accelerometer and gyro, IIO timestamps, 16 g range)"))

@@ -6,7 +6,7 @@ import Testing
 /// Links and folders a local user could plant to turn the agent's writes against it.
 @Suite(.serialized) struct LinkSafetyTests {
     func folder(_ name: String) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-\(name)-\(UUID().uuidString)").path
+        let path = Scratch.path(name).path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }

@@ -90,7 +90,7 @@ import Testing
     /// A password file: its first line, without the blanks around it; one that cannot be read is
     /// an error naming it and why.
     @Test func aPasswordFileIsReadOrNamed() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-password-\(UUID().uuidString)")
+        let file = Scratch.path("rideguard-password")
         defer { try? FileManager.default.removeItem(at: file) }
         try "  s3cret \r\nsecond line\n".write(to: file, atomically: true, encoding: .utf8)
         #expect(try MQTTSettings.password(fromFile: file.path) == "s3cret")

@@ -82,21 +82,29 @@ extension ModemStorageTests {
 
     /// Issue 27, point 1: a modem whose +CNMI ends up delivering directly (`+CMT:` and the PDU,
     /// unsolicited) has its messages handled too, even when one comes in the middle of a command.
-    @Test func aMessageDeliveredDirectlyIsHandled() async throws {
+    /// A slow modem (each answer 0.3 s late) on the test's clock.
+    @Test(.onOneThread) func aMessageDeliveredDirectlyIsHandled() async throws {
+        let clock = ManualClock(now: Date().timeIntervalSince1970)
         var script = FakeModem.Script()
         script.answerDelay = 0.3
-        let fake = try FakeModem(script: script)
+        let fake = try FakeModem(script: script, clock: clock)
         let received = Inbox()
-        let modem = modem(fake, received: received)
-        _ = await modem.checkHealth()
+        let modem = Modem(configuration: ModemConfiguration(device: fake.link), clock: clock, logger: LogLines(level: .trace).logger) { part in
+            received.texts.withLock { $0.append(part.text) }
+            return true
+        }
+        _ = try await clock.run(limit: 30) { await modem.checkHealth() }
         fake.deliverDirectly(from: "+33612345678", "WHERE")
-        try waitFor(10) { received.all == ["WHERE"] }
+        await clock.settle(until: { received.all == ["WHERE"] })
+        #expect(received.all == ["WHERE"])
         // During a command: its answer is unharmed, the message handled.
-        async let health = modem.checkHealth()
-        try await Task.sleep(for: .milliseconds(100))
+        let checking = Task { await modem.checkHealth() }
+        let before = fake.commands.count
+        try await clock.advance(until: { fake.commands.count > before }, limit: 5, step: 0.05)
         fake.deliverDirectly(from: "+4915112345678", "OK")
-        #expect(await health.connected)
-        try waitFor(10) { received.all == ["WHERE", "OK"] }
+        #expect(try await clock.run(limit: 30) { await checking.value }.connected)
+        await clock.settle(until: { received.all == ["WHERE", "OK"] })
+        #expect(received.all == ["WHERE", "OK"])
         await modem.close()
     }
 

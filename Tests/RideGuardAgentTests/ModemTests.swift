@@ -46,8 +46,7 @@ import SystemCalls
     }
 
     func makeSender(_ fake: FakeModem, pin: String? = nil, log: LogLines = LogLines(level: .trace)) throws -> (OutboxSender, Outbox, Modem) {
-        let database = try RideGuardDatabase(path: FileManager.default.temporaryDirectory
-            .appendingPathComponent("rideguard-outbox-\(UUID().uuidString).sqlite").path)
+        let database = try RideGuardDatabase(path: Scratch.path("rideguard-outbox.sqlite").path)
         var configuration = ModemConfiguration(device: fake.link, pin: pin)
         configuration.registrationTimeout = 20
         configuration.sendTimeout = 5
@@ -116,7 +115,7 @@ import SystemCalls
         let fake = try FakeModem(script: script, clock: clock)
         let (sender, outbox, modem) = try makeSender(fake)
         let started = clock.now()
-        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Crash detected", now: clock.now())
+        let message = try outbox.enqueue(recipient: "+33612345678", kind: .alert, body: "Crash detected", now: clock.now())
         let left = try await flush(sender, within: 30)
         #expect(left == 0)
         let sent = try #require(try outbox.message(message.id!))
@@ -141,7 +140,7 @@ import SystemCalls
         script.noiseBeforeAnswers = true
         let fake = try FakeModem(script: script, clock: clock)
         let (sender, outbox, modem) = try makeSender(fake)
-        try outbox.enqueue(recipient: "+4915112345678", kind: "alert", body: "Hello", now: clock.now())
+        try outbox.enqueue(recipient: "+4915112345678", kind: .alert, body: "Hello", now: clock.now())
         #expect(try await flush(sender, within: 20) == 0)
         #expect(fake.messages == ["Hello"])
         await modem.close()
@@ -153,7 +152,7 @@ import SystemCalls
         let fake = try FakeModem(script: script, clock: clock)
         let log = LogLines(level: .trace)
         let (sender, outbox, modem) = try makeSender(fake, log: log)
-        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Retry me", now: clock.now())
+        let message = try outbox.enqueue(recipient: "+33612345678", kind: .alert, body: "Retry me", now: clock.now())
         #expect(try await flush(sender, within: 20) == 0)
         let sent = try #require(try outbox.message(message.id!))
         #expect(sent.status == .sent && sent.attempts == 2)
@@ -170,7 +169,7 @@ import SystemCalls
         let fake = try FakeModem(script: script, clock: clock)
         let log = LogLines(level: .trace)
         let (sender, outbox, modem) = try makeSender(fake, log: log)
-        _ = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Crash detected", now: clock.now())
+        _ = try outbox.enqueue(recipient: "+33612345678", kind: .alert, body: "Crash detected", now: clock.now())
         #expect(try await flush(sender, within: 20) == 0)
         #expect(log.text.contains(#"modem says: +CLIP: "+49•••••••5678",145"#), "\(log.text)")
         #expect(!log.text.contains("15112345678"))
@@ -182,7 +181,7 @@ import SystemCalls
         script.networkDownUntil = Date(timeIntervalSince1970: clock.now() + 3)
         let fake = try FakeModem(script: script, clock: clock)
         let (sender, outbox, modem) = try makeSender(fake)
-        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Ravine", now: clock.now())
+        let message = try outbox.enqueue(recipient: "+33612345678", kind: .alert, body: "Ravine", now: clock.now())
         #expect(try await flush(sender, within: 30) == 0)
         let sent = try #require(try outbox.message(message.id!))
         #expect(sent.status == .sent && sent.attempts >= 2)
@@ -194,7 +193,7 @@ import SystemCalls
         script.outcomes = [.cmsError(1)]
         let fake = try FakeModem(script: script, clock: clock)
         let (sender, outbox, modem) = try makeSender(fake)
-        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Wrong number", now: clock.now())
+        let message = try outbox.enqueue(recipient: "+33612345678", kind: .alert, body: "Wrong number", now: clock.now())
         #expect(try await flush(sender, within: 10) == 0)
         let failed = try #require(try outbox.message(message.id!))
         #expect(failed.status == .failed && failed.attempts == 1)
@@ -207,7 +206,7 @@ import SystemCalls
         script.outcomes = [.vanish]
         let fake = try FakeModem(script: script, clock: clock)
         let (sender, outbox, modem) = try makeSender(fake)
-        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Still here", now: clock.now())
+        let message = try outbox.enqueue(recipient: "+33612345678", kind: .alert, body: "Still here", now: clock.now())
         let back = Task { [clock] in
             try await clock.sleep(until: clock.now() + 2)
             try fake.plugIn()                               // re-enumerated, same name
@@ -227,7 +226,7 @@ import SystemCalls
     func longAndEmojiMessagesArriveWhole(text: String) async throws {
         let fake = try FakeModem(clock: clock)
         let (sender, outbox, modem) = try makeSender(fake)
-        let message = try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: text, now: clock.now())
+        let message = try outbox.enqueue(recipient: "+33612345678", kind: .alert, body: text, now: clock.now())
         #expect(try await flush(sender, within: 20) == 0)
         #expect(fake.messages == [text])
         let parts = fake.received.count
@@ -241,14 +240,14 @@ import SystemCalls
         script.pin = "1234"
         let good = try FakeModem(script: script, clock: clock)
         let (sender, outbox, modem) = try makeSender(good, pin: "1234")
-        try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "PIN ok", now: clock.now())
+        try outbox.enqueue(recipient: "+33612345678", kind: .alert, body: "PIN ok", now: clock.now())
         #expect(try await flush(sender, within: 20) == 0)
         #expect(good.pinAttempts == 1)
         await modem.close()
 
         let bad = try FakeModem(script: script, clock: clock)
         let (badSender, badOutbox, badModem) = try makeSender(bad, pin: "9999")
-        let message = try badOutbox.enqueue(recipient: "+33612345678", kind: "alert", body: "PIN wrong", now: clock.now())
+        let message = try badOutbox.enqueue(recipient: "+33612345678", kind: .alert, body: "PIN wrong", now: clock.now())
         _ = try await flush(badSender, within: 4)
         #expect(bad.pinAttempts == 1)                          // never a second wrong PIN
         let failed = try #require(try badOutbox.message(message.id!))
@@ -263,7 +262,7 @@ import SystemCalls
         var script = FakeModem.Script()
         script.cpinWithoutFinal = true
         let fake = try FakeModem(script: script)
-        let database = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-cpin-\(UUID().uuidString).sqlite").path
+        let database = Scratch.path("rideguard-cpin.sqlite").path
         let result = try Rideguard.run(["sms", "send", "--device", fake.link, "--to", "+33 6 12 34 56 78",
                                         "--text", "Sent past a quiet CPIN", "--database", database, "--timeout", "30"])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
@@ -282,7 +281,7 @@ import SystemCalls
         script.answerDelay = 0.5
         let fake = try FakeModem(script: script, clock: clock)
         let (sender, outbox, modem) = try makeSender(fake)
-        try outbox.enqueue(recipient: "+33612345678", kind: "alert", body: "Late OK", now: clock.now())
+        try outbox.enqueue(recipient: "+33612345678", kind: .alert, body: "Late OK", now: clock.now())
         #expect(try await flush(sender, within: 30) == 0)
         #expect(fake.messages == ["Late OK"])
         let health = try await clock.run(limit: 30) { await modem.checkHealth() }
@@ -293,7 +292,7 @@ import SystemCalls
 
     @Test func smsSendCommandPrintsTheReferences() throws {
         let fake = try FakeModem()
-        let database = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-cli-\(UUID().uuidString).sqlite").path
+        let database = Scratch.path("rideguard-cli.sqlite").path
         let result = try Rideguard.run(["sms", "send", "--device", fake.link, "--to", "+33 6 12 34 56 78",
                                         "--text", "Test from RideGuard", "--database", database, "--timeout", "30"])
         #expect(result.status == 0, "\(result.stderr)")
@@ -314,7 +313,7 @@ import SystemCalls
         var script = FakeModem.Script()
         script.outcomes = [.silence]
         let fake = try FakeModem(script: script)
-        let database = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-kill-\(UUID().uuidString).sqlite").path
+        let database = Scratch.path("rideguard-kill.sqlite").path
         let sender = try Spawned([Rideguard.binary.path, "sms", "send", "--device", fake.link, "--to", "+33612345678",
                                   "--text", "Crash detected, help", "--database", database, "--timeout", "60"])
         try waitFor(20) { fake.received.count == 1 }

@@ -18,7 +18,7 @@ final class Mosquitto: @unchecked Sendable {      // one test's, started and sto
     var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
 
     init() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-mosquitto-\(UUID().uuidString)")
+        folder = Scratch.path("rideguard-mosquitto")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let f = folder.path
         try Self.run(["/bin/sh", "-ec", """
@@ -112,7 +112,7 @@ final class Mosquitto: @unchecked Sendable {      // one test's, started and sto
     }
 
     private static func run(_ arguments: [String], stdin: String = "/dev/null", stdout: String = "/dev/null", what: String, anyExit: Bool = false) throws {
-        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-mosquitto-\(UUID().uuidString).err").path
+        let errors = Scratch.path("rideguard-mosquitto.err").path
         defer { try? FileManager.default.removeItem(atPath: errors) }
         let process = try Spawned(arguments, stdin: stdin, stdout: stdout, stderr: errors)
         let code = process.wait(30)

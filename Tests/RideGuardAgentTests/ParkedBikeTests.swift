@@ -40,11 +40,11 @@ extension AgentInProcessTests {
         await agent.advance(by: 30)
         await agent.stop()
         #expect(modem.messages.count == 1, "more SMS: \(modem.received.map(\.decoded.number))")
-        let detections = Self.journal(folder, kind: "detections")
+        let detections = Self.journal(folder, kind: .detections)
         #expect(detections.contains("the bike is parked (still, no engine, no GPS speed)"), "\(detections)")
         #expect(detections.contains("parked bike fell over: bike down: lying at"), "\(detections)")
         #expect(!detections.contains("crash detected"), "\(detections)")
-        #expect(Self.journal(folder, kind: "system").contains("supply: under-voltage"))
+        #expect(Self.journal(folder, kind: .system).contains("supply: under-voltage"))
     }
 }
 

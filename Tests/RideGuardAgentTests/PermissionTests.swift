@@ -10,10 +10,7 @@ import Testing
     /// A folder for one test: mode 0755 set explicitly, so other users can reach what is inside
     /// it unless the agent itself keeps them out.
     static func openFolder(_ name: String) throws -> URL {
-        let folder = URL(fileURLWithPath: "/tmp/rideguard-\(name)-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        chmod(folder.path, 0o755)
-        return folder
+        try Scratch.folder(name, mode: 0o755)
     }
 
     /// Everything simulated; the run folder and the database's folder do not exist yet.

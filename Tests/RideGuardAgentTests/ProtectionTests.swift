@@ -33,7 +33,7 @@ extension AgentTests {
         #expect(unprotected.contacts == 0)
         #expect(unprotected.protection?.level == .notProtecting)
         #expect(unprotected.protection?.reasons.first?.hasPrefix("no emergency contact") == true, "\(String(describing: unprotected.protection))")
-        #expect(AgentInProcessTests.journal(folder, kind: "system").contains("not protecting: no emergency contact"))
+        #expect(AgentInProcessTests.journal(folder, kind: .system).contains("not protecting: no emergency contact"))
 
         _ = try database.addContact(name: "Sam", number: "+33612345678", now: 3)
         await agent.advance(by: 1.5)
@@ -55,7 +55,7 @@ extension AgentTests {
         configuration.database = path
         do {
             let database = try RideGuardDatabase(path: path)
-            _ = try database.outbox.enqueue(recipient: "+33612345678", kind: MessageKind.alert.rawValue, body: "Interrupted alert", now: 1)
+            _ = try database.outbox.enqueue(recipient: "+33612345678", kind: .alert, body: "Interrupted alert", now: 1)
             let claimed = try #require(try database.outbox.claimNext(now: 2))
             #expect(claimed.status == .sending)
         }
@@ -74,12 +74,12 @@ extension AgentTests {
         let folder = try AgentInProcessTests.folder("gap")
         let agent = try InProcessAgent(InProcessAgent.configuration(in: folder, trace: try Self.gapTrace(in: folder), playback: 1))
         try await agent.advance(untilState: .armed, limit: 20)
-        try await agent.advance(until: { AgentInProcessTests.journal(folder, kind: "system").contains("sensor: ") }, limit: 20)
+        try await agent.advance(until: { AgentInProcessTests.journal(folder, kind: .system).contains("sensor: ") }, limit: 20)
         await agent.advance(by: 2)
         let status = try #require(try await AgentTests.status(folder))
         #expect(status.protection == Protection(.protecting), "\(String(describing: status.protection))")
         #expect(status.buzzer != .fault)
-        let journal = AgentInProcessTests.journal(folder, kind: "system")
+        let journal = AgentInProcessTests.journal(folder, kind: .system)
         #expect(journal.contains("sensor: no samples for 0.2"), "\(journal)")
         #expect(!journal.contains("not protecting"), "\(journal)")
         await agent.stop()
@@ -96,13 +96,13 @@ extension AgentTests {
         for i in 0..<3_000 { text += "\(Double(i) / 100),0.0100,-0.0200,2.9400,0.00100,-0.00200,0.00000\n" }
         try Data(text.utf8).write(to: trace)
         let agent = try InProcessAgent(InProcessAgent.configuration(in: folder, trace: trace, playback: 1))
-        try await agent.advance(until: { AgentInProcessTests.journal(folder, kind: "system").contains("imu_reading fault") }, limit: 30)
+        try await agent.advance(until: { AgentInProcessTests.journal(folder, kind: .system).contains("imu_reading fault") }, limit: 30)
         await agent.advance(by: 3)
         let status = try #require(try await AgentTests.status(folder))
         #expect(status.protection?.level == .degraded, "\(String(describing: status.protection))")
         #expect(status.protection?.reasons.first?.contains("at rest") == true, "\(String(describing: status.protection))")
         #expect(status.buzzer == .degraded)
-        #expect(!AgentInProcessTests.journal(folder, kind: "system").contains("imu_reading: "), "cleared by the upright learned with it")
+        #expect(!AgentInProcessTests.journal(folder, kind: .system).contains("imu_reading: "), "cleared by the upright learned with it")
         await agent.stop()
     }
 
@@ -207,7 +207,7 @@ extension FleetTests {
             let agent = try InProcessAgent(configuration)
             try await agent.advance(until: { (try? await AgentTests.status(folder))??.protection?.level == item.level }, limit: 90)
             if item.name.contains("gap") {
-                try await agent.advance(until: { AgentInProcessTests.journal(folder, kind: "system").contains("sensor: no samples for") }, limit: 30)
+                try await agent.advance(until: { AgentInProcessTests.journal(folder, kind: .system).contains("sensor: no samples for") }, limit: 30)
             }
             await agent.advance(by: 2)
             let status = try #require(try await AgentTests.status(folder))

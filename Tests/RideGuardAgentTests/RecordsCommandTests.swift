@@ -6,7 +6,7 @@ import Testing
 /// Contacts, message, profile and journal on a database on disk, through the command line.
 @Suite struct RecordsCommandTests {
     func database() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-records-\(UUID().uuidString).sqlite").path
+        Scratch.path("rideguard-records.sqlite").path
     }
 
     @Test func contactsAreAddedCleanedListedAndRemoved() throws {
@@ -25,7 +25,7 @@ import Testing
         let missing = Rideguard.inProcess(["contacts", "remove", "Nobody", "--database", db])
         #expect(missing.status == 1 && missing.stderr.contains("no contact named or numbered 'Nobody'"))
         #expect(try RideGuardDatabase(path: db).contacts().map(\.name) == ["Jo"])
-        let journal = try RideGuardDatabase(path: db).journal(kind: "system").map(\.text)
+        let journal = try RideGuardDatabase(path: db).journal(kind: .system).map(\.text)
         #expect(journal == ["contact removed: Sam +33•••••5678", "contact added: Jo +49•••••••5678", "contact added: Sam +33•••••5678"])
     }
 
@@ -53,7 +53,7 @@ import Testing
         let listed = Rideguard.inProcess(["contacts", "list", "--database", db])
         #expect(!listed.stdout.contains("\u{1B}") && !listed.stdout.contains("\u{202E}") && listed.stdout.contains("Sam\u{FFFD}[2J\u{FFFD}"), "\(listed.stdout)")
         #expect(Markup.escaped("Sam\u{1B}\u{202E}<") == "Sam\u{FFFD}\u{FFFD}&lt;")
-        let svg = FileManager.default.temporaryDirectory.appendingPathComponent("card-\(UUID().uuidString).svg")
+        let svg = Scratch.path("card.svg")
         #expect(Rideguard.inProcess(["card", "--out", svg.path, "--database", db]).status == 0)
         let card = try String(contentsOf: svg, encoding: .utf8)
         #expect(!card.contains("\u{1B}") && !card.contains("\u{202E}"))

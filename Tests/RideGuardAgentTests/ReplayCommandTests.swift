@@ -115,7 +115,7 @@ func events(_ result: Rideguard.Result) throws -> [[String: Any]] {
 
 @Suite struct SynthAndEvalCommandTests {
     @Test func writesACorpusThatEvalScores() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-corpus-\(getpid())")
+        let folder = Scratch.root.appendingPathComponent("corpus")
         try? FileManager.default.removeItem(at: folder)
         let synth = Rideguard.inProcess(["synth", "--out", folder.path, "--seed", "99", "--count", "10", "--riding-scale", "0.05", "--rate", "100"])
         #expect(synth.status == 0, "\(synth.stderr)")

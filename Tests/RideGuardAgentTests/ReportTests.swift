@@ -11,8 +11,8 @@ import Testing
         try FileManager.default.createDirectory(at: Self.screenshots, withIntermediateDirectories: true)
         let png = Self.screenshots.appendingPathComponent(name + ".png")
         try? FileManager.default.removeItem(at: png)
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UUID().uuidString).log")
-        let profile = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-profile-\(UUID().uuidString)")
+        let log = Scratch.path("chromium.log")
+        let profile = Scratch.path("chromium-profile")
         defer {
             try? FileManager.default.removeItem(at: profile)
             try? FileManager.default.removeItem(at: log)
@@ -36,7 +36,7 @@ import Testing
     @Test(arguments: ["fall_in_a_curve", "fall_on_a_slippery_straight_road_section"])
     func realFallReports(file: String) throws {
         let trace = Rideguard.sharedData.appendingPathComponent("ptw-falls/\(file).csv")
-        let html = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(file)-\(UUID().uuidString).html")
+        let html = Scratch.path("report-\(file).html")
         let result = Rideguard.inProcess(["replay", trace.path, "--report", html.path])
         #expect(result.status == 0, "\(result.stderr)")
         let page = try String(contentsOf: html, encoding: .utf8)
@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test func syntheticRideReport() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("report-ride-\(UUID().uuidString)")
+        let folder = Scratch.path("report-ride")
         let synth = Rideguard.inProcess(["synth", "--out", folder.path, "--seed", "21", "--scenario", "hard_ride",
                                        "--count", "1", "--riding-scale", "0.2", "--rate", "200"])
         #expect(synth.status == 0)

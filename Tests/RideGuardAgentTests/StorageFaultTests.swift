@@ -11,7 +11,7 @@ final class Card {
     let path: String
 
     init(megabytes: Int) throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-card-\(UUID().uuidString)").path
+        path = Scratch.path("rideguard-card").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         try Self.mount(["-t", "tmpfs", "-o", "size=\(megabytes)m,mode=0755", "tmpfs", path])
     }
@@ -73,7 +73,7 @@ extension AgentTests {
         try await agent.advance(until: { (try? await AgentTests.status(folder))??.storageProblem == nil }, limit: 30)
         await agent.stop()
         let database = try RideGuardDatabase(path: configuration.database)
-        let alerts = try database.outbox.all().filter { $0.kind == MessageKind.alert.rawValue }
+        let alerts = try database.outbox.all().filter { $0.kind == .alert }
         #expect(alerts.count == 2 && alerts.allSatisfy { $0.status == .sent }, "\(alerts)")
         let journal = try database.journal(limit: 1000).map(\.text)
         #expect(journal.contains { $0.contains("countdown of 10 s started") })
@@ -104,7 +104,7 @@ extension AgentTests {
         let database = try RideGuardDatabase(path: configuration.database)
         try await agent.advance(until: { ((try? database.journal(limit: 20)) ?? []).contains { $0.text.contains("can be written again") } }, limit: 30)
         await agent.stop()
-        let alerts = try database.outbox.all().filter { $0.kind == MessageKind.alert.rawValue }
+        let alerts = try database.outbox.all().filter { $0.kind == .alert }
         #expect(alerts.count == 2 && alerts.allSatisfy { $0.status == .sent }, "\(alerts)")
         let journal = try database.journal(limit: 1000).map(\.text)
         for line in ["crash detected", "countdown of 10 s started", "storage fault", "the trace around the crash could not be saved",
@@ -254,7 +254,7 @@ extension AgentTests {
 /// Issue 26, point 3, in the database itself.
 @Suite struct DamagedDatabaseTests {
     func folder() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-damage-\(UUID().uuidString)").path
+        let path = Scratch.path("rideguard-damage").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }
@@ -339,7 +339,7 @@ extension AgentTests {
 
 @Suite struct RecordingLimitsTests {
     @Test func aFolderWithAHundredRecordingsTakesNoMore() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-recordings-\(UUID().uuidString)").path
+        let folder = Scratch.path("rideguard-recordings").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let database = try RideGuardDatabase(path: folder + "/db/rideguard.sqlite")
         let recorder = RideGuardAgent.Recorder(folder: folder, rateHz: 400, database: database, clock: SystemServiceClock(), logger: LogLines(level: .trace).logger)

@@ -11,15 +11,16 @@ import ScenarioSynth
         var detections: [Double]
     }
 
-    /// Each trace generated and replayed on its own: the machine's cores share the corpus.
-    static let outcomes: [Outcome] = {
+    /// The corpus's traces of `scenario` (every scenario twice), each generated and replayed on its
+    /// own: the machine's cores share them.
+    static func outcomes(_ scenario: Scenario) -> [Outcome] {
         let count = Scenario.allCases.count * 2
-        let results = Mutex([Outcome?](repeating: nil, count: count))
-        DispatchQueue.concurrentPerform(iterations: count) { index in
-            let (scenario, seed) = TraceSynthesizer.plan(seed: 4242, index: index)
+        let plans = (0..<count).map { TraceSynthesizer.plan(seed: 4242, index: $0) }.filter { $0.0 == scenario }
+        let results = Mutex([Outcome?](repeating: nil, count: plans.count))
+        DispatchQueue.concurrentPerform(iterations: plans.count) { index in
             var detector = CrashDetector()
             var detections: [Double] = []
-            let label = TraceSynthesizer.generate(scenario, seed: seed, ridingScale: 0.1) { sample in
+            let label = TraceSynthesizer.generate(scenario, seed: plans[index].1, ridingScale: 0.1) { sample in
                 detector.process(sample) { event in
                     if case .crashDetected(let t, _) = event { detections.append(t) }
                 }
@@ -28,16 +29,41 @@ import ScenarioSynth
             results.withLock { $0[index] = outcome }
         }
         return results.withLock { $0.map { $0! } }
-    }()
+    }
 
-    @Test func ridesRaiseNoAlarm() {
-        for outcome in Self.outcomes where !outcome.label.crash {
-            #expect(outcome.detections.isEmpty, "\(outcome.label.scenario) seed \(outcome.label.seed): \(outcome.detections)")
+    @Test(arguments: [Scenario.normalRide, .hardRide, .roughRoad, .offRoad]) func ridesRaiseNoAlarm(scenario: Scenario) {
+        expectNoAlarm(scenario)
+    }
+
+    /// Carried on a trailer, started lying, on the centre stand with the engine running.
+    @Test(arguments: [Scenario.trailer, .startedLying, .centreStandEngine]) func aBikeNobodyRidesRaisesNoAlarm(scenario: Scenario) {
+        expectNoAlarm(scenario)
+    }
+
+    /// Knocked over, laid down or bumped while parked: a parked fall at most, never a crash.
+    @Test(arguments: [Scenario.parkedKnockedOver, .parkedLaidDown, .parkedBumped]) func aParkedBikeRaisesNoAlarm(scenario: Scenario) {
+        expectNoAlarm(scenario)
+    }
+
+    /// Every scenario that is no crash is in one of the three above.
+    @Test func everyScenarioThatIsNoCrashIsChecked() {
+        let checked: Set<Scenario> = [.normalRide, .hardRide, .roughRoad, .offRoad, .trailer, .startedLying, .centreStandEngine,
+                                      .parkedKnockedOver, .parkedLaidDown, .parkedBumped]
+        #expect(Set(Scenario.allCases.filter { !$0.isCrash }) == checked)
+    }
+
+    func expectNoAlarm(_ scenario: Scenario, sourceLocation: SourceLocation = #_sourceLocation) {
+        let outcomes = Self.outcomes(scenario)
+        #expect(outcomes.count == 2, sourceLocation: sourceLocation)
+        for outcome in outcomes {
+            #expect(outcome.detections.isEmpty, "\(outcome.label.scenario) seed \(outcome.label.seed): \(outcome.detections)", sourceLocation: sourceLocation)
         }
     }
 
-    @Test func crashesAreDetectedSoonAfterRest() throws {
-        for outcome in Self.outcomes where outcome.label.crash {
+    @Test(arguments: Scenario.allCases.filter(\.isCrash)) func crashesAreDetectedSoonAfterRest(scenario: Scenario) throws {
+        let outcomes = Self.outcomes(scenario)
+        #expect(outcomes.count == 2)
+        for outcome in outcomes {
             let start = try #require(outcome.label.crashStart), rest = try #require(outcome.label.rest)
             #expect(outcome.detections.allSatisfy { $0 >= start }, "alarm before the crash: \(outcome.label.seed)")
             // A dead axis can hide part of gravity; everything else must be found.
