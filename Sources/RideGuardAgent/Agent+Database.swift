@@ -1,6 +1,3 @@
-import FoundationEssentials
-import GPIOLines
-import IIOSensor
 import Logging
 import RideGuardCore
 import Storage

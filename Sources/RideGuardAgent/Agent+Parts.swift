@@ -1,10 +1,7 @@
-import FoundationEssentials
 import GPIOLines
 import IIOSensor
 import Logging
 import RideGuardCore
-import Storage
-import SystemCalls
 
 /// The real parts, or their twins, as the configuration chooses them (once, at start).
 extension Agent {

@@ -1,9 +1,4 @@
-import Logging
-import RideGuardCore
-import ServiceLifecycle
-import Storage
 import Synchronization
-import SystemCalls
 
 /// Whether the contacts are being rung, and what `status` says of it. The workflow switches the
 /// calls on once the alert SMS went out and off at an acknowledgement, the all-clear or the end of

@@ -1,11 +1,5 @@
-import FoundationEssentials
-import Glibc
-import Logging
 import RideGuardCore
-import SerialModem
-import Storage
 import Synchronization
-import SystemCalls
 
 /// Wakes a waiting task when there is work: `ring()` from anywhere, `wait(until:)` in the one task
 /// that does the work. A ring while nobody waits is kept for the next wait.

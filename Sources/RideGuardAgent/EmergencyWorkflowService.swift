@@ -1,8 +1,4 @@
-import FoundationEssentials
-import Glibc
-import RideGuardCore
 import ServiceLifecycle
-import SystemCalls
 
 /// The emergency workflow as the group's first service, so it stops last: resumes an emergency
 /// saved before a restart, takes inputs until the group shuts down, handles what was posted before

@@ -1,13 +1,5 @@
-import FoundationEssentials
-import Glibc
-import Logging
-import MQTTLink
 import RideGuardCore
-import ServiceLifecycle
 import Storage
-import Synchronization
-import AgentControl
-import SystemCalls
 
 /// Tells the fleet: each event the workflow or a part announces is written to the events table
 /// (with the position last known) and the publisher is woken. Never waits on the network.

@@ -1,14 +1,3 @@
-import FoundationEssentials
-import Glibc
-import Logging
-import MQTTLink
-import RideGuardCore
-import ServiceLifecycle
-import Storage
-import Synchronization
-import AgentControl
-import SystemCalls
-
 /// When the retained `state` topic is published.
 package enum FleetState {
     /// Whether the retained state is published now: at once when its `key` changed (or on `where`),

@@ -1,13 +1,5 @@
-import FoundationEssentials
-import Glibc
-import Logging
-import MQTTLink
-import RideGuardCore
-import ServiceLifecycle
-import Storage
-import Synchronization
 import AgentControl
-import SystemCalls
+import Synchronization
 
 /// What `status` shows of the broker: where, connected or not since when, what is wrong, how many
 /// events wait for it.

@@ -1,8 +1,4 @@
-import FoundationEssentials
-import Glibc
 import RideGuardCore
-import ServiceLifecycle
-import SystemCalls
 
 /// Messages the workflow asked for: their kind, to whom, the emergency they tell of (the workflow
 /// as saved), and the numbers an earlier attempt already queued.

@@ -1,5 +1,3 @@
-import Logging
-import RideGuardCore
 import Synchronization
 
 /// Why the buzzer or the button cannot be used, by part, for `status` and `doctor`.

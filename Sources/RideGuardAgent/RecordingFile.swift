@@ -1,12 +1,5 @@
-import Dispatch
-import FoundationEssentials
-import Glibc
-import SystemCalls
-import SystemPackage
-import Logging
 import RideGuardCore
 import Storage
-import Synchronization
 
 /// The file of a recording, used only on the recorder's queue: opened with the first batch (which
 /// says whether there is a gyro), written a batch at a time.

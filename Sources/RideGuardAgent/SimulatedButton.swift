@@ -1,11 +1,4 @@
-import FoundationEssentials
-import Glibc
-import GPIOLines
-import Logging
 import RideGuardCore
-import ServiceLifecycle
-import SystemCalls
-import Synchronization
 
 /// The button's twin (the demo, `rideguard ctl press`): pressed now, released after `hold` seconds.
 struct SimulatedButton: Sendable {

@@ -1,7 +1,4 @@
-import GPSDClient
-import Logging
 import RideGuardCore
-import ServiceLifecycle
 import Synchronization
 
 /// What is known of where the rider is: the fixes kept, and the latest speed (it goes on every

@@ -372,7 +372,7 @@ package actor Modem: SMSTransport, VoiceCaller {
                 await hangUp(session, &port)
                 return ended(.stopped)
             }
-            var decision = callProgress?.woke(at: clock.now()) ?? .look
+            var decision = progress.woke(at: clock.now())     // the deadline: set at the dial
             if decision == .look {
                 await takeTurn()
                 start = clock.now()

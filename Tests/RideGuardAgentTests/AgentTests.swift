@@ -156,6 +156,10 @@ import AgentControl
         let resumed = try #require(try Self.status(rig.folder)?.countdownSeconds)
         #expect(resumed < left && resumed > left - 5, "the countdown went on from \(left) s: \(resumed) s")
         try waitFor(10) { ((try? String(contentsOfFile: log("second.log"), encoding: .utf8)) ?? "").contains("resumed in state alertCountdown") }
+        // SIGTERM mid-countdown: a graceful stop (exit 0, said), the state saved, no number in full.
+        #expect(second.terminate() == 0)
+        let output = (try? String(contentsOfFile: log("second.log"), encoding: .utf8)) ?? ""
+        #expect(output.contains("] stopped") && !output.contains("612345678"), "\(output)")
     }
 
     /// Killed (SIGKILL) while the alert is being sent (the modem never answers it): the restarted

@@ -123,7 +123,12 @@ final class ManualClock: ServiceClock {
             _ = await task.result
             finished.store(true, ordering: .releasing)
         }
-        try await advance(until: { finished.load(ordering: .acquiring) }, limit: limit, step: step, sourceLocation: sourceLocation)
+        do {
+            try await advance(until: { finished.load(ordering: .acquiring) }, limit: limit, step: step, sourceLocation: sourceLocation)
+        } catch {
+            task.cancel()       // time is up: the work must not go on into the next test
+            throw error
+        }
         await watcher.value
         return try await task.value
     }

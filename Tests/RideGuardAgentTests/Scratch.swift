@@ -3,11 +3,13 @@ import Foundation
 /// The tests' temporary files and folders, all under one folder of this test run's that is
 /// removed when the run ends: the one way the tests make one.
 enum Scratch {
-    /// `/tmp/rideguard-tests-<pid>`, mode 0755: the processes the tests start as other users reach
-    /// inside it, as they would /tmp.
+    /// `/tmp/rideguard-tests-XXXXXX`, made new by mkdtemp (never a folder or a link someone made
+    /// first), then mode 0755: the processes the tests start as other users reach inside it, as
+    /// they would /tmp.
     static let root: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-tests-\(getpid())")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        var template = Array(FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-tests-XXXXXX").path.utf8CString)
+        guard let made = mkdtemp(&template) else { fatalError("cannot make the tests' folder: \(String(cString: strerror(errno)))") }
+        let url = URL(fileURLWithPath: String(cString: made))
         chmod(url.path, 0o755)
         atexit { try? FileManager.default.removeItem(at: Scratch.root) }
         return url
