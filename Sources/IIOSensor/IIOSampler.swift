@@ -74,9 +74,15 @@ package final class IIOSampler: Sendable {
 
     private let shared = Shared()
     package let configuration: SamplerConfiguration
+    /// The longest wait before opening the IMU again: an IMU whose driver loads late (udev at boot,
+    /// an overlay fixed, a connector pushed back) is read within this, and a try costs a look
+    /// through sysfs.
+    package static let retryLimitSeconds = 5.0
 
+    /// `heartbeat` is called from the sampler's thread at every turn of its loop (a refill, a
+    /// refill's time-out, a tenth of a second waiting to reopen): the thread is alive, samples or not.
     package init(configuration: SamplerConfiguration, onSample: @escaping @Sendable (IMUSample) -> Void,
-                onEvent: @escaping @Sendable (SamplerEvent) -> Void) {
+                heartbeat: @escaping @Sendable () -> Void = {}, onEvent: @escaping @Sendable (SamplerEvent) -> Void) {
         self.configuration = configuration
         // A peer closing its socket must not kill the process (libiio writes to it with plain send).
         signal(SIGPIPE, SIG_IGN)
@@ -97,16 +103,19 @@ package final class IIOSampler: Sendable {
             }
         }
         startThread("rg-sampler") {
-            var backoff = Backoff(first: 0.5, limit: 30)
+            var backoff = Backoff(first: 0.5, limit: IIOSampler.retryLimitSeconds)
             while shared.running.load(ordering: .acquiring) {
+                heartbeat()
                 do {
-                    try IIOSampler.session(configuration, shared: shared, onSample: onSample, onEvent: onEvent) { backoff.reset() }
+                    try IIOSampler.session(configuration, shared: shared, onSample: onSample, heartbeat: heartbeat,
+                                           onEvent: onEvent) { backoff.reset() }
                 } catch {
                     guard shared.running.load(ordering: .acquiring) else { break }
                     let wait = backoff.next()
                     onEvent(.failed(reason: "\(error)", retryIn: wait))
                     var left = wait
                     while left > 0 && shared.running.load(ordering: .acquiring) {
+                        heartbeat()
                         usleep(100_000)
                         left -= 0.1
                     }
@@ -132,7 +141,8 @@ package final class IIOSampler: Sendable {
     }
 
     private static func session(_ c: SamplerConfiguration, shared: Shared, onSample: @Sendable (IMUSample) -> Void,
-                                onEvent: @Sendable (SamplerEvent) -> Void, onHealthy: () -> Void) throws(IIOError) {
+                                heartbeat: @Sendable () -> Void, onEvent: @Sendable (SamplerEvent) -> Void,
+                                onHealthy: () -> Void) throws(IIOError) {
         let context = try IIOContext(uri: c.uri)
         iio_context_set_timeout(context.pointer, UInt32(max(50, c.stallSeconds * 1000)))
         guard let device = findDevice(context.pointer, named: c.device) else {
@@ -188,6 +198,7 @@ package final class IIOSampler: Sendable {
         var windowStart = Double.nan, windowCount = 0, rateReported = false
         while shared.running.load(ordering: .acquiring) {
             let n = iio_buffer_refill(buffer)
+            heartbeat()
             if n < 0 {
                 let code = Int32(-n)
                 if !shared.running.load(ordering: .acquiring) { return }

@@ -6,8 +6,9 @@ import SystemCalls
 extension Agent {
     /// The database, however long it takes: one that cannot be opened (a card not mounted, a
     /// folder gone, a damaged file) sounds the fault pattern, set up before anything else, and is
-    /// tried again every `retrySeconds`, the reason logged each time it changes. Nil only when
-    /// `stopping` says to give up (the service is being stopped).
+    /// tried again every `retrySeconds`, the reason logged each time it changes. systemd hears
+    /// READY=1 with the reason (the boot never waits on the card) and the watchdog is fed while it
+    /// waits. Nil only when `stopping` says to give up (the service is being stopped).
     package static func openDatabase(_ configuration: AgentConfiguration, clock: any ServiceClock = SystemServiceClock(),
                                     retrySeconds: Double = 10, logger: Logger,
                                     stopping: @Sendable () -> Bool = { false }) async -> RideGuardDatabase? {
@@ -21,7 +22,10 @@ extension Agent {
                 return database
             } catch {
                 let reason = "cannot open the database \(configuration.database): \(error); NOT protecting, trying again every \(Int(retrySeconds)) s"
-                if reason != said { logger.error("\(reason)") }
+                if reason != said {
+                    logger.error("\(reason)")
+                    SystemdNotify.send("READY=1\nSTATUS=" + reason)
+                }
                 said = reason
                 if buzzer == nil {
                     let player = BuzzerPlayer(output: Self.buzzer(configuration.gpio, clock: clock, problems: PartProblems(), logger: logger), clock: clock) {
@@ -31,7 +35,11 @@ extension Agent {
                     await player.play(.fault)
                     buzzer = player
                 }
-                try? await clock.sleep(until: clock.now() + retrySeconds)
+                let retry = clock.now() + retrySeconds
+                while clock.now() < retry && !stopping() {
+                    SystemdNotify.send("WATCHDOG=1")
+                    try? await clock.sleep(until: min(retry, clock.now() + 1))
+                }
             }
         }
         await buzzer?.play(.off)

@@ -9,7 +9,9 @@ import Storage
 /// storage every 10 s: a database that cannot be written (a read-only or full SD card) leaves the
 /// rider protected, degraded (alerts kept in memory and sent), never unprotected. What the buzzer,
 /// `status`, the page, systemd and the fleet say follows from the workflow's protection.
-/// Last to start, first to stop. systemd hears READY=1 once the first check is done.
+/// Last to start, first to stop. systemd hears READY=1 once the first check is done, protecting or
+/// not: READY means the agent runs and answers (the buzzer, `status`, a manual SOS, the page), and
+/// systemd's STATUS line says whether it protects. A boot never waits on the rider's set-up.
 struct ArmingService: Service, CustomStringConvertible {
     static let contactsEverySeconds = 1.0
     static let storageEverySeconds = 10.0
@@ -38,7 +40,7 @@ struct ArmingService: Service, CustomStringConvertible {
         if let storage { logger.error("storage: \(storage)") }
         await emergency.handle(.health(.storage, problem: storage, at: clock.now()))
         await emergency.handle(.arm(at: clock.now(), problems: problems))
-        var ready = await tellReady()
+        SystemdNotify.send("READY=1\nSTATUS=" + (await emergency.protection).summary)
         var nextStorageCheck = clock.now() + Self.storageEverySeconds
         while !Task.isCancelled {
             try await clock.sleep(until: clock.now() + Self.contactsEverySeconds)
@@ -59,16 +61,7 @@ struct ArmingService: Service, CustomStringConvertible {
                 logger.info("\(checked.isEmpty ? "contacts: ready to protect" : "not protecting: " + checked.joined(separator: "; "))")
                 emergency.post(.event(.arm(at: clock.now(), problems: checked)))
             }
-            if !ready { ready = await tellReady() }
         }
-    }
-
-    /// systemd hears READY=1 once the agent is armed or carries on with an emergency resumed after
-    /// a restart, never while it waits for a contact (the STATUS line says why, as `status` does).
-    private func tellReady() async -> Bool {
-        guard await emergency.state != .disarmed else { return false }
-        SystemdNotify.send("READY=1\nSTATUS=" + (await emergency.protection).summary)
-        return true
     }
 
     /// What stops the agent from protecting the rider: nobody to alert, or contacts that cannot be

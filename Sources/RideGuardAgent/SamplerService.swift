@@ -38,25 +38,36 @@ struct SamplerService: Service, CustomStringConvertible {
         // A new detector has no crash in progress (a restarted sampler's crash is forgotten with it).
         emergency.post(.event(.detectorWatching(at: clock.now())))
         let stop: @Sendable () -> Void
+        // systemd's watchdog is fed from the sampler's own thread while it lives.
+        let heartbeat: @Sendable () -> Void = { [health, clock] in
+            if health.beat(at: clock.now()) { SystemdNotify.send("WATCHDOG=1") }
+        }
         switch source {
         case .trace(let path, let speed):
-            let player = TracePlayer(path: path, speed: speed, clock: clock, onSample: pipeline.take) { problem in
+            let player = TracePlayer(path: path, speed: speed, clock: clock, onSample: pipeline.take, heartbeat: heartbeat) { problem in
                 logger.info("\(problem.map { "simulated IMU: \($0)" } ?? "simulated IMU: end of the trace")")
                 pipeline.streamEnded()
             }
             logger.info("IMU: playing \(path) ×\(DecimalFormat.string(speed, decimals: 1))")
             stop = player.stop
         case .iio(let configuration):
-            let sampler = IIOSampler(configuration: configuration, onSample: pipeline.take) { event in
+            // A reason is logged when it changes, not at every retry (every few seconds while the IMU is missing).
+            let lastFailure = Mutex<String?>(nil)
+            let sampler = IIOSampler(configuration: configuration, onSample: pipeline.take, heartbeat: heartbeat) { event in
                 switch event {
                 case .opened(let device, let gyro, _, let rate, _):
+                    lastFailure.withLock { $0 = nil }
                     logger.info("IMU: \(device) at \(Int(rate)) Hz\(gyro ? " with gyro" : "")")
                 case .stalled(let seconds):
                     health.fault("stalled")
                     health.wentBlind("the IMU sends no sample (stalled for \(DecimalFormat.string(seconds, decimals: 1)) s): a crash cannot be seen", at: clock.now())
                 case .failed(let reason, let retry):
                     health.wentBlind("the IMU cannot be read (\(reason)): a crash cannot be seen", at: clock.now())
-                    logger.warning("IMU: \(reason); retrying in \(DecimalFormat.string(retry, decimals: 1)) s")
+                    let changed = lastFailure.withLock { last in
+                        defer { last = reason }
+                        return last != reason
+                    }
+                    if changed { logger.warning("IMU: \(reason); retrying every \(DecimalFormat.string(IIOSampler.retryLimitSeconds, decimals: 0)) s at most") }
                 case .dropped, .rateOff:
                     break
                 }
@@ -105,8 +116,7 @@ struct SamplerService: Service, CustomStringConvertible {
             if case .trace = service.source { showProgress(sample, state) }
             service.crashWindow.append(sample)
             service.recorder.record(sample)
-            // The watchdog is fed from the sampler's path: a hung sampler gets the service restarted.
-            if service.health.sampled(at: now, gravityG: state.smoothedG) { SystemdNotify.send("WATCHDOG=1") }
+            service.health.sampled(at: now, gravityG: state.smoothedG)
             for event in events { detected(event) }
         }
 

@@ -31,13 +31,13 @@ final class SensorHealth: Sendable {
 
     var snapshot: Status { status.withLock { $0 } }
 
-    /// One sample seen at `now`. Returns true once a second: time to feed systemd's watchdog.
-    func sampled(at now: Double, gravityG: Double) -> Bool {
+    /// One sample seen at `now`.
+    func sampled(at now: Double, gravityG: Double) {
         if blind.load(ordering: .relaxed), blind.exchange(false, ordering: .acquiringAndReleasing) {
             logger.info("IMU: samples again")
             emergency.post(.event(.health(.imu, problem: nil, at: now)))
         }
-        return status.withLock { s -> Bool in
+        status.withLock { s in
             s.samples += 1
             s.lastSampleWall = now
             s.gravityG = gravityG
@@ -47,6 +47,15 @@ final class SensorHealth: Sendable {
                 s.windowSamples = 0
             }
             s.windowSamples += 1
+        }
+    }
+
+    /// The sampler's thread is alive at `now` (sampling, waiting for the IMU, or retrying it).
+    /// Returns true once a second: time to feed systemd's watchdog. Fed whether or not samples
+    /// come, so a missing IMU is said (`status`, the buzzer) instead of restarting the agent for ever;
+    /// a thread that hangs stops feeding it, and systemd restarts the agent.
+    func beat(at now: Double) -> Bool {
+        status.withLock { s in
             guard now - s.lastWatchdogPing >= 1 else { return false }
             s.lastWatchdogPing = now
             return true

@@ -37,6 +37,8 @@ package final class SimulatedTransport: SMSTransport, VoiceCaller {
 
 /// The IMU's twin: plays a trace file at the agent's clock × `speed` on a dedicated thread, in
 /// batches like the real sampler's buffer refills (a wake-up every 20 ms, not one per sample).
+/// `heartbeat` is called from that thread while it lives: at every batch, then every second once
+/// the trace is over, until `stop()` (the sensor is still there, measuring nothing more).
 final class TracePlayer: Sendable {
     private let running = Atomic<Bool>(true)
     /// Signalled by `stop()`: ends a wait on the system clock.
@@ -45,7 +47,7 @@ final class TracePlayer: Sendable {
     private let sleeping = Mutex<Task<Void, Never>?>(nil)
 
     init(path: String, speed: Double, clock: any ServiceClock, onSample: @escaping @Sendable (IMUSample) -> Void,
-         onEnd: @escaping @Sendable (String?) -> Void) {
+         heartbeat: @escaping @Sendable () -> Void = {}, onEnd: @escaping @Sendable (String?) -> Void) {
         startThread("rg-trace-player") { [self] in
             let start = clock.now()
             var first: Double?
@@ -53,15 +55,23 @@ final class TracePlayer: Sendable {
                 try TraceFile.stream(path: path) { sample in
                     if first == nil { first = sample.t }
                     let due = start + (sample.t - first!) / speed
-                    if due - clock.now() > 0.02 { wait(until: due, on: clock) }
+                    if due - clock.now() > 0.02 {
+                        heartbeat()
+                        wait(until: due, on: clock)
+                    }
                     guard running.load(ordering: .acquiring) else { throw CancellationError() }
                     onSample(sample)
                 }
                 onEnd(nil)
             } catch is CancellationError {
                 onEnd(nil)
+                return
             } catch {
                 onEnd("\(error)")
+            }
+            while running.load(ordering: .acquiring) {
+                heartbeat()
+                wait(until: clock.now() + 1, on: clock)
             }
         }
     }

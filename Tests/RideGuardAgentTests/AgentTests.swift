@@ -99,6 +99,8 @@ import AgentControl
 
         deinit { close(fd) }
 
+        func forget() { heard = [] }
+
         /// Listens until every one of `needles` was heard, or `seconds` pass.
         func listen(for needles: [String], seconds: Double) {
             let deadline = Date().addingTimeInterval(seconds)
@@ -110,19 +112,23 @@ import AgentControl
         }
     }
 
-    /// Under systemd (Type=notify, journald's stream): with no contact the agent says why it does
-    /// not protect and never says READY; with contacts it says READY and feeds the watchdog; every
-    /// line carries its syslog priority. (Arming once a contact is added: in-process.)
-    @Test func systemdHearsReadyOnlyWhenTheRiderIsProtected() throws {
-        let rig = try Rig("arm", contacts: false)
+    /// Under systemd (Type=notify, journald's stream): with no contact and no IMU the agent says
+    /// READY at once (the boot never waits on the rider's set-up), says why it does not protect in
+    /// STATUS=, and feeds the watchdog (a missing part is said, never a restart loop); with contacts
+    /// it says it protects; every line carries its syslog priority. (Arming once a contact is added:
+    /// in-process.)
+    @Test func systemdHearsReadyAtOnceAndWhyItDoesNotProtect() throws {
+        // No IMU either: a device no kernel has, through libiio's local backend.
+        let rig = try Rig("arm", contacts: false, imu: "  uri: \"local:\"\n  device: rideguard-absent-imu")
         let notify = NotifySocket(in: rig.folder)
         let log = rig.folder.appendingPathComponent("agent.log").path
         let environment = ["PATH=/usr/bin:/bin", "HOME=/tmp", "NOTIFY_SOCKET=\(notify.path)", "JOURNAL_STREAM=8:12345"]
         let unprotected = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], environment: environment, stdout: log, stderr: log)
         try waitForState(rig.folder, "disarmed", seconds: 20)
-        notify.listen(for: ["STATUS=NOT protecting: no emergency contact"], seconds: 10)
-        #expect(notify.heard.contains { $0.contains("STATUS=NOT protecting: no emergency contact") })
-        #expect(!notify.heard.contains { $0.contains("READY=1") }, "READY before the agent protects anyone")
+        notify.listen(for: ["READY=1\nSTATUS=NOT protecting: no emergency contact", "WATCHDOG=1"], seconds: 10)
+        #expect(notify.heard.contains { $0.contains("READY=1\nSTATUS=NOT protecting: no emergency contact") }, "\(notify.heard)")
+        notify.listen(for: ["the next 3 s"], seconds: 3)
+        #expect(notify.heard.filter { $0 == "WATCHDOG=1" }.count >= 3, "the watchdog is fed without a contact or an IMU: \(notify.heard)")
         let journal = try Rideguard.run(["events", "--kind", "system", "--database", rig.database])
         #expect(journal.stdout.contains("not protecting: no emergency contact"))
         #expect(unprotected.terminate() == 0)
@@ -132,10 +138,15 @@ import AgentControl
         #expect(lines.allSatisfy { $0.wholeMatch(of: /<[0-7]>.*/) != nil }, "\(lines)")
 
         try Self.addContacts(rig.database)
+        let withIMU = try String(contentsOf: rig.config, encoding: .utf8).replacingOccurrences(
+            of: "  uri: \"local:\"\n  device: rideguard-absent-imu",
+            with: "  simulated: true\n  trace: \(Rideguard.fixtures.appendingPathComponent("example-lowside.csv").path)")
+        try Data(withIMU.utf8).write(to: rig.config)
         let protected = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path], environment: environment, stdout: log, stderr: log)
         defer { protected.kill(SIGTERM) }
+        notify.forget()
         notify.listen(for: ["READY=1", "WATCHDOG=1"], seconds: 20)
-        #expect(notify.heard.contains { $0.contains("READY=1\nSTATUS=protecting the rider") })
+        #expect(notify.heard.contains { $0.contains("READY=1\nSTATUS=protecting the rider") }, "\(notify.heard)")
         #expect(notify.heard.contains { $0.contains("WATCHDOG=1") })
         try waitForState(rig.folder, "armed", seconds: 5)
     }
