@@ -139,6 +139,21 @@ import RideGuardConfig
         #expect(defaults.database.hasPrefix("/var/lib/"))
         #expect(settings["RuntimeDirectory"] == [URL(fileURLWithPath: defaults.controlSocket).deletingLastPathComponent().lastPathComponent])
         #expect(defaults.controlSocket.hasPrefix("/run/"))
+        // Under the real systemd (issue 49): the boot never waits on the agent's set-up; a path the
+        // unit names that does not exist yet fails the start (226/NAMESPACE), so none is named
+        // unless optional ("-"); no ordering on a unit nothing starts; and each device group that a
+        // module registers later is loaded before the unit starts, when systemd resolves it.
+        #expect(settings["TimeoutStartSec"]?.allSatisfy { $0 != "infinity" } ?? true)
+        for key in ["ReadWritePaths", "ReadOnlyPaths", "InaccessiblePaths", "BindPaths", "BindReadOnlyPaths"] {
+            #expect(settings[key]?.allSatisfy { $0.split(separator: " ").allSatisfy { $0.hasPrefix("-") } } ?? true, "\(key)")
+        }
+        let after = settings["After", default: []].joined(separator: " ")
+        #expect(!after.contains("systemd-udev-settle"), "deprecated, and nothing pulls it in on a minimal Debian")
+        let wants = settings["Wants", default: []].joined(separator: " ").split(separator: " ").map(String.init)
+        for (group, module) in [("char-iio", "industrialio"), ("char-ttyUSB", "usbserial"), ("char-ttyACM", "cdc_acm")]
+        where settings["DeviceAllow", default: []].contains(where: { $0.hasPrefix(group + " ") }) {
+            #expect(wants.contains("modprobe@\(module).service") && after.contains("modprobe@\(module).service"), "\(group)")
+        }
         // The groups the udev rules hand the devices to.
         let groups = Set(try Self.ruleFiles.flatMap { try Self.rules($0) }.flatMap { $0 }.filter { $0.key == "GROUP" }.map(\.value))
         #expect(groups.isSubset(of: Set(settings["SupplementaryGroups"]?.first?.split(separator: " ").map(String.init) ?? [])))
