@@ -51,6 +51,10 @@ package struct Doctor: Sendable {
     package var fixWait = 5.0
     /// How long to wait for the modem to answer and register.
     package var modemWait = 30.0
+    /// Whether the hardware is opened here when the agent is not running. The page's service sees no
+    /// devices (PrivateDevices=yes): there, a check of the IMU, the GPIO lines or the modem could
+    /// only be wrong, so it says it was not made.
+    package var opensHardware = true
 
     package init(configurationPath: String) {
         self.configurationPath = configurationPath
@@ -104,19 +108,30 @@ package struct Doctor: Sendable {
         case .unreachable(let reason):
             note(DoctorCheck("agent", .failed, "the control socket \(configuration.controlSocket) exists but cannot be used: \(reason)",
                              fix: "run doctor with sudo, or as a member of the rideguard group"))
-        case .notRunning:
+        case .notRunning where opensHardware:
             note(DoctorCheck("agent", .warning, "not running: checking the hardware directly",
                              fix: "start it when the checks pass: sudo systemctl start rideguard"))
+        case .notRunning:
+            note(DoctorCheck("agent", .failed, "not running: nothing protects the rider",
+                             fix: "start it: sudo systemctl start rideguard (the journal says why it stopped: journalctl -u rideguard)"))
         }
         let status: AgentStatus? = if case .running(let s) = agent { s } else { nil }
-        note(status.map { imuFromAgent($0, configuration) } ?? checkIMU(configuration.imu))
-        note(status.map { gpioFromAgent($0, configuration.gpio) } ?? checkGPIO(configuration.gpio))
+        func unseen(_ part: String) -> DoctorCheck {
+            DoctorCheck(part, .warning, "not checked: the agent, which reads it, is not running, and the page cannot open the hardware",
+                        fix: "start the agent, or run rideguard doctor on the Pi")
+        }
+        note(status.map { imuFromAgent($0, configuration) } ?? (opensHardware ? checkIMU(configuration.imu) : unseen("IMU")))
+        note(status.map { gpioFromAgent($0, configuration.gpio) } ?? (opensHardware ? checkGPIO(configuration.gpio) : unseen("GPIO")))
         if let ignition = configuration.gpio.ignition, !configuration.gpio.simulated {
-            note(status.map { ignitionFromAgent($0, line: ignition) } ?? checkIgnition(configuration.gpio))
+            note(status.map { ignitionFromAgent($0, line: ignition) } ?? (opensHardware ? checkIgnition(configuration.gpio) : unseen("ignition")))
         }
         if let supply = checkSupply() { note(supply) }
         note(checkGPS(configuration.gps))
-        if let status { note(modemFromAgent(status)) } else { note(await checkModem(configuration.modem)) }
+        if let status {
+            note(modemFromAgent(status))
+        } else {
+            note(opensHardware ? await checkModem(configuration.modem) : unseen("modem"))
+        }
         note(database.map { checkContacts($0, language: (try? $0.profile().language) ?? configuration.messages.language) } ?? DoctorCheck("contacts", .failed, "not checked: the database cannot be opened",
                                                         fix: "fix the database first (above)"))
         if let mqtt = configuration.mqtt { note(fleetCheck(mqtt, status)) }

@@ -101,6 +101,7 @@ extension WebApp {
         var doctor = Doctor(configurationPath: configurationPath)
         doctor.fixWait = 2
         doctor.modemWait = 5
+        doctor.opensHardware = false
         var checks: [DoctorCheck] = []
         let canProtect = await doctor.run { checks.append($0) }
         return page(session, "Doctor", Pages.doctor(checks, canProtect: canProtect), nav: "/checks")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RideGuardDoctor
 import Storage
 
 /// `rideguard doctor` against the same fakes the agent tests use: iiod on loopback, gpsd fed by
@@ -23,6 +24,27 @@ extension AgentTests {
         #expect(lines.contains("✓ contacts: 2: Sam +33•••••5678, Jo +49•••••••5678; alert message set"))
         #expect(lines.last == "RideGuard can protect the rider.")
         #expect(!result.stdout.contains("612345678"))
+    }
+
+    /// The page's checks (its service sees no devices) with the agent down: the agent's absence is
+    /// the failure, and the IMU, GPIO and modem are said to be unchecked, never judged, though the
+    /// IMU answers here.
+    @Test func thePagesChecksWithTheAgentDownJudgeNoHardware() async throws {
+        let iiod = try FakeIIOD()
+        defer { iiod.stop() }
+        let rig = try Rig("page-doctor", imu: "  uri: \"ip:127.0.0.1:\(iiod.port)\"\n  rate_hz: 200")
+        var doctor = Doctor(configurationPath: rig.config.path)
+        doctor.opensHardware = false
+        doctor.fixWait = 0
+        var checks: [DoctorCheck] = []
+        let canProtect = await doctor.run { checks.append($0) }
+        #expect(!canProtect)
+        let agent = try #require(checks.first { $0.part == "agent" })
+        #expect(agent.outcome == .failed && agent.detail == "not running: nothing protects the rider", "\(agent)")
+        for part in ["IMU", "GPIO", "modem"] {
+            let check = try #require(checks.first { $0.part == part })
+            #expect(check.outcome == .warning && check.detail.hasPrefix("not checked: the agent, which reads it, is not running"), "\(check)")
+        }
     }
 
     @Test func doctorSaysWhatIsMissingAndFails() throws {
