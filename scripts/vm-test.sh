@@ -15,51 +15,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 binary=${1:-.build/release/rideguard}
-cache=${RIDEGUARD_CACHE:-/var/cache/rideguard}/kernel
 started=$(date +%s)
 
-bash scripts/install-deps.sh --vm
-# The kernel Debian installs by default on amd64, and the headers to build modules against it.
-abi=$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/.*Depends: linux-image-\(.*\)$/\1/p' | head -1)
-if [ -z "$abi" ]; then
-    apt-get update -qq
-    abi=$(apt-cache depends linux-image-amd64 | sed -n 's/.*Depends: linux-image-\(.*\)$/\1/p' | head -1)
-fi
-[ -n "$abi" ] || { echo "vm-test: apt knows no linux-image-amd64" >&2; exit 1; }
-bash scripts/install-deps.sh "linux-headers-$abi"
-
-# The kernel image and the matching source, downloaded once (apt-get download, not installed).
-version=$(dpkg-query -W -f='${Version}' "linux-headers-$abi")
-series=${abi%%-*}                                  # 6.1.0 → the source package is linux-source-6.1
-series=${series%.*}
-kdir="$cache/$abi"
-if [ ! -e "$kdir/ready" ]; then
-    echo "vm-test: fetching linux-image-$abi and linux-source-$series $version"
-    rm -rf "$kdir"
-    mkdir -p "$kdir/debs"
-    (cd "$kdir/debs" && apt-get download -qq "linux-image-$abi=$version" "linux-source-$series=$version")
-    mkdir "$kdir/image" "$kdir/source"
-    dpkg-deb -x "$kdir"/debs/linux-image-*.deb "$kdir/image"
-    dpkg-deb --fsys-tarfile "$kdir"/debs/linux-source-*.deb | tar -x -C "$kdir/source" --wildcards '*.tar.xz'
-    tar -xJf "$kdir"/source/usr/src/linux-source-*.tar.xz -C "$kdir/source" --strip-components=1 \
-        --wildcards '*/drivers/gpio/gpio-sim.c' '*/drivers/gpio/gpiolib.h' '*/kernel/irq/irq_sim.c'
-    rm -rf "$kdir/debs" "$kdir/source/usr"
-    touch "$kdir/ready"
-fi
-
+. scripts/vm-kernel.sh
 work=$(mktemp -d)
 trap '[ -n "${RIDEGUARD_VM_KEEP:-}" ] || rm -rf "$work"' EXIT
-
-# The modules: ours, and the kernel's gpio-sim (with irq_sim where the kernel lacks it). irq_to_desc
-# is not exported to modules: the simulated interrupt is raised through generic_handle_irq instead.
-mkdir "$work/modules"
-cp Tests/kernel/Kbuild Tests/kernel/rideguard-imu-sim.c "$kdir"/source/drivers/gpio/gpio-sim.c \
-   "$kdir"/source/drivers/gpio/gpiolib.h "$kdir"/source/kernel/irq/irq_sim.c "$work/modules/"
-sed -i 's/handle_simple_irq(irq_to_desc(irqnum));/generic_handle_irq(irqnum);/' "$work/modules/irq_sim.c"
-make -s -C "/usr/src/linux-headers-$abi" M="$work/modules" modules 2>&1 | grep -v "Skipping BTF" || true
-for m in rideguard-imu-sim gpio-sim-rg; do
-    [ -e "$work/modules/$m.ko" ] || { echo "vm-test: building $m.ko failed" >&2; exit 1; }
-done
+vm_modules "$work/modules"
 
 if [ ! -x "$binary" ]; then
     scripts/install-deps.sh
@@ -97,7 +58,7 @@ log="$work/console.log"
 append="console=ttyS0 panic=-1 quiet loglevel=4"
 [ -n "${RIDEGUARD_VM_BREAK:-}" ] && append+=" RIDEGUARD_VM_BREAK=$RIDEGUARD_VM_BREAK"
 timeout 900 qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1536 -nographic -no-reboot \
-    -kernel "$kdir/image/boot/vmlinuz-$abi" -initrd "$work/initrd.cpio" -append "$append" \
+    -kernel "$vmlinuz" -initrd "$work/initrd.cpio" -append "$append" \
     | tee "$log" | grep --line-buffered '^vm-test:' || true
 summary=$(tr -d '\r' < "$log" | grep -a '^vm-test: [0-9]* passed, [0-9]* failed' | tail -1 || true)
 if [ -z "$summary" ] || ! grep -q ', 0 failed' <<<"$summary"; then

@@ -1,0 +1,53 @@
+# Sourced by the VM tests (scripts/vm-test.sh, scripts/vm-systemd-test.sh): Debian's own amd64
+# kernel and our test-only modules, built here at test time from Debian's packages. Sets
+#   abi      the kernel's ABI name (6.1.0-NN-amd64), the one linux-image-amd64 depends on now;
+#   kdir     its cache: image/ (the linux-image package unpacked: boot/vmlinuz-*, lib/modules/*)
+#            and source/ (the few files of linux-source that Debian does not build: gpio-sim);
+#   vmlinuz  the kernel to boot;
+# and defines vm_modules DIR: builds rideguard-imu-sim.ko and gpio-sim-rg.ko into DIR.
+# Downloads are kept under $RIDEGUARD_CACHE (default /var/cache/rideguard)/kernel.
+
+bash scripts/install-deps.sh --vm
+# The kernel Debian installs by default on amd64, and the headers to build modules against it.
+abi=$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/.*Depends: linux-image-\(.*\)$/\1/p' | head -1)
+if [ -z "$abi" ]; then
+    apt-get update -qq
+    abi=$(apt-cache depends linux-image-amd64 | sed -n 's/.*Depends: linux-image-\(.*\)$/\1/p' | head -1)
+fi
+[ -n "$abi" ] || { echo "vm-kernel: apt knows no linux-image-amd64" >&2; exit 1; }
+bash scripts/install-deps.sh "linux-headers-$abi"
+
+# The kernel image and the matching source, downloaded once (apt-get download, not installed).
+kversion=$(dpkg-query -W -f='${Version}' "linux-headers-$abi")
+kseries=${abi%%-*}                                  # 6.1.0 → the source package is linux-source-6.1
+kseries=${kseries%.*}
+kdir=${RIDEGUARD_CACHE:-/var/cache/rideguard}/kernel/$abi
+if [ ! -e "$kdir/ready" ]; then
+    echo "vm-kernel: fetching linux-image-$abi and linux-source-$kseries $kversion"
+    rm -rf "$kdir"
+    mkdir -p "$kdir/debs"
+    (cd "$kdir/debs" && apt-get download -qq "linux-image-$abi=$kversion" "linux-source-$kseries=$kversion")
+    mkdir "$kdir/image" "$kdir/source"
+    dpkg-deb -x "$kdir"/debs/linux-image-*.deb "$kdir/image"
+    dpkg-deb --fsys-tarfile "$kdir"/debs/linux-source-*.deb | tar -x -C "$kdir/source" --wildcards '*.tar.xz'
+    tar -xJf "$kdir"/source/usr/src/linux-source-*.tar.xz -C "$kdir/source" --strip-components=1 \
+        --wildcards '*/drivers/gpio/gpio-sim.c' '*/drivers/gpio/gpiolib.h' '*/kernel/irq/irq_sim.c'
+    rm -rf "$kdir/debs" "$kdir/source/usr"
+    touch "$kdir/ready"
+fi
+vmlinuz=$kdir/image/boot/vmlinuz-$abi
+
+# Ours, and the kernel's gpio-sim (with irq_sim where the kernel lacks it). irq_to_desc is not
+# exported to modules: the simulated interrupt is raised through generic_handle_irq instead.
+vm_modules() {
+    local out=$1
+    mkdir -p "$out"
+    cp Tests/kernel/Kbuild Tests/kernel/rideguard-imu-sim.c "$kdir"/source/drivers/gpio/gpio-sim.c \
+       "$kdir"/source/drivers/gpio/gpiolib.h "$kdir"/source/kernel/irq/irq_sim.c "$out/"
+    sed -i 's/handle_simple_irq(irq_to_desc(irqnum));/generic_handle_irq(irqnum);/' "$out/irq_sim.c"
+    make -s -C "/usr/src/linux-headers-$abi" M="$out" modules 2>&1 | grep -v "Skipping BTF" || true
+    local m
+    for m in rideguard-imu-sim gpio-sim-rg; do
+        [ -e "$out/$m.ko" ] || { echo "vm-kernel: building $m.ko failed" >&2; exit 1; }
+    done
+}
