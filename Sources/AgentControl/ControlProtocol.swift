@@ -118,6 +118,10 @@ package struct AgentStatus: Codable, Equatable, Sendable {
         package var lastFault: String?
         /// Non-physical samples dropped this run (nil from an older agent).
         package var rejectedSamples: Int?
+        /// The IIO device read (`mpu6050`, `lsm6dsl_accel + lsm6dsl_gyro`), once opened.
+        package var device: String?
+        /// How it is read: "buffer, trigger …", "buffer (the chip's FIFO)", "polled: <why>".
+        package var readMode: String?
 
         enum CodingKeys: String, CodingKey {
             case simulated, samples
@@ -126,11 +130,15 @@ package struct AgentStatus: Codable, Equatable, Sendable {
             case lastSampleAgeSeconds = "last_sample_age_s"
             case gravityG = "gravity_g"
             case lastFault = "last_fault"
+            case device
+            case readMode = "read_mode"
         }
 
         package init(simulated: Bool, samples: Int, rateHz: Double, lastSampleAgeSeconds: Double?, gravityG: Double?, lastFault: String?,
-                    rejectedSamples: Int? = nil) {
+                    rejectedSamples: Int? = nil, device: String? = nil, readMode: String? = nil) {
             self.rejectedSamples = rejectedSamples
+            self.device = device
+            self.readMode = readMode
             self.simulated = simulated
             self.samples = samples
             self.rateHz = rateHz

@@ -33,9 +33,27 @@ package struct SamplerConfiguration: Codable, Equatable, Sendable {
                                       "ism330dlc_accel", "asm330lhh_accel", "adxl345", "lis3dh", "lis2dh12"]
 }
 
+/// How the IMU is read: through the driver's buffer, or by reading its raw channels in turn.
+package enum ReadMode: Sendable, Equatable {
+    /// The driver's buffer, filled on the chip's interrupt: through its trigger (named), or its
+    /// hardware FIFO (no trigger).
+    case buffer(trigger: String?)
+    /// The raw channels read one by one at the rate, paced by the monotonic clock, because the
+    /// driver gives no usable buffer (`reason`, in the rider's words).
+    case polled(reason: String)
+
+    package var summary: String {
+        switch self {
+        case .buffer(let trigger?): "buffer, trigger \(trigger)"
+        case .buffer(nil): "buffer (the chip's FIFO)"
+        case .polled(let reason): "polled: \(reason)"
+        }
+    }
+}
+
 /// What the sampler reports besides samples.
 package enum SamplerEvent: Sendable, Equatable {
-    case opened(device: String, gyro: Bool, timestamps: Bool, rateHz: Double, accelScale: Double)
+    case opened(device: String, gyro: Bool, timestamps: Bool, rateHz: Double, accelScale: Double, mode: ReadMode)
     /// No sample for this long, seconds (a sensor fault).
     case stalled(seconds: Double)
     /// Samples are missing (timestamp gap), how many.
@@ -46,9 +64,16 @@ package enum SamplerEvent: Sendable, Equatable {
     case rateOff(measured: Double, nominal: Double)
 }
 
-/// Reads the IMU through libiio on a dedicated thread: opens the context, finds the device,
-/// enables accelerometer (and gyro, and timestamp) scan elements, sets the rate and range, refills
-/// the buffer and converts each sample to SI units with libiio's conversion, then scale and offset.
+/// Reads the IMU through libiio on a dedicated thread: opens the context, finds the device (and,
+/// for a chip the driver splits in two, such as the LSM6DSx's `<chip>_accel` and `<chip>_gyro`,
+/// its gyro), sets the rate (device-wide, or per channel type where the driver has it so) and the
+/// range, then reads it one of two ways, and says which:
+///  - the driver's buffer: accelerometer (and gyro, and timestamp) scan elements enabled, refilled
+///    and converted to SI units with libiio's conversion, then scale and offset;
+///  - polled, where the driver gives no buffer (the MPU-6050's and the LSM6DSx's exist only with
+///    the chip's INT line wired; the ADXL345's before Linux 6.15 never), or one that cannot be
+///    filled (its trigger comes from the INT line, and none is set): each raw channel read in turn,
+///    paced by the monotonic clock. Slower where the driver powers the chip up for each read.
 /// After an error it closes everything and reopens with backoff. `stop()` cancels a blocked refill.
 package final class IIOSampler: Sendable {
     /// The buffer being refilled, shared only so that `stop()` can call iio_buffer_cancel, which
@@ -150,37 +175,126 @@ package final class IIOSampler: Sendable {
             throw IIOError(operation: "finding an IMU (\(known.joined(separator: ", "))) in", target: c.uri, errno: Errno(rawValue: ENODEV))
         }
         let name = iio_device_get_name(device).map { String(cString: $0) } ?? "?"
-        func channel(_ id: String) -> OpaquePointer? {
+        // A chip the driver splits in two devices: its gyro is the other half.
+        let gyroDevice = name.hasSuffix("_accel") ? iio_context_find_device(context.pointer, String(name.dropLast(6)) + "_gyro") : nil
+        let actualRate = setRate(device, c.rateHz, type: "accel")
+        if let gyroDevice { _ = setRate(gyroDevice, c.rateHz, type: "anglvel") } else { _ = setRate(device, c.rateHz, type: "anglvel") }
+        if c.widestRange, let ax = iio_device_find_channel(device, "accel_x", false) { widenRange(ax) }
+
+        func scan(_ id: String) -> OpaquePointer? {
             guard let ch = iio_device_find_channel(device, id, false), iio_channel_is_scan_element(ch) else { return nil }
             return ch
         }
-        guard let ax = channel("accel_x"), let ay = channel("accel_y"), let az = channel("accel_z") else {
-            throw IIOError(operation: "finding accel_x/y/z scan elements on", target: name, errno: Errno(rawValue: ENOENT))
-        }
-        let gyro = [channel("anglvel_x"), channel("anglvel_y"), channel("anglvel_z")]
-        let hasGyro = gyro.allSatisfy { $0 != nil }
-        let timestamp = channel("timestamp")
-        _ = iio_device_attr_write_longlong(device, "sampling_frequency", Int64(c.rateHz.rounded()))
-        var actualRate = c.rateHz
-        if iio_device_attr_read_double(device, "sampling_frequency", &actualRate) != 0 || actualRate <= 0 { actualRate = c.rateHz }
-        if c.widestRange { widenRange(ax) }
-
-        func prepare(_ ch: OpaquePointer) -> Channel {
-            iio_channel_enable(ch)
-            var scale = 1.0, offset = 0.0
-            if iio_channel_attr_read_double(ch, "scale", &scale) != 0 {
-                scale = iio_channel_get_data_format(ch).pointee.with_scale ? iio_channel_get_data_format(ch).pointee.scale : 1
+        let reason: String
+        if let ax = scan("accel_x"), let ay = scan("accel_y"), let az = scan("accel_z") {
+            var trigger: OpaquePointer?
+            let triggerState = iio_device_get_trigger(device, &trigger)
+            // 0 with none: the buffer is filled by a trigger, and the driver set none (its own
+            // comes from the chip's INT line). An error: the buffer takes no trigger (a FIFO).
+            if triggerState == 0 && trigger == nil {
+                reason = "INT not wired: the driver's trigger comes from the chip's interrupt line"
+            } else {
+                let triggerName = triggerState == 0 ? trigger.flatMap { iio_device_get_name($0) }.map { String(cString: $0) } : nil
+                do {
+                    try buffered(c, device: device, name: name, accel: [ax, ay, az], gyro: ["anglvel_x", "anglvel_y", "anglvel_z"].map(scan),
+                                 timestamp: scan("timestamp"), rate: actualRate, trigger: triggerName, shared: shared, onSample: onSample,
+                                 heartbeat: heartbeat, onEvent: onEvent, onHealthy: onHealthy)
+                    return
+                } catch let error where error.errno == .invalidArgument {
+                    // The kernel refuses to enable a buffer that has no trigger to fill it.
+                    reason = "the buffer cannot be enabled (\(error.errno)): no trigger, INT not wired"
+                }
             }
-            if iio_channel_attr_read_double(ch, "offset", &offset) != 0 { offset = 0 }
-            return Channel(pointer: ch, scale: scale, offset: offset)
+        } else {
+            reason = name == "adxl345" ? "the adxl345 driver gives no buffer before Linux 6.15"
+                : "INT not wired: the driver gives a buffer only with the chip's interrupt line"
         }
-        let accel = [prepare(ax), prepare(ay), prepare(az)]
-        let rates = hasGyro ? gyro.map { prepare($0!) } : []
+        try polled(device: device, gyroDevice: gyroDevice, name: name, rate: actualRate, reason: reason, shared: shared,
+                   onSample: onSample, heartbeat: heartbeat, onEvent: onEvent, onHealthy: onHealthy)
+    }
+
+    /// Asks for `rate` Hz where the driver takes it: the device's `sampling_frequency`, else the
+    /// channel type's (`in_accel_sampling_frequency`, as the BMI160's and the LSM6DSx's drivers
+    /// have it). Returns what the driver says it runs at, `rate` when it says nothing.
+    private static func setRate(_ device: OpaquePointer, _ rate: Double, type: String) -> Double {
+        let hz = Int64(rate.rounded())
+        var actual = 0.0
+        if iio_device_find_attr(device, "sampling_frequency") != nil {
+            _ = iio_device_attr_write_longlong(device, "sampling_frequency", hz)
+            if iio_device_attr_read_double(device, "sampling_frequency", &actual) == 0 && actual > 0 { return actual }
+        } else if let channel = iio_device_find_channel(device, type + "_x", false), iio_channel_find_attr(channel, "sampling_frequency") != nil {
+            _ = iio_channel_attr_write_longlong(channel, "sampling_frequency", hz)
+            if iio_channel_attr_read_double(channel, "sampling_frequency", &actual) == 0 && actual > 0 { return actual }
+        }
+        return rate
+    }
+
+    private static func prepare(_ ch: OpaquePointer, enable: Bool) -> Channel {
+        if enable { iio_channel_enable(ch) }
+        var scale = 1.0, offset = 0.0
+        if iio_channel_attr_read_double(ch, "scale", &scale) != 0 {
+            scale = iio_channel_get_data_format(ch).pointee.with_scale ? iio_channel_get_data_format(ch).pointee.scale : 1
+        }
+        if iio_channel_attr_read_double(ch, "offset", &offset) != 0 { offset = 0 }
+        return Channel(pointer: ch, scale: scale, offset: offset)
+    }
+
+    /// Reads the raw channels in turn at `rate`, paced by the monotonic clock (a late read is not
+    /// made up for: the next one is a period after it). Each sample's time is its read's.
+    private static func polled(device: OpaquePointer, gyroDevice: OpaquePointer?, name: String, rate: Double, reason: String,
+                               shared: Shared, onSample: @Sendable (IMUSample) -> Void, heartbeat: @Sendable () -> Void,
+                               onEvent: @Sendable (SamplerEvent) -> Void, onHealthy: () -> Void) throws(IIOError) {
+        func channels(_ device: OpaquePointer, _ type: String) -> [Channel]? {
+            let found = ["x", "y", "z"].compactMap { iio_device_find_channel(device, "\(type)_\($0)", false) }
+            guard found.count == 3, found.allSatisfy({ iio_channel_find_attr($0, "raw") != nil }) else { return nil }
+            return found.map { prepare($0, enable: false) }
+        }
+        guard let accel = channels(device, "accel") else {
+            throw IIOError(operation: "finding in_accel_x/y/z_raw on", target: name, errno: Errno(rawValue: ENOENT))
+        }
+        let gyro = channels(gyroDevice ?? device, "anglvel")
+        let shown = gyroDevice.flatMap { iio_device_get_name($0) }.map { name + " + " + String(cString: $0) } ?? name
+        onEvent(.opened(device: shown, gyro: gyro != nil, timestamps: false, rateHz: rate, accelScale: accel[0].scale, mode: .polled(reason: reason)))
+        func read(_ channel: Channel) throws(IIOError) -> Double {
+            var raw: Int64 = 0
+            let status = iio_channel_attr_read_longlong(channel.pointer, "raw", &raw)
+            guard status == 0 else {
+                let id = iio_channel_get_id(channel.pointer).map { String(cString: $0) } ?? "?"
+                throw IIOError(operation: "reading in_\(id)_raw on", target: name, errno: Errno(rawValue: -status))
+            }
+            return (Double(raw) + channel.offset) * channel.scale
+        }
+        let period = 1 / rate
+        var next = monotonicSeconds()
+        while shared.running.load(ordering: .acquiring) {
+            let t = monotonicSeconds()
+            let a = Vector3(try read(accel[0]), try read(accel[1]), try read(accel[2]))
+            var w: Vector3?
+            if let gyro { w = Vector3(try read(gyro[0]), try read(gyro[1]), try read(gyro[2])) }
+            heartbeat()
+            onHealthy()
+            shared.touch()
+            onSample(IMUSample(t: t, accel: a, gyro: w))
+            next = max(next + period, monotonicSeconds())
+            let wait = next - monotonicSeconds()
+            if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+        }
+    }
+
+    private static func buffered(_ c: SamplerConfiguration, device: OpaquePointer, name: String, accel ax: [OpaquePointer],
+                                 gyro gyroScan: [OpaquePointer?], timestamp: OpaquePointer?, rate actualRate: Double, trigger: String?,
+                                 shared: Shared, onSample: @Sendable (IMUSample) -> Void, heartbeat: @Sendable () -> Void,
+                                 onEvent: @Sendable (SamplerEvent) -> Void, onHealthy: () -> Void) throws(IIOError) {
+        let hasGyro = gyroScan.allSatisfy { $0 != nil }
+        let accel = ax.map { prepare($0, enable: true) }
+        let rates = hasGyro ? gyroScan.map { prepare($0!, enable: true) } : []
         if let timestamp { iio_channel_enable(timestamp) }
 
         let samplesPerRefill = max(1, Int(actualRate / 25))
         guard let buffer = iio_device_create_buffer(device, samplesPerRefill, false) else {
-            throw IIOError(operation: "creating a buffer on", target: name, errno: Errno(rawValue: errno))
+            let code = errno
+            for channel in ax + gyroScan.compactMap({ $0 }) + [timestamp].compactMap({ $0 }) { iio_channel_disable(channel) }
+            throw IIOError(operation: "creating a buffer on", target: name, errno: Errno(rawValue: code))
         }
         shared.buffer.withLock { $0 = BufferHandle(pointer: buffer) }
         defer {
@@ -191,7 +305,9 @@ package final class IIOSampler: Sendable {
                 iio_buffer_destroy(buffer)
             }
         }
-        onEvent(.opened(device: name, gyro: hasGyro, timestamps: timestamp != nil, rateHz: actualRate, accelScale: accel[0].scale))
+        onEvent(.opened(device: name, gyro: hasGyro, timestamps: timestamp != nil, rateHz: actualRate, accelScale: accel[0].scale,
+                        mode: .buffer(trigger: trigger)))
+        let axAccel = ax[0]
 
         let period = 1 / actualRate
         var lastT = -Double.infinity
@@ -209,7 +325,7 @@ package final class IIOSampler: Sendable {
             shared.touch()
             let now = monotonicSeconds()
             let step = iio_buffer_step(buffer)
-            guard let start = iio_buffer_first(buffer, ax), let end = iio_buffer_end(buffer), step > 0 else { continue }
+            guard let start = iio_buffer_first(buffer, axAccel), let end = iio_buffer_end(buffer), step > 0 else { continue }
             let count = (end - start) / step
             for i in 0..<count {
                 let t: Double

@@ -55,9 +55,11 @@ struct SamplerService: Service, CustomStringConvertible {
             let lastFailure = Mutex<String?>(nil)
             let sampler = IIOSampler(configuration: configuration, onSample: pipeline.take, heartbeat: heartbeat) { event in
                 switch event {
-                case .opened(let device, let gyro, _, let rate, _):
+                case .opened(let device, let gyro, _, let rate, _, let mode):
                     lastFailure.withLock { $0 = nil }
-                    logger.info("IMU: \(device) at \(Int(rate)) Hz\(gyro ? " with gyro" : "")")
+                    health.opened(device, readMode: mode.summary)
+                    let line = "IMU: \(device) at \(Int(rate)) Hz\(gyro ? " with gyro" : ""), \(mode.summary)"
+                    if case .polled = mode { logger.warning("\(line)") } else { logger.info("\(line)") }
                 case .stalled(let seconds):
                     health.fault("stalled")
                     health.wentBlind("the IMU sends no sample (stalled for \(DecimalFormat.string(seconds, decimals: 1)) s): a crash cannot be seen", at: clock.now())
@@ -68,7 +70,9 @@ struct SamplerService: Service, CustomStringConvertible {
                         return last != reason
                     }
                     if changed { logger.warning("IMU: \(reason); retrying every \(DecimalFormat.string(IIOSampler.retryLimitSeconds, decimals: 0)) s at most") }
-                case .dropped, .rateOff:
+                case .rateOff(let measured, let nominal):
+                    logger.warning("IMU: \(DecimalFormat.string(measured, decimals: 0)) Hz measured, \(Int(nominal)) Hz asked")
+                case .dropped:
                     break
                 }
             }

@@ -14,6 +14,9 @@ final class SensorHealth: Sendable {
         var gravityG = Double.nan
         /// Non-physical samples dropped this run.
         var rejected = 0
+        /// The device read, and how (`ReadMode.summary`), once opened.
+        var device: String?
+        var readMode: String?
         fileprivate var windowStart = Double.nan
         fileprivate var windowSamples = 0
         fileprivate var lastWatchdogPing = -Double.infinity
@@ -64,6 +67,13 @@ final class SensorHealth: Sendable {
 
     func rejected(_ count: Int) {
         status.withLock { $0.rejected += count }
+    }
+
+    func opened(_ device: String, readMode: String) {
+        status.withLock {
+            $0.device = device
+            $0.readMode = readMode
+        }
     }
 
     func fault(_ summary: String) {

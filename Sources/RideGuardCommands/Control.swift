@@ -48,6 +48,7 @@ struct Status: ParsableCommand {
         Output.line("sensor: \(d(sensor.rateHz, 1)) Hz, last sample " + (sensor.lastSampleAgeSeconds.map { "\(d($0, 2)) s ago" } ?? "never")
               + (sensor.gravityG.map { ", \(d($0, 2)) g" } ?? "") + (sensor.lastFault.map { ", last fault: \($0)" } ?? "")
               + ((sensor.rejectedSamples ?? 0) > 0 ? ", \(sensor.rejectedSamples!) non-physical samples dropped" : ""))
+        if let device = sensor.device { Output.line("IMU: \(device)" + (sensor.readMode.map { ", \($0)" } ?? "")) }
         if let problem = status.gpio.problem { Output.line("gpio: \(problem)") }
         if let problem = status.storageProblem { Output.line("storage: \(problem)") }
         if let bike = status.bike {

@@ -81,8 +81,8 @@ struct Record: ParsableCommand {
         }, onEvent: { event in
             progress.withLock { p in
                 switch event {
-                case .opened(let name, let gyro, let timestamps, let actual, let scale):
-                    Output.error("recording \(name) at \(Int(actual)) Hz (\(gyro ? "accelerometer and gyro" : "accelerometer only"), \(timestamps ? "IIO timestamps" : "host clock"), \(DecimalFormat.string(scale * 32768 / standardGravity, decimals: 0)) g range)")
+                case .opened(let name, let gyro, let timestamps, let actual, let scale, let mode):
+                    Output.error("recording \(name) at \(Int(actual)) Hz (\(gyro ? "accelerometer and gyro" : "accelerometer only"), \(timestamps ? "IIO timestamps" : "host clock"), \(DecimalFormat.string(scale * 32768 / standardGravity, decimals: 0)) g range; \(mode.summary))")
                     if p.writer == nil {
                         do {
                             p.writer = try TraceFileWriter(path: out, hasGyro: gyro, hasSpeed: withSpeed, metadata: [

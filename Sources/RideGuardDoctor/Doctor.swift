@@ -237,7 +237,7 @@ package struct Doctor: Sendable {
             return DoctorCheck("IMU", .ok, "simulated: \(imu.trace ?? "") (\(rate)\(header?.hasGyro == true ? ", with gyro" : ""))")
         }
         struct Seen: Sendable {
-            var opened: (device: String, gyro: Bool, rate: Double)?
+            var opened: (device: String, gyro: Bool, rate: Double, mode: ReadMode)?
             var failure: String?
             var samples: [IMUSample] = []
         }
@@ -248,7 +248,7 @@ package struct Doctor: Sendable {
         }, onEvent: { event in
             seen.withLock { s in
                 switch event {
-                case .opened(let device, let gyro, _, let rate, _): s.opened = (device, gyro, rate)
+                case .opened(let device, let gyro, _, let rate, _, let mode): s.opened = (device, gyro, rate, mode)
                 case .failed(let reason, _): if s.opened == nil { s.failure = reason }
                 default: break
                 }
@@ -292,7 +292,7 @@ package struct Doctor: Sendable {
         let stuck = moving.isEmpty ? [] : (0..<3).filter { high[$0] == low[$0] }
         var check = rateAndGravity(rate: rate, expected: imu.rateHz, gravity: mean.magnitude / standardGravity,
                                    deadAxis: stuck.first.map { "axis \(["x", "y", "z"][$0]) reads exactly \(DecimalFormat.string(low[$0], decimals: 3)) m/s² without any noise" })
-        check.detail = "\(opened.device)\(opened.gyro ? " with gyro" : ", accelerometer only"): " + check.detail
+        check.detail = "\(opened.device)\(opened.gyro ? " with gyro" : ", accelerometer only") (\(opened.mode.summary)): " + check.detail
         return check
     }
 

@@ -41,10 +41,15 @@ final class FakeIIOD: @unchecked Sendable {
         var openedMasks: [String] = []
         var samplesServed = 0
         var commands: [String] = []
+        /// A triggered buffer whose trigger would come from an INT line that is not wired (a BMI160
+        /// or a LIS3DH without it): no trigger set, and enabling the buffer is refused (EINVAL).
+        var untriggered = false
     }
 
     let port: Int
     let state = Mutex(State())
+    /// Raw reads (`in_accel_x_raw`) give the sample due now, counted from here at the rate.
+    private let started = Date()
 
     /// Below Linux's ephemeral ports (32768–60999), like GPSFake's.
     init(port: Int = Int.random(in: 26_000...31_999)) throws {
@@ -154,7 +159,13 @@ final class FakeIIOD: @unchecked Sendable {
                 send("\(xml.utf8.count)\n\(xml)\n")
             case "ZPRINT": send("-22\n")
             case "TIMEOUT", "SETTRIG", "SET", "CLOSE": send("0\n")
-            case "GETTRIG": send("0\n")
+            // As iiod answers for a device with no trigger/ folder (-ENOENT): its buffer is filled by
+            // the chip itself, as an LSM6DSx's FIFO or our test module's. ("0", no trigger set, is a
+            // triggered buffer whose trigger comes from an INT line that is not wired: see
+            // FakeIIOD.untriggered.)
+            case "GETTRIG": send(state.withLock { $0.untriggered } ? "0\n" : "-2\n")
+            case "OPEN" where state.withLock({ $0.untriggered }):
+                send("-22\n")
             case "OPEN":
                 let hex = words.count > 3 ? words[3] : "0"
                 let bits = UInt64(hex, radix: 16) ?? 0
@@ -243,7 +254,9 @@ final class FakeIIOD: @unchecked Sendable {
                 case (true, _, "scale"): return String(s.accelScale)
                 case (true, _, "scale_available"): return "0.000598 0.001196 0.002392 0.004785"
                 case (_, true, "scale"): return String(s.gyroScale)
-                case (_, _, "raw"): return "0"
+                case (_, _, "raw"):
+                    guard let index = Self.channels.firstIndex(where: { $0.id == channel }) else { return nil }
+                    return String(Self.raw(Int(Date().timeIntervalSince(started) * s.rate), rate: s.rate)[index])
                 case (_, _, "offset"): return "12420"
                 default: return channel == "temp" && attribute == "scale" ? "2.941176" : nil
                 }

@@ -40,7 +40,7 @@ import Testing
         defer { sampler.stop() }
         #expect(waitFor(10) { got.count >= 60 })
         let opened = got.events.withLock { $0.first }
-        #expect(opened == .opened(device: "mpu6050", gyro: true, timestamps: true, rateHz: 200, accelScale: 0.004785))
+        #expect(opened == .opened(device: "mpu6050", gyro: true, timestamps: true, rateHz: 200, accelScale: 0.004785, mode: .buffer(trigger: nil)))
         #expect(server.state.withLock { $0.accelScale } == 0.004785)        // widest range: ±16 g
         #expect(server.state.withLock { $0.openedMasks.first } == "000000f7")  // accel, gyro, timestamp; not temp
         let samples = got.samples.withLock { Array($0.prefix(60)) }
@@ -54,6 +54,30 @@ import Testing
             #expect(abs(s.gyro!.z - -7 * 0.001064724) < 1e-9)
         }
         #expect(!got.has { if case .dropped = $0 { true } else { false } })
+    }
+
+    /// A triggered buffer with no trigger (the chip's INT line not wired): the raw channels are read
+    /// at the rate instead, scaled, and the sampler says so; the buffer is never opened.
+    @Test func withoutATriggerTheRawChannelsArePolled() throws {
+        let server = try FakeIIOD()
+        defer { server.stop() }
+        server.state.withLock { $0.untriggered = true }
+        let (sampler, got) = start(server, rate: 100)
+        defer { sampler.stop() }
+        #expect(waitFor(10) { got.count >= 150 })
+        let opened = got.events.withLock { $0.first }
+        #expect(opened == .opened(device: "mpu6050", gyro: true, timestamps: false, rateHz: 100, accelScale: 0.004785,
+                                  mode: .polled(reason: "INT not wired: the driver's trigger comes from the chip's interrupt line")))
+        #expect(server.state.withLock { $0.openedMasks }.isEmpty, "the buffer was opened")
+        let samples = got.samples.withLock { $0 }
+        let span = samples.last!.t - samples.first!.t
+        let rate = Double(samples.count - 1) / span
+        #expect(rate > 80 && rate < 105, "polled at \(rate) Hz for 100 asked")
+        for s in samples {
+            #expect(s.accel.z > 2046 * 0.004785 - 1e-9 && s.accel.z < 2051 * 0.004785 + 1e-9, "\(s.accel.z)")   // raw 2046…2050
+            #expect(abs(s.gyro!.z - -7 * 0.001064724) < 1e-9)
+        }
+        #expect(zip(samples, samples.dropFirst()).allSatisfy { $0.t < $1.t })
     }
 
     @Test func aStalledServerIsReportedInTime() throws {
@@ -142,7 +166,7 @@ import Testing
         let out = Scratch.path("rideguard-record.csv").path
         let result = try Rideguard.run(["record", "--out", out, "--uri", "ip:127.0.0.1:\(server.port)", "--rate", "200", "--duration", "2"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stderr.contains("recording mpu6050 at 200 Hz (accelerometer and gyro, IIO timestamps, 16 g range)"))
+        #expect(result.stderr.contains("recording mpu6050 at 200 Hz (accelerometer and gyro, IIO timestamps, 16 g range; buffer (the chip's FIFO))"))
         // Stopping waits for the refill in progress: libiio has nothing to complain about.
         #expect(!result.stderr.contains("ERROR"), "\(result.stderr)")
         let replay = try Rideguard.run(["replay", out, "--json"])
