@@ -266,6 +266,7 @@ package final class IIOSampler: Sendable {
         }
         let period = 1 / rate
         var next = monotonicSeconds()
+        var window = RateWindow(nominal: rate)
         while shared.running.load(ordering: .acquiring) {
             let t = monotonicSeconds()
             let a = Vector3(try read(accel[0]), try read(accel[1]), try read(accel[2]))
@@ -275,6 +276,7 @@ package final class IIOSampler: Sendable {
             onHealthy()
             shared.touch()
             onSample(IMUSample(t: t, accel: a, gyro: w))
+            if let measured = window.add(t) { onEvent(.rateOff(measured: measured, nominal: rate)) }
             next = max(next + period, monotonicSeconds())
             let wait = next - monotonicSeconds()
             if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
@@ -311,7 +313,7 @@ package final class IIOSampler: Sendable {
 
         let period = 1 / actualRate
         var lastT = -Double.infinity
-        var windowStart = Double.nan, windowCount = 0, rateReported = false
+        var window = RateWindow(nominal: actualRate)
         while shared.running.load(ordering: .acquiring) {
             let n = iio_buffer_refill(buffer)
             heartbeat()
@@ -341,21 +343,33 @@ package final class IIOSampler: Sendable {
                     if missing >= 1 { onEvent(.dropped(missing)) }
                 }
                 lastT = t
-                // The rate over 5 s windows of sample time.
-                if windowStart.isNaN { windowStart = t }
-                windowCount += 1
-                if t - windowStart >= 5 {
-                    let measured = Double(windowCount - 1) / (t - windowStart)
-                    let off = abs(measured / actualRate - 1) > 0.2
-                    if off && !rateReported { onEvent(.rateOff(measured: measured, nominal: actualRate)) }
-                    rateReported = off
-                    windowStart = t
-                    windowCount = 1
-                }
+                if let measured = window.add(t) { onEvent(.rateOff(measured: measured, nominal: actualRate)) }
                 let a = Vector3(value(accel[0], buffer, i, step), value(accel[1], buffer, i, step), value(accel[2], buffer, i, step))
                 let w = hasGyro ? Vector3(value(rates[0], buffer, i, step), value(rates[1], buffer, i, step), value(rates[2], buffer, i, step)) : nil
                 onSample(IMUSample(t: t, accel: a, gyro: w))
             }
+        }
+    }
+
+    /// The rate over 5 s windows of sample time: says when it first runs more than 20 % away from
+    /// the nominal rate (again only after it came back).
+    struct RateWindow {
+        let nominal: Double
+        var start = Double.nan, count = 0, reported = false
+
+        /// A sample at `t`; the measured rate when it has just gone off.
+        mutating func add(_ t: Double) -> Double? {
+            if start.isNaN { start = t }
+            count += 1
+            guard t - start >= 5 else { return nil }
+            let measured = Double(count - 1) / (t - start)
+            let off = abs(measured / nominal - 1) > 0.2
+            defer {
+                reported = off
+                start = t
+                count = 1
+            }
+            return off && !reported ? measured : nil
         }
     }
 

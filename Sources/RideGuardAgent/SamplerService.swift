@@ -32,6 +32,8 @@ struct SamplerService: Service, CustomStringConvertible {
     let clock: any ServiceClock
     let logger: Logger
     var description: String { "sampler" }
+    /// Below this the detector misses short impacts, Hz.
+    static let slowestUsefulRateHz = 50.0
 
     func run() async throws {
         let pipeline = Pipeline(service: self)
@@ -53,11 +55,14 @@ struct SamplerService: Service, CustomStringConvertible {
         case .iio(let configuration):
             // A reason is logged when it changes, not at every retry (every few seconds while the IMU is missing).
             let lastFailure = Mutex<String?>(nil)
+            let readMode = Mutex<ReadMode?>(nil)
             let sampler = IIOSampler(configuration: configuration, onSample: pipeline.take, heartbeat: heartbeat) { event in
                 switch event {
                 case .opened(let device, let gyro, _, let rate, _, let mode):
                     lastFailure.withLock { $0 = nil }
                     health.opened(device, readMode: mode.summary)
+                    readMode.withLock { $0 = mode }
+                    emergency.post(.event(.health(.imuRate, problem: nil, at: clock.now())))
                     let line = "IMU: \(device) at \(Int(rate)) Hz\(gyro ? " with gyro" : ""), \(mode.summary)"
                     if case .polled = mode { logger.warning("\(line)") } else { logger.info("\(line)") }
                 case .stalled(let seconds):
@@ -72,6 +77,12 @@ struct SamplerService: Service, CustomStringConvertible {
                     if changed { logger.warning("IMU: \(reason); retrying every \(DecimalFormat.string(IIOSampler.retryLimitSeconds, decimals: 0)) s at most") }
                 case .rateOff(let measured, let nominal):
                     logger.warning("IMU: \(DecimalFormat.string(measured, decimals: 0)) Hz measured, \(Int(nominal)) Hz asked")
+                    // An impact lasts 10 to 50 ms: below 50 Hz (or half the rate asked) it falls
+                    // between samples. Falls are still seen (the posture changes for seconds).
+                    if measured < max(Self.slowestUsefulRateHz, nominal / 2) {
+                        let how = readMode.withLock { $0 }.map { " (\($0.summary))" } ?? ""
+                        emergency.post(.event(.health(.imuRate, problem: "the IMU gives \(Int(measured)) samples a second of the \(Int(nominal)) asked\(how): a short impact may be missed; wire the IMU's INT line (boards/imus.md)", at: clock.now())))
+                    }
                 case .dropped:
                     break
                 }

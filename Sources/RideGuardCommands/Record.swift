@@ -48,6 +48,13 @@ struct Record: ParsableCommand {
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
     }
 
+    /// The accelerometer's range from its scale, where the sample is 16 bits wide (a buffer's
+    /// be:s16 or le:s16); a polled chip's raw width is not known here (the LIS3DH's is 12 bits).
+    private func range(_ scale: Double, _ mode: ReadMode) -> String {
+        guard case .buffer = mode else { return "" }
+        return "\(DecimalFormat.string(scale * 32768 / standardGravity, decimals: 0)) g range; "
+    }
+
     func run() throws {
         struct Progress: Sendable {
             var samples = 0
@@ -82,7 +89,7 @@ struct Record: ParsableCommand {
             progress.withLock { p in
                 switch event {
                 case .opened(let name, let gyro, let timestamps, let actual, let scale, let mode):
-                    Output.error("recording \(name) at \(Int(actual)) Hz (\(gyro ? "accelerometer and gyro" : "accelerometer only"), \(timestamps ? "IIO timestamps" : "host clock"), \(DecimalFormat.string(scale * 32768 / standardGravity, decimals: 0)) g range; \(mode.summary))")
+                    Output.error("recording \(name) at \(Int(actual)) Hz (\(gyro ? "accelerometer and gyro" : "accelerometer only"), \(timestamps ? "IIO timestamps" : "host clock"), \(range(scale, mode))\(mode.summary))")
                     if p.writer == nil {
                         do {
                             p.writer = try TraceFileWriter(path: out, hasGyro: gyro, hasSpeed: withSpeed, metadata: [

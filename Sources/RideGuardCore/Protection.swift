@@ -15,13 +15,16 @@ package enum HealthPart: String, Codable, CaseIterable, Sendable, Comparable {
     case storage
     /// The button cannot be read: a false alarm cannot be cancelled on the bike.
     case button
+    /// The IMU gives far fewer samples than the detector needs (read polled, through a driver that
+    /// powers the chip up for every read): a fall is still seen, a short impact may not be.
+    case imuRate = "imu_rate"
 
     /// Whether a problem of this part means an alert would reach no one (NOT protecting), rather
     /// than protecting with a weakness (degraded).
     package var blocksAlerts: Bool {
         switch self {
         case .imu, .modem: true
-        case .imuReading, .imuAxis, .storage, .button: false
+        case .imuReading, .imuAxis, .storage, .button, .imuRate: false
         }
     }
 
@@ -34,6 +37,7 @@ package enum HealthPart: String, Codable, CaseIterable, Sendable, Comparable {
         case .imuAxis: "every IMU axis works again"
         case .storage: "the database can be written again; what was kept in memory is written"
         case .button: "the button works again"
+        case .imuRate: "the IMU gives the samples asked for again"
         }
     }
 

@@ -47,6 +47,26 @@ extension AgentTests {
         }
     }
 
+    /// An IMU read polled through a driver that powers the chip up for every read (10 ms a read:
+    /// about 16 samples a second): the agent protects, degraded, and says why and what to do, in
+    /// `status`; the IMU line says how it is read.
+    @Test func aSlowPolledIMUDegradesProtectionAndSaysWhy() throws {
+        let iiod = try FakeIIOD()
+        defer { iiod.stop() }
+        iiod.state.withLock {
+            $0.untriggered = true
+            $0.rawReadSeconds = 0.01
+        }
+        let rig = try Rig("slow-imu", imu: "  uri: \"ip:127.0.0.1:\(iiod.port)\"\n  rate_hz: 100")
+        let agent = try Spawned([Rideguard.binary.path, "run", "--config", rig.config.path])
+        defer { agent.kill(SIGTERM) }
+        try waitFor(20) { (try? Self.status(rig.folder))??.protection?.summary.contains("the IMU gives") == true }
+        let text = try Rideguard.run(["status", "--socket", rig.socket]).stdout
+        #expect(text.contains("Protecting, degraded: the IMU gives 1"), "\(text)")
+        #expect(text.contains("samples a second of the 100 asked (polled: INT not wired: the driver's trigger comes from the chip's interrupt line): a short impact may be missed; wire the IMU's INT line (boards/imus.md)"), "\(text)")
+        #expect(text.contains("IMU: mpu6050, polled: INT not wired"), "\(text)")
+    }
+
     @Test func doctorSaysWhatIsMissingAndFails() throws {
         let folder = Scratch.path("rideguard-doctor")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

@@ -44,6 +44,8 @@ final class FakeIIOD: @unchecked Sendable {
         /// A triggered buffer whose trigger would come from an INT line that is not wired (a BMI160
         /// or a LIS3DH without it): no trigger set, and enabling the buffer is refused (EINVAL).
         var untriggered = false
+        /// How long a raw read takes, seconds (a driver that powers the chip up for each read).
+        var rawReadSeconds = 0.0
     }
 
     let port: Int
@@ -175,6 +177,7 @@ final class FakeIIOD: @unchecked Sendable {
                 state.withLock { $0.openedMasks.append(hex) }
                 send("0\n")
             case "READ":
+                if words.last == "raw", case let delay = state.withLock({ $0.rawReadSeconds }), delay > 0 { usleep(UInt32(delay * 1e6)) }
                 send(attributeValue(words))
             case "WRITE":
                 guard let count = words.last.flatMap({ Int($0) }), let bytes = readBytes(count) else { return }

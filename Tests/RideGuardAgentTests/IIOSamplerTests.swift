@@ -80,6 +80,23 @@ import Testing
         #expect(zip(samples, samples.dropFirst()).allSatisfy { $0.t < $1.t })
     }
 
+    /// Polled through a driver that takes 10 ms a read (the LIS3DH's and the LSM6DSx's power the
+    /// chip up for each): six reads a sample give about 16 Hz of the 100 asked, and the sampler
+    /// says so after its first 5 s window.
+    @Test func aSlowPolledRateIsReported() throws {
+        let server = try FakeIIOD()
+        defer { server.stop() }
+        server.state.withLock {
+            $0.untriggered = true
+            $0.rawReadSeconds = 0.01
+        }
+        let (sampler, got) = start(server, rate: 100)
+        defer { sampler.stop() }
+        #expect(waitFor(10) { got.has { if case .rateOff = $0 { true } else { false } } })
+        let off = got.events.withLock { $0.compactMap { if case .rateOff(let measured, let nominal) = $0 { (measured, nominal) } else { nil } } }
+        #expect(off.count == 1 && off[0].1 == 100 && off[0].0 > 5 && off[0].0 < 25, "\(off)")
+    }
+
     @Test func aStalledServerIsReportedInTime() throws {
         let server = try FakeIIOD()
         defer { server.stop() }
