@@ -14,8 +14,9 @@ case "${1:-}" in
     --test) packages+=(gpsd gpsd-clients python3-gps chromium chromium-driver python3-selenium zbar-tools mosquitto mosquitto-clients openssl); shift ;;
     # dpkg-shlibdeps works out the .deb's dependencies from the libraries the binary links.
     --deb) packages+=(dpkg-dev); shift ;;
-    # scripts/vm-test.sh: qemu, the initramfs's busybox and cpio, module builds, Debian's iiod.
-    --vm) packages+=(qemu-system-x86 busybox-static cpio python3 make gcc iiod); shift ;;
+    # scripts/vm-test.sh: qemu, the initramfs's busybox and cpio, module builds (kmod reads their
+    # dependencies), Debian's iiod, i2cset for the IMUs' registers on i2c-stub.
+    --vm) packages+=(qemu-system-x86 busybox-static cpio python3 make gcc kmod iiod i2c-tools); shift ;;
     # Debian roots for other releases and architectures, and running arm64 programs here.
     --cross) packages+=(debootstrap qemu-user-static binutils); shift ;;
 esac

@@ -33,8 +33,20 @@ if [ ! -e "$kdir/ready" ]; then
     tar -xJf "$kdir"/source/usr/src/linux-source-*.tar.xz -C "$kdir/source" --strip-components=1 \
         --wildcards '*/drivers/gpio/gpio-sim.c' '*/drivers/gpio/gpiolib.h' '*/kernel/irq/irq_sim.c'
     rm -rf "$kdir/debs" "$kdir/source/usr"
+    # The modules' dependencies, for `modprobe -d "$kdir/image" --show-depends` (the package leaves
+    # that to its postinst).
+    depmod -b "$kdir/image" "$abi"
     touch "$kdir/ready"
 fi
+[ -e "$kdir/image/lib/modules/$abi/modules.dep" ] || depmod -b "$kdir/image" "$abi"
+
+# vm_module_files MODULE…: the kernel's files for MODULE… and what they depend on, in load order.
+vm_module_files() {
+    local m
+    for m in "$@"; do
+        modprobe -d "$kdir/image" -S "$abi" --show-depends "$m" | sed -n 's/^insmod \([^ ]*\).*/\1/p'
+    done | awk '!seen[$0]++'
+}
 vmlinuz=$kdir/image/boot/vmlinuz-$abi
 
 # Ours, and the kernel's gpio-sim (with irq_sim where the kernel lacks it). irq_to_desc is not

@@ -32,7 +32,7 @@ cache=${RIDEGUARD_CACHE:-/var/cache/rideguard}
 version=$(sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/RideGuardCommands/RideGuard.swift)
 deb=${1:-build/rideguard_${version}_amd64.deb}
 [ -e "$deb" ] || make deb
-bash scripts/install-deps.sh --cross e2fsprogs kmod
+bash scripts/install-deps.sh --cross e2fsprogs
 
 . scripts/vm-kernel.sh
 work=$(mktemp -d /tmp/rideguard-vm-systemd.XXXXXX)
@@ -62,14 +62,11 @@ mkdir "$root"
 tar -C "$root" -xf "$tarball"
 
 # The kernel's modules the boot and the checks use (with what they depend on), and ours.
-[ -e "$kdir/image/lib/modules/$abi/modules.dep" ] || depmod -b "$kdir/image" "$abi"
 modules=(virtio_pci virtio_blk ext4 configfs industrialio kfifo_buf)
 mdir=$root/lib/modules/$abi
 mkdir -p "$mdir/extra"
 cp "$kdir"/image/lib/modules/"$abi"/modules.{order,builtin,builtin.modinfo} "$mdir/"
-for m in "${modules[@]}"; do
-    modprobe -d "$kdir/image" -S "$abi" --show-depends "$m" | sed -n 's/^insmod \([^ ]*\).*/\1/p'
-done | sort -u | while read -r ko; do
+vm_module_files "${modules[@]}" | while read -r ko; do
     install -D -m 0644 "$ko" "$root${ko#"$kdir/image"}"
 done
 cp "$work"/modules/{rideguard-imu-sim,gpio-sim-rg}.ko "$mdir/extra/"
@@ -133,9 +130,7 @@ fs="$work/initramfs"
 mkdir -p "$fs"/{bin,proc,sys,dev,newroot,modules}
 cp /bin/busybox "$fs/bin/busybox"
 ln -s busybox "$fs/bin/sh"
-for m in virtio_pci virtio_blk ext4; do
-    modprobe -d "$kdir/image" -S "$abi" --show-depends "$m" | sed -n 's/^insmod \([^ ]*\).*/\1/p'
-done | awk '!seen[$0]++' > "$work/initramfs-modules"
+vm_module_files virtio_pci virtio_blk ext4 > "$work/initramfs-modules"
 while read -r ko; do cp "$ko" "$fs/modules/"; echo "$(basename "$ko")"; done < "$work/initramfs-modules" > "$fs/modules/order"
 cat > "$fs/init" <<'INIT'
 #!/bin/sh

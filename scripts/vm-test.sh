@@ -3,14 +3,16 @@
 # (software emulation, no KVM needed) with an initramfs holding the rideguard binary, its libraries,
 # busybox, gpio-sim and our test-only IIO IMU (Tests/kernel), and runs Tests/kernel/vm-checks.sh
 # inside it: the buzzer on a real GPIO line, a press decoded from the line, doctor on healthy, taken
-# and missing lines, a fall played through the kernel's IIO and detected, the chip going away.
+# and missing lines, a fall played through the kernel's IIO and detected, the chip going away; then
+# the IMUs riders buy through Debian's own drivers on i2c-stub, wired without INT
+# (Tests/kernel/imu-drivers.sh): values, axes, scale, rate and how each is read.
 #
 # The kernel pieces are built here, at test time, from Debian's packages: linux-image (the kernel
 # and its IIO/configfs modules), linux-headers (to build against) and linux-source (gpio-sim, which
 # Debian does not build). Nothing kernel-side is committed but Tests/kernel.
 #
 #   scripts/vm-test.sh [BINARY]     default: .build/release/rideguard (built when missing)
-#   RIDEGUARD_VM_BREAK=buzzer|button scripts/vm-test.sh    must fail: shows the checks can
+#   RIDEGUARD_VM_BREAK=buzzer|button|axes scripts/vm-test.sh    must fail: shows the checks can
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -36,7 +38,9 @@ cp "$binary" "$fs/usr/bin/rideguard"
 # iiod, Debian's own: the network backend's real peer, serving the VM's kernel IIO device.
 mkdir -p "$fs/usr/sbin"
 cp /usr/sbin/iiod "$fs/usr/sbin/iiod"
-for program in "$binary" /usr/sbin/iiod; do ldd "$program"; done | grep -o '/[^ ]*' | sort -u | while read -r lib; do
+# i2cset, Debian's: the IMU chips' registers on i2c-stub.
+cp /usr/sbin/i2cset "$fs/usr/sbin/i2cset"
+for program in "$binary" /usr/sbin/iiod /usr/sbin/i2cset; do ldd "$program"; done | grep -o '/[^ ]*' | sort -u | while read -r lib; do
     mkdir -p "$fs$(dirname "$lib")"
     cp -L "$lib" "$fs$lib"
 done
@@ -44,6 +48,12 @@ cp "$work"/modules/{rideguard-imu-sim,gpio-sim-rg}.ko "$fs/modules/"
 for m in fs/configfs/configfs drivers/iio/industrialio drivers/iio/buffer/kfifo_buf; do
     cp "$kdir/image/lib/modules/$abi/kernel/$m.ko" "$fs/modules/"
 done
+# The IMUs riders buy, through Debian's own drivers on i2c-stub (Tests/kernel/imu-drivers.sh).
+vm_module_files i2c-stub i2c-dev inv-mpu6050-i2c bmi160_i2c st_accel_i2c st_lsm6dsx_i2c adxl345_i2c | while read -r ko; do
+    [ -e "$fs/modules/$(basename "$ko")" ] || cp "$ko" "$fs/modules/"
+    basename "$ko"
+done | grep -v '^\(configfs\|industrialio\|kfifo_buf\)\.ko$' > "$fs/modules/imu-order"
+install -m 0644 Tests/kernel/imu-drivers.sh "$fs/imu-drivers.sh"
 trace=Tests/Fixtures/example-lowside.csv
 python3 Tests/kernel/trace-feed.py "$trace" "$fs/feed/ride.bin" > "$fs/feed/rate"
 python3 Tests/kernel/trace-feed.py "$trace" "$fs/feed/rest.bin" --rest 400 > /dev/null

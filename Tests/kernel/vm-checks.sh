@@ -258,4 +258,7 @@ echo "vm-test: agent exit $?"
 echo "----- agent log"
 cat /tmp/agent.log
 echo "-----"
+
+# --- The IMUs riders buy, through their own drivers.
+. /imu-drivers.sh
 finish

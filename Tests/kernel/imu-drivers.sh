@@ -1,0 +1,125 @@
+# Sourced by vm-checks.sh (busybox sh, its ok/bad/wait helpers): the IMUs riders buy, each through
+# Debian's own driver, on i2c-stub (the kernel's emulated SMBus adapter: a register file per chip
+# address, written here with i2cset as the chip's data registers would be filled). Every chip is
+# wired as most hobby breakouts are, SDA/SCL only, without its INT line:
+#   mpu6050 (inv_mpu6050)   no buffer at all without an IRQ
+#   bmi160 (bmi160)         a triggered buffer whose trigger comes only from INT1/INT2
+#   lis3dh (st_accel)       a triggered buffer, its trigger only with an IRQ
+#   lsm6dsl (st_lsm6dsx)    two devices, lsm6dsl_accel and lsm6dsl_gyro, no buffer without an IRQ
+#   adxl345 (adxl345)       no buffer in this kernel; and 6.1's probe takes its type from the
+#                           device tree or ACPI only (device_get_match_data), so a device made
+#                           here from userspace is refused (-EINVAL): measured only where it binds
+# Debian's amd64 kernel builds no stand-alone trigger (iio-trig-hrtimer, iio-trig-sysfs), so each
+# is read polled: `rideguard record` must say so, read the known acceleration (and rotation)
+# written into the registers back in m/s² (rad/s) with the right sign, scale and axis, with
+# timestamps, and give the rate it achieved. RIDEGUARD_VM_BREAK=axes writes the chips' x and y
+# swapped, to show the checks fail.
+
+for m in $(cat /modules/imu-order); do
+    case "$m" in
+        i2c-stub.ko) insmod /modules/$m chip_addr=0x68,0x69,0x18,0x6a,0x53 ;;
+        *) insmod /modules/$m ;;
+    esac || bad "insmod $m"
+done
+bus=
+for adapter in /sys/bus/i2c/devices/i2c-*; do
+    grep -q "SMBus stub driver" $adapter/name 2>/dev/null && bus=${adapter##*i2c-}
+done
+[ -n "$bus" ] && [ -e /dev/i2c-$bus ] && ok "i2c-stub: bus $bus, chips at 0x68 0x69 0x18 0x6a 0x53" || bad "no i2c-stub bus (/dev/i2c-$bus)"
+
+# put8 ADDR REG VALUE, numbers in any base: written as hex, the one base every i2cset reads alike
+# (busybox's takes bare numbers as hex, i2c-tools' as decimal).
+put8() { i2cset -f -y $bus $1 $(printf '0x%02x 0x%02x' $(($2)) $(($3))) || bad "i2cset $bus $1 $2 $3"; }
+# put16 ADDR REG VALUE be|le: a signed 16-bit value into two registers
+put16() {
+    v=$3
+    [ $v -lt 0 ] && v=$((v + 65536))
+    if [ $4 = be ]; then put8 $1 $2 $((v >> 8)); put8 $1 $(($2 + 1)) $((v & 255))
+    else put8 $1 $2 $((v & 255)); put8 $1 $(($2 + 1)) $((v >> 8)); fi
+}
+# The device's sysfs folder, by name.
+iio_dir() { for d in /sys/bus/iio/devices/iio:device*; do [ "$(cat $d/name)" = "$1" ] && echo $d; done; }
+# raw VALUE SCALE: the register count for VALUE (SI units) at SCALE
+raw() { awk -v v="$1" -v s="$2" 'BEGIN { r = v / s; printf "%d", (r < 0 ? r - 0.5 : r + 0.5) }'; }
+
+# What each chip is made to measure: +0.5 g, -0.25 g, +1 g; 0.5, -0.25, 1 rad/s.
+ax=4.903325 ay=-2.4516625 az=9.80665 gx=0.5 gy=-0.25 gz=1.0
+if [ "$break" = axes ]; then swapped=1; else swapped=0; fi
+
+# measure NAME ADDR ACCEL_REG GYRO_REG ENDIAN SHIFT [GYRO_DEVICE]: sets the widest accelerometer
+# range, writes the values, records 4 s, and checks what came out.
+measure() {
+    name=$1 addr=$2 areg=$3 greg=$4 endian=$5 shift=$6 gdev=${7:-$1}
+    dir=$(iio_dir $name)
+    [ -n "$dir" ] || { bad "$name: no IIO device (the driver did not probe: $(dmesg | tail -3))"; return; }
+    # The scale is the type's (in_accel_scale) or, on st_accel, each axis's (in_accel_x_scale).
+    scalefile=$dir/in_accel_scale
+    [ -e $scalefile ] || scalefile=$dir/in_accel_x_scale
+    widest=$(tr ' ' '\n' < $dir/in_accel_scale_available | sort -g | tail -1)
+    echo $widest > $scalefile
+    scale=$(cat $scalefile)
+    x=$ax y=$ay
+    [ $swapped = 1 ] && x=$ay y=$ax
+    put16 $addr $areg $(( $(raw $x $scale) << shift )) $endian
+    put16 $addr $((areg + 2)) $(( $(raw $y $scale) << shift )) $endian
+    put16 $addr $((areg + 4)) $(( $(raw $az $scale) << shift )) $endian
+    gscale=
+    if [ -n "$greg" ]; then
+        gdir=$(iio_dir $gdev)
+        gscale=$(cat $gdir/in_anglvel_scale)
+        put16 $addr $greg $(raw $gx $gscale) $endian
+        put16 $addr $((greg + 2)) $(raw $gy $gscale) $endian
+        put16 $addr $((greg + 4)) $(raw $gz $gscale) $endian
+    fi
+    rideguard record --device $name --rate 200 --duration 4 --out /tmp/$name.csv > /tmp/$name.out 2>&1
+    status=$?
+    said=$(grep "recording" /tmp/$name.out)
+    echo "vm-test: $said"
+    [ $status -eq 0 ] && echo "$said" | grep -q "polled: " && ok "$name: record runs polled and says why" \
+        || { bad "$name: record (exit $status): $(tail -3 /tmp/$name.out)"; return; }
+    # The samples: count, rate, strictly increasing times, and each axis's value within 1.5 counts.
+    awk -F, -v name=$name -v s=$scale -v g="$gscale" -v ax=$ax -v ay=$ay -v az=$az -v gx=$gx -v gy=$gy -v gz=$gz '
+        function off(v, want, unit) { d = v - want; if (d < 0) d = -d; return d > 1.5 * unit }
+        /^#/ || /^time_s/ { next }
+        { n++; if (n == 1) first = $1; if (n > 1 && $1 <= last) back++; last = $1
+          if (off($2, ax, s) || off($3, ay, s) || off($4, az, s)) wrong++
+          if (g != "" && (NF < 7 || off($5, gx, g) || off($6, gy, g) || off($7, gz, g))) wrong++
+          if (n == 1) seen = $2 " " $3 " " $4 (g != "" ? " / " $5 " " $6 " " $7 : "") }
+        END {
+            rate = n > 1 ? (n - 1) / (last - first) : 0
+            printf "vm-test: %s: %d samples, %.1f Hz achieved (200 asked), first %s\n", name, n, rate, seen
+            printf "%.1f\n", rate > "/tmp/" name ".rate"
+            exit !(n >= 8 && back == 0 && wrong == 0)
+        }' /tmp/$name.csv && ok "$name: values, signs, axes and scale as written, times increasing${gscale:+, gyro too}" \
+        || bad "$name: the recorded values are not what the registers hold"
+}
+
+# mpu6050: WHO_AM_I (0x75) 0x68; big-endian ACCEL_XOUT_H 0x3B, GYRO_XOUT_H 0x43.
+put8 0x68 0x75 0x68
+echo mpu6050 0x68 > /sys/bus/i2c/devices/i2c-$bus/new_device
+# bmi160: CHIP_ID (0x00) 0xD1; little-endian DATA_GYR 0x0C, DATA_ACC 0x12.
+put8 0x69 0x00 0xd1
+echo bmi160 0x69 > /sys/bus/i2c/devices/i2c-$bus/new_device
+# lis3dh: WHO_AM_I 0x33 at 0x0F; st_sensors reads with the auto-increment bit (0x80) set on every
+# address, so the chip's registers are seen at 0x8F and OUT_X_L at 0xA8; 12 bits, left-justified.
+put8 0x18 0x0f 0x33
+put8 0x18 0x8f 0x33
+echo lis3dh 0x18 > /sys/bus/i2c/devices/i2c-$bus/new_device
+# lsm6dsl: WHO_AM_I (0x0F) 0x6A; little-endian OUTX_L_G 0x22, OUTX_L_XL 0x28.
+put8 0x6a 0x0f 0x6a
+echo lsm6dsl 0x6a > /sys/bus/i2c/devices/i2c-$bus/new_device
+# adxl345: DEVID (0x00) 0xE5; little-endian DATAX0 0x32.
+put8 0x53 0x00 0xe5
+echo adxl345 0x53 > /sys/bus/i2c/devices/i2c-$bus/new_device
+sleep 1
+echo "vm-test: IIO devices: $(cat /sys/bus/iio/devices/iio:device*/name | tr '\n' ' ')"
+
+measure mpu6050 0x68 0x3b 0x43 be 0
+measure bmi160 0x69 0x12 0x0c le 0
+measure lis3dh 0x18 0xa8 "" le 4
+measure lsm6dsl_accel 0x6a 0x28 0x22 le 0 lsm6dsl_gyro
+if [ -n "$(iio_dir adxl345)" ]; then
+    measure adxl345 0x53 0x32 "" le 0
+else
+    echo "vm-test: adxl345 not measured: $(dmesg | grep -o 'adxl345_i2c: probe of .*' | tail -1) (no device tree here)"
+fi
