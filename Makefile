@@ -55,6 +55,7 @@ stage:
 	install -D -m 0644 Tests/Fixtures/example-lowside.csv $(DESTDIR)$(PREFIX)/share/rideguard/example-lowside.csv
 	install -d $(DESTDIR)$(PREFIX)/share/doc/rideguard/boards
 	install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/rideguard/
+	install -m 0644 scripts/deb/copyright $(DESTDIR)$(PREFIX)/share/doc/rideguard/copyright
 	install -m 0644 boards/* $(DESTDIR)$(PREFIX)/share/doc/rideguard/boards/
 	# The default configuration; /etc/rideguard/config.yaml is made from it by setup-system where
 	# there is none, and is never touched again (no conffile: an upgrade never asks about it).

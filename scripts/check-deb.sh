@@ -13,9 +13,10 @@ trap 'dpkg --purge rideguard >/dev/null 2>&1 || true' EXIT
 
 for f in /usr/bin/rideguard /usr/bin/rideguard-web /usr/lib/systemd/system/rideguard.service /usr/lib/systemd/system/rideguard-web.service /usr/lib/udev/rules.d/60-rideguard-iio.rules \
          /usr/lib/udev/rules.d/77-rideguard-modem.rules /etc/rideguard/config.yaml /usr/share/rideguard/example-lowside.csv \
-         /usr/share/doc/rideguard/boards/pi-5.md; do
+         /usr/share/doc/rideguard/boards/pi-5.md /usr/share/doc/rideguard/copyright; do
     [ -e "$f" ] || fail "$f is missing"
 done
+grep -q "^License: Apache-2.0" /usr/share/doc/rideguard/copyright || fail "the copyright file names no licence"
 # No conffile (an upgrade never asks about it): postinst made the configuration from the default.
 [ -z "$(dpkg-query -W -f='${Conffiles}' rideguard)" ] || fail "the package has conffiles: $(dpkg-query -W -f='${Conffiles}' rideguard)"
 cmp -s /etc/rideguard/config.yaml /usr/share/rideguard/config.yaml || fail "/etc/rideguard/config.yaml is not the default"
