@@ -123,3 +123,13 @@ if [ -n "$(iio_dir adxl345)" ]; then
 else
     echo "vm-test: adxl345 not measured: $(dmesg | grep -o 'adxl345_i2c: probe of .*' | tail -1) (no device tree here)"
 fi
+
+# What polling costs: the record process's CPU time (user + system, from the shell's `times`) over
+# 4 s on the MPU-6050 at 200 Hz and 1 kHz. Under emulation, so only an upper bound for a Pi; printed,
+# not judged.
+for rate in 200 1000; do
+    cpu=$( (rideguard record --device mpu6050 --rate $rate --duration 4 --out /tmp/cost.csv > /dev/null 2>&1; times) | tail -1 \
+        | awk '{ split($1, u, "m"); split($2, s, "m"); printf "%.1f", (u[1] * 60 + u[2] + s[1] * 60 + s[2]) / 4 * 100 }')
+    n=$(grep -c '^[0-9]' /tmp/cost.csv)
+    echo "vm-test: polling cost: mpu6050 asked $rate Hz, $((n / 4)) samples a second, ${cpu}% of one emulated core"
+done
