@@ -168,11 +168,19 @@ package final class IIOSampler: Sendable {
     private static func session(_ c: SamplerConfiguration, shared: Shared, onSample: @Sendable (IMUSample) -> Void,
                                 heartbeat: @Sendable () -> Void, onEvent: @Sendable (SamplerEvent) -> Void,
                                 onHealthy: () -> Void) throws(IIOError) {
-        let context = try IIOContext(uri: c.uri)
+        let context: IIOContext
+        do { context = try IIOContext(uri: c.uri) } catch where c.uri == "local:" && error.errno == .noSuchFileOrDirectory {
+            // No /sys/bus/iio/devices: the IIO core, and so the IMU's driver, is not loaded.
+            throw IIOError(operation: "no IIO device on this machine: the IMU's driver is not loaded (its overlay in config.txt, boards/imus.md); opening",
+                           target: c.uri, errno: error.errno)
+        }
         iio_context_set_timeout(context.pointer, UInt32(max(50, c.stallSeconds * 1000)))
         guard let device = findDevice(context.pointer, named: c.device) else {
             let known = c.device.map { [$0] } ?? SamplerConfiguration.knownDevices
-            throw IIOError(operation: "finding an IMU (\(known.joined(separator: ", "))) in", target: c.uri, errno: Errno(rawValue: ENODEV))
+            let present = context.deviceNames
+            let seen = present.isEmpty ? "no IIO device yet: the IMU's driver is not loaded or did not find the chip (dmesg; its overlay in config.txt, boards/imus.md)"
+                : "the IIO devices are \(present.joined(separator: ", ")): set imu.device to the IMU's, or check its overlay (boards/imus.md)"
+            throw IIOError(operation: "\(seen); finding an IMU (\(known.joined(separator: ", "))) in", target: c.uri, errno: Errno(rawValue: ENODEV))
         }
         let name = iio_device_get_name(device).map { String(cString: $0) } ?? "?"
         // A chip the driver splits in two devices: its gyro is the other half.

@@ -128,6 +128,9 @@ import AgentControl
         notify.listen(for: ["READY=1\nSTATUS=NOT protecting: no emergency contact", "WATCHDOG=1"], seconds: 10)
         #expect(notify.heard.contains { $0.contains("READY=1\nSTATUS=NOT protecting: no emergency contact") }, "\(notify.heard)")
         notify.listen(for: ["the next 3 s"], seconds: 3)
+        // Why the IMU cannot be read, with where to look (no IIO here, or none that is an IMU).
+        #expect(notify.heard.contains { $0.hasPrefix("STATUS=NOT protecting") && $0.contains("the IMU cannot be read") && $0.contains("boards/imus.md") },
+                "\(notify.heard)")
         #expect(notify.heard.filter { $0 == "WATCHDOG=1" }.count >= 3, "the watchdog is fed without a contact or an IMU: \(notify.heard)")
         let journal = try Rideguard.run(["events", "--kind", "system", "--database", rig.database])
         #expect(journal.stdout.contains("not protecting: no emergency contact"))
