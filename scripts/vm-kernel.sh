@@ -4,7 +4,7 @@
 #   kdir     its cache: image/ (the linux-image package unpacked: boot/vmlinuz-*, lib/modules/*)
 #            and source/ (the few files of linux-source that Debian does not build: gpio-sim);
 #   vmlinuz  the kernel to boot;
-# and defines vm_modules DIR: builds rideguard-imu-sim.ko and gpio-sim-rg.ko into DIR.
+# and defines vm_modules DIR: builds rideguard-imu-sim.ko, rideguard-int-wire.ko and gpio-sim-rg.ko into DIR.
 # Downloads are kept under $RIDEGUARD_CACHE (default /var/cache/rideguard)/kernel.
 
 bash scripts/install-deps.sh --vm
@@ -54,12 +54,12 @@ vmlinuz=$kdir/image/boot/vmlinuz-$abi
 vm_modules() {
     local out=$1
     mkdir -p "$out"
-    cp Tests/kernel/Kbuild Tests/kernel/rideguard-imu-sim.c "$kdir"/source/drivers/gpio/gpio-sim.c \
+    cp Tests/kernel/Kbuild Tests/kernel/rideguard-imu-sim.c Tests/kernel/rideguard-int-wire.c "$kdir"/source/drivers/gpio/gpio-sim.c \
        "$kdir"/source/drivers/gpio/gpiolib.h "$kdir"/source/kernel/irq/irq_sim.c "$out/"
     sed -i 's/handle_simple_irq(irq_to_desc(irqnum));/generic_handle_irq(irqnum);/' "$out/irq_sim.c"
     make -s -C "/usr/src/linux-headers-$abi" M="$out" modules 2>&1 | grep -v "Skipping BTF" || true
     local m
-    for m in rideguard-imu-sim gpio-sim-rg; do
+    for m in rideguard-imu-sim rideguard-int-wire gpio-sim-rg; do
         [ -e "$out/$m.ko" ] || { echo "vm-kernel: building $m.ko failed" >&2; exit 1; }
     done
 }

@@ -4,15 +4,16 @@
 # busybox, gpio-sim and our test-only IIO IMU (Tests/kernel), and runs Tests/kernel/vm-checks.sh
 # inside it: the buzzer on a real GPIO line, a press decoded from the line, doctor on healthy, taken
 # and missing lines, a fall played through the kernel's IIO and detected, the chip going away; then
-# the IMUs riders buy through Debian's own drivers on i2c-stub, wired without INT
-# (Tests/kernel/imu-drivers.sh): values, axes, scale, rate and how each is read.
+# the IMUs riders buy through Debian's own drivers on i2c-stub, wired without INT and then with it
+# (our rideguard-int-wire module gives each chip a data-ready interrupt; Tests/kernel/imu-drivers.sh):
+# values, axes, scale, rate and how each is read, by `rideguard record` and by the agent.
 #
 # The kernel pieces are built here, at test time, from Debian's packages: linux-image (the kernel
-# and its IIO/configfs modules), linux-headers (to build against) and linux-source (gpio-sim, which
-# Debian does not build). Nothing kernel-side is committed but Tests/kernel.
+# and its IIO/configfs modules), linux-headers (to build against our modules) and linux-source
+# (gpio-sim, which Debian does not build). Nothing kernel-side is committed but Tests/kernel.
 #
 #   scripts/vm-test.sh [BINARY]     default: .build/release/rideguard (built when missing)
-#   RIDEGUARD_VM_BREAK=buzzer|button|axes scripts/vm-test.sh    must fail: shows the checks can
+#   RIDEGUARD_VM_BREAK=buzzer|button|axes|noint scripts/vm-test.sh    must fail: shows the checks can
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -44,7 +45,7 @@ for program in "$binary" /usr/sbin/iiod /usr/sbin/i2cset; do ldd "$program"; don
     mkdir -p "$fs$(dirname "$lib")"
     cp -L "$lib" "$fs$lib"
 done
-cp "$work"/modules/{rideguard-imu-sim,gpio-sim-rg}.ko "$fs/modules/"
+cp "$work"/modules/{rideguard-imu-sim,rideguard-int-wire,gpio-sim-rg}.ko "$fs/modules/"
 for m in fs/configfs/configfs drivers/iio/industrialio drivers/iio/buffer/kfifo_buf; do
     cp "$kdir/image/lib/modules/$abi/kernel/$m.ko" "$fs/modules/"
 done

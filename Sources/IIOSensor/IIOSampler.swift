@@ -60,8 +60,12 @@ package enum SamplerEvent: Sendable, Equatable {
     case dropped(Int)
     /// Closed after an error; retrying after `retryIn` seconds.
     case failed(reason: String, retryIn: Double)
-    /// Over the last few seconds the sensor ran more than 20 % away from its nominal rate, Hz.
+    /// Over the last 5 s the sensor ran more than 20 % away from its nominal rate, Hz: said for the
+    /// first window after opening, and whenever it goes off again.
     case rateOff(measured: Double, nominal: Double)
+    /// Over the last 5 s the sensor ran within 20 % of its nominal rate: said for the first window
+    /// after opening, and whenever it comes back.
+    case rateNormal(measured: Double, nominal: Double)
 }
 
 /// Reads the IMU through libiio on a dedicated thread: opens the context, finds the device (and,
@@ -72,8 +76,10 @@ package enum SamplerEvent: Sendable, Equatable {
 ///    and converted to SI units with libiio's conversion, then scale and offset;
 ///  - polled, where the driver gives no buffer (the MPU-6050's and the LSM6DSx's exist only with
 ///    the chip's INT line wired; the ADXL345's before Linux 6.15 never), or one that cannot be
-///    filled (its trigger comes from the INT line, and none is set): each raw channel read in turn,
-///    paced by the monotonic clock. Slower where the driver powers the chip up for each read.
+///    filled (its trigger comes from the INT line, and none is set), or one that stays empty after
+///    it is enabled (the interrupt never arrives, or the driver drops the data): each raw channel
+///    read in turn, paced by the monotonic clock. Slower where the driver powers the chip up for
+///    each read.
 /// After an error it closes everything and reopens with backoff. `stop()` cancels a blocked refill.
 package final class IIOSampler: Sendable {
     /// The buffer being refilled, shared only so that `stop()` can call iio_buffer_cancel, which
@@ -88,10 +94,18 @@ package final class IIOSampler: Sendable {
         /// Monotonic time of the last sample (or of opening), as bits of a Double.
         let lastSample = Atomic<UInt64>(monotonicSeconds().bitPattern)
         let stallReported = Atomic<Bool>(false)
+        /// Why the raw channels are polled although the driver has a buffer: it stayed empty once
+        /// enabled. Kept until polling fails.
+        let emptyBuffer = Mutex<String?>(nil)
 
         func touch() {
             lastSample.store(monotonicSeconds().bitPattern, ordering: .releasing)
             stallReported.store(false, ordering: .releasing)
+        }
+
+        /// A buffer was just enabled: its silence counts from now (a stall already reported stays so).
+        func restartClock() {
+            lastSample.store(monotonicSeconds().bitPattern, ordering: .releasing)
         }
 
         var quiet: Double { monotonicSeconds() - Double(bitPattern: lastSample.load(ordering: .acquiring)) }
@@ -194,7 +208,9 @@ package final class IIOSampler: Sendable {
             return ch
         }
         let reason: String
-        if let ax = scan("accel_x"), let ay = scan("accel_y"), let az = scan("accel_z") {
+        if let why = shared.emptyBuffer.withLock({ $0 }) {
+            reason = why
+        } else if let ax = scan("accel_x"), let ay = scan("accel_y"), let az = scan("accel_z") {
             var trigger: OpaquePointer?
             let triggerState = iio_device_get_trigger(device, &trigger)
             // 0 with none: the buffer is filled by a trigger, and the driver set none (its own
@@ -204,9 +220,17 @@ package final class IIOSampler: Sendable {
             } else {
                 let triggerName = triggerState == 0 ? trigger.flatMap { iio_device_get_name($0) }.map { String(cString: $0) } : nil
                 do {
-                    try buffered(c, device: device, name: name, accel: [ax, ay, az], gyro: ["anglvel_x", "anglvel_y", "anglvel_z"].map(scan),
-                                 timestamp: scan("timestamp"), rate: actualRate, trigger: triggerName, shared: shared, onSample: onSample,
-                                 heartbeat: heartbeat, onEvent: onEvent, onHealthy: onHealthy)
+                    let silent = try buffered(c, device: device, name: name, accel: [ax, ay, az], gyro: ["anglvel_x", "anglvel_y", "anglvel_z"].map(scan),
+                                              timestamp: scan("timestamp"), rate: actualRate, trigger: triggerName, shared: shared, onSample: onSample,
+                                              heartbeat: heartbeat, onEvent: onEvent, onHealthy: onHealthy)
+                    guard let silent else { return }
+                    // The raw channels may still answer: the interrupt does not arrive (a loose
+                    // INT wire, the overlay's pin wrong) or the driver drops what it reads (6.1's
+                    // inv_mpu6050 tests an MPU-6050's data-ready bit in the wrong register). They
+                    // are polled from a fresh context (a network one is broken by the time-out).
+                    shared.emptyBuffer.withLock {
+                        $0 = "the buffer stayed empty for \(DecimalFormat.string(silent, decimals: 1)) s: no data-ready interrupt reaches the driver, or the driver drops it"
+                    }
                     return
                 } catch let error where error.errno == .invalidArgument {
                     // The kernel refuses to enable a buffer that has no trigger to fill it.
@@ -217,8 +241,14 @@ package final class IIOSampler: Sendable {
             reason = name == "adxl345" ? "the adxl345 driver gives no buffer before Linux 6.15"
                 : "INT not wired: the driver gives a buffer only with the chip's interrupt line"
         }
-        try polled(device: device, gyroDevice: gyroDevice, name: name, rate: actualRate, reason: reason, shared: shared,
-                   onSample: onSample, heartbeat: heartbeat, onEvent: onEvent, onHealthy: onHealthy)
+        do {
+            try polled(device: device, gyroDevice: gyroDevice, name: name, rate: actualRate, reason: reason, shared: shared,
+                       onSample: onSample, heartbeat: heartbeat, onEvent: onEvent, onHealthy: onHealthy)
+        } catch {
+            // The chip, or its driver, went away: the next opening tries its buffer again.
+            shared.emptyBuffer.withLock { $0 = nil }
+            throw error
+        }
     }
 
     /// Asks for `rate` Hz where the driver takes it: the device's `sampling_frequency`, else the
@@ -284,17 +314,20 @@ package final class IIOSampler: Sendable {
             onHealthy()
             shared.touch()
             onSample(IMUSample(t: t, accel: a, gyro: w))
-            if let measured = window.add(t) { onEvent(.rateOff(measured: measured, nominal: rate)) }
+            if let change = window.add(t) { onEvent(window.event(change)) }
             next = max(next + period, monotonicSeconds())
             let wait = next - monotonicSeconds()
             if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
         }
     }
 
+    /// Reads the driver's buffer until stopped (nil), or until it has stayed empty since it was
+    /// enabled for four stall times (or until iiod's connection broke waiting for the first
+    /// samples): then returns how long, seconds, for the caller to poll instead.
     private static func buffered(_ c: SamplerConfiguration, device: OpaquePointer, name: String, accel ax: [OpaquePointer],
                                  gyro gyroScan: [OpaquePointer?], timestamp: OpaquePointer?, rate actualRate: Double, trigger: String?,
                                  shared: Shared, onSample: @Sendable (IMUSample) -> Void, heartbeat: @Sendable () -> Void,
-                                 onEvent: @Sendable (SamplerEvent) -> Void, onHealthy: () -> Void) throws(IIOError) {
+                                 onEvent: @Sendable (SamplerEvent) -> Void, onHealthy: () -> Void) throws(IIOError) -> Double? {
         let hasGyro = gyroScan.allSatisfy { $0 != nil }
         let accel = ax.map { prepare($0, enable: true) }
         let rates = hasGyro ? gyroScan.map { prepare($0!, enable: true) } : []
@@ -307,6 +340,7 @@ package final class IIOSampler: Sendable {
             throw IIOError(operation: "creating a buffer on", target: name, errno: Errno(rawValue: code))
         }
         shared.buffer.withLock { $0 = BufferHandle(pointer: buffer) }
+        shared.restartClock()
         defer {
             // Under the lock: the watchdog and stop() never cancel a destroyed buffer, and stop()
             // returns only once it is gone.
@@ -322,15 +356,25 @@ package final class IIOSampler: Sendable {
         let period = 1 / actualRate
         var lastT = -Double.infinity
         var window = RateWindow(nominal: actualRate)
+        var filled = false, timedOut = false
         while shared.running.load(ordering: .acquiring) {
             let n = iio_buffer_refill(buffer)
             heartbeat()
             if n < 0 {
                 let code = Int32(-n)
-                if !shared.running.load(ordering: .acquiring) { return }
-                if (code == ETIMEDOUT || code == EAGAIN) && shared.quiet < c.stallSeconds * 4 { continue }
+                if !shared.running.load(ordering: .acquiring) { return nil }
+                // The watchdog cancels a refill once the silence reaches four stall times.
+                let quiet = shared.quiet
+                if code == ETIMEDOUT || code == EAGAIN {
+                    timedOut = true
+                    if quiet < c.stallSeconds * 4 { continue }
+                }
+                // Empty from the start: long enough, or the backend gave up waiting (a network
+                // context breaks its connection on a time-out: EPIPE, or another error after it).
+                if !filled && (quiet >= c.stallSeconds * 4 || code == EPIPE || timedOut) { return quiet }
                 throw IIOError(operation: "reading samples from", target: name, errno: Errno(rawValue: code))
             }
+            filled = true
             onHealthy()
             shared.touch()
             let now = monotonicSeconds()
@@ -351,33 +395,50 @@ package final class IIOSampler: Sendable {
                     if missing >= 1 { onEvent(.dropped(missing)) }
                 }
                 lastT = t
-                if let measured = window.add(t) { onEvent(.rateOff(measured: measured, nominal: actualRate)) }
+                if let change = window.add(t) { onEvent(window.event(change)) }
                 let a = Vector3(value(accel[0], buffer, i, step), value(accel[1], buffer, i, step), value(accel[2], buffer, i, step))
                 let w = hasGyro ? Vector3(value(rates[0], buffer, i, step), value(rates[1], buffer, i, step), value(rates[2], buffer, i, step)) : nil
                 onSample(IMUSample(t: t, accel: a, gyro: w))
             }
         }
+        return nil
     }
 
-    /// The rate over 5 s windows of sample time: says when it first runs more than 20 % away from
-    /// the nominal rate (again only after it came back).
+    /// The rate over 5 s windows of sample time: says whether the first window of an opening runs
+    /// more than 20 % away from the nominal rate or within it, and after that each time it crosses.
     struct RateWindow {
-        let nominal: Double
-        var start = Double.nan, count = 0, reported = false
+        enum Change: Equatable {
+            case off(Double)
+            case normal(Double)
+        }
 
-        /// A sample at `t`; the measured rate when it has just gone off.
-        mutating func add(_ t: Double) -> Double? {
+        let nominal: Double
+        var start = Double.nan, count = 0
+        /// Whether the last window was off; nil before the first.
+        var wasOff: Bool?
+
+        /// A sample at `t`; the measured rate when a window ends that says something new.
+        mutating func add(_ t: Double) -> Change? {
             if start.isNaN { start = t }
             count += 1
             guard t - start >= 5 else { return nil }
             let measured = Double(count - 1) / (t - start)
             let off = abs(measured / nominal - 1) > 0.2
             defer {
-                reported = off
+                wasOff = off
                 start = t
                 count = 1
             }
-            return off && !reported ? measured : nil
+            guard off != wasOff else { return nil }
+            return off ? .off(measured) : .normal(measured)
+        }
+
+        /// The event for a change.
+        func event(_ change: Change) -> SamplerEvent {
+            switch change {
+            case .off(let measured): .rateOff(measured: measured, nominal: nominal)
+            case .normal(let measured): .rateNormal(measured: measured, nominal: nominal)
+            }
         }
     }
 

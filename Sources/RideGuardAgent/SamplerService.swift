@@ -62,7 +62,6 @@ struct SamplerService: Service, CustomStringConvertible {
                     lastFailure.withLock { $0 = nil }
                     health.opened(device, readMode: mode.summary)
                     readMode.withLock { $0 = mode }
-                    emergency.post(.event(.health(.imuRate, problem: nil, at: clock.now())))
                     let line = "IMU: \(device) at \(Int(rate)) Hz\(gyro ? " with gyro" : ""), \(mode.summary)"
                     if case .polled = mode { logger.warning("\(line)") } else { logger.info("\(line)") }
                 case .stalled(let seconds):
@@ -83,6 +82,10 @@ struct SamplerService: Service, CustomStringConvertible {
                         let how = readMode.withLock { $0 }.map { " (\($0.summary))" } ?? ""
                         emergency.post(.event(.health(.imuRate, problem: "the IMU gives \(Int(measured)) samples a second of the \(Int(nominal)) asked\(how): a short impact may be missed; wire the IMU's INT line (boards/imus.md)", at: clock.now())))
                     }
+                case .rateNormal:
+                    // The first 5 s after each opening say this or the above: a slow IMU stays
+                    // degraded across reopenings, and a recovered one is cleared.
+                    emergency.post(.event(.health(.imuRate, problem: nil, at: clock.now())))
                 case .dropped:
                     break
                 }

@@ -48,11 +48,11 @@ struct Record: ParsableCommand {
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
     }
 
-    /// The accelerometer's range from its scale, where the sample is 16 bits wide (a buffer's
-    /// be:s16 or le:s16); a polled chip's raw width is not known here (the LIS3DH's is 12 bits).
-    private func range(_ scale: Double, _ mode: ReadMode) -> String {
-        guard case .buffer = mode else { return "" }
-        return "\(DecimalFormat.string(scale * 32768 / standardGravity, decimals: 0)) g range; "
+    /// The accelerometer's scale, m/s² a count: the range follows from it and the sample's width,
+    /// which differs by chip (16 bits on the MPU-6050, 12 on the LIS3DH, whose counts also run
+    /// past its nominal range), so the scale is what is said.
+    private func scaleText(_ scale: Double) -> String {
+        "\(DecimalFormat.string(scale, decimals: 6)) m/s² a count; "
     }
 
     func run() throws {
@@ -63,7 +63,8 @@ struct Record: ParsableCommand {
             var last = Double.nan
             var writer: TraceFileWriter?
             var problem: String?
-            var gyro = false
+            /// The latest opening: the device's name, whether it has a gyro, its rate.
+            var opened: (name: String, gyro: Bool, rate: Double)?
         }
         let progress = Mutex(Progress())
         let out = self.out, rate = self.rate, withSpeed = gpsd != nil
@@ -77,6 +78,14 @@ struct Record: ParsableCommand {
         defer { watcher?.stop() }
         let sampler = IIOSampler(configuration: SamplerConfiguration(uri: uri, device: device, rateHz: rate), onSample: { sample in
             progress.withLock { p in
+                if p.writer == nil, let opened = p.opened {
+                    do {
+                        p.writer = try TraceFileWriter(path: out, hasGyro: opened.gyro, hasSpeed: withSpeed, metadata: [
+                            ("rate_hz", String(Int(opened.rate))), ("device", opened.name),
+                            ("source", "rideguard record"), ("recorded", Times.iso8601(Date().timeIntervalSince1970)),
+                        ])
+                    } catch { p.problem = "\(error)" }
+                }
                 guard let writer = p.writer else { return }
                 var sample = sample
                 if let latest = speed.withLock({ $0 }), monotonicSeconds() - latest.at < 3 { sample.speed = latest.value }
@@ -89,18 +98,13 @@ struct Record: ParsableCommand {
             progress.withLock { p in
                 switch event {
                 case .opened(let name, let gyro, let timestamps, let actual, let scale, let mode):
-                    Output.error("recording \(name) at \(Int(actual)) Hz (\(gyro ? "accelerometer and gyro" : "accelerometer only"), \(timestamps ? "IIO timestamps" : "host clock"), \(range(scale, mode))\(mode.summary))")
-                    if p.writer == nil {
-                        do {
-                            p.writer = try TraceFileWriter(path: out, hasGyro: gyro, hasSpeed: withSpeed, metadata: [
-                                ("rate_hz", String(Int(actual))), ("device", name),
-                                ("source", "rideguard record"), ("recorded", Times.iso8601(Date().timeIntervalSince1970)),
-                            ])
-                            p.gyro = gyro
-                        } catch { p.problem = "\(error)" }
-                    }
+                    Output.error("recording \(name) at \(Int(actual)) Hz (\(gyro ? "accelerometer and gyro" : "accelerometer only"), \(timestamps ? "IIO timestamps" : "host clock"), \(scaleText(scale))\(mode.summary))")
+                    // The file is made at the first sample, with the columns of the opening that
+                    // gave it (a buffer that stays empty is followed by a polled opening).
+                    p.opened = (name, gyro, actual)
                 case .stalled(let seconds): Output.error("the sensor stalled: no sample for \(DecimalFormat.string(seconds, decimals: 1)) s")
                 case .dropped(let n): p.dropped += n
+                case .rateNormal: break
                 case .failed(let reason, let retry): Output.error("\(reason); retrying in \(DecimalFormat.string(retry, decimals: 1)) s")
                 case .rateOff(let measured, let nominal):
                     Output.error("the sensor runs at \(DecimalFormat.string(measured, decimals: 1)) Hz instead of \(Int(nominal)) Hz")

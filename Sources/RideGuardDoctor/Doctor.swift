@@ -201,8 +201,20 @@ package struct Doctor: Sendable {
         if configuration.imu.simulated {
             return DoctorCheck("IMU", .ok, "simulated: \(configuration.imu.trace ?? "") playing, \(Int(rate.rounded())) samples/s")
         }
-        return rateAndGravity(rate: rate, expected: configuration.imu.rateHz, gravity: sensor.gravityG,
-                              deadAxis: sensor.lastFault.flatMap { $0.contains("axis") ? $0 : nil })
+        var check = rateAndGravity(rate: rate, expected: configuration.imu.rateHz, gravity: sensor.gravityG,
+                                   deadAxis: sensor.lastFault.flatMap { $0.contains("axis") ? $0 : nil })
+        if let device = sensor.device {
+            check.detail = Self.describe(device: device, how: sensor.readMode, sysfs: configuration.imu.uri == "local:") + check.detail
+        }
+        return check
+    }
+
+    /// "mpu6050 (buffer, trigger mpu6050-dev1; driver inv-mpu6050-i2c, mount matrix identity): ",
+    /// the chip, how it is read and what sysfs says of it, where it is local (sysfs is looked up by
+    /// the device's first word: "lsm6dsl_accel + lsm6dsl_gyro" is the accelerometer's).
+    static func describe(device: String, how: String?, sysfs: Bool) -> String {
+        let known = [how, sysfs ? IIOSysfs(deviceNamed: device)?.summary : nil].compactMap { $0 }
+        return known.isEmpty ? "\(device): " : "\(device) (\(known.joined(separator: "; "))): "
     }
 
     func gpioFromAgent(_ status: AgentStatus, _ configuration: AgentConfiguration.GPIO) -> DoctorCheck {
@@ -237,7 +249,7 @@ package struct Doctor: Sendable {
             return DoctorCheck("IMU", .ok, "simulated: \(imu.trace ?? "") (\(rate)\(header?.hasGyro == true ? ", with gyro" : ""))")
         }
         struct Seen: Sendable {
-            var opened: (device: String, gyro: Bool, rate: Double, mode: ReadMode)?
+            var opened: (device: String, gyro: Bool, rate: Double, scale: Double, mode: ReadMode)?
             var failure: String?
             var samples: [IMUSample] = []
         }
@@ -248,7 +260,7 @@ package struct Doctor: Sendable {
         }, onEvent: { event in
             seen.withLock { s in
                 switch event {
-                case .opened(let device, let gyro, _, let rate, _, let mode): s.opened = (device, gyro, rate, mode)
+                case .opened(let device, let gyro, _, let rate, let scale, let mode): s.opened = (device, gyro, rate, scale, mode)
                 case .failed(let reason, _): if s.opened == nil { s.failure = reason }
                 default: break
                 }
@@ -292,7 +304,9 @@ package struct Doctor: Sendable {
         let stuck = moving.isEmpty ? [] : (0..<3).filter { high[$0] == low[$0] }
         var check = rateAndGravity(rate: rate, expected: imu.rateHz, gravity: mean.magnitude / standardGravity,
                                    deadAxis: stuck.first.map { "axis \(["x", "y", "z"][$0]) reads exactly \(DecimalFormat.string(low[$0], decimals: 3)) m/s² without any noise" })
-        check.detail = "\(opened.device)\(opened.gyro ? " with gyro" : ", accelerometer only") (\(opened.mode.summary)): " + check.detail
+        let scale = "\(DecimalFormat.string(opened.scale, decimals: 6)) m/s² a count"
+        check.detail = Self.describe(device: opened.device + (opened.gyro ? " with gyro" : ", accelerometer only"),
+                                     how: opened.mode.summary + ", " + scale, sysfs: imu.uri == "local:") + check.detail
         return check
     }
 

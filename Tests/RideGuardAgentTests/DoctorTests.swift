@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import IIOSensor
 import RideGuardDoctor
 import Storage
 
@@ -65,6 +66,11 @@ extension AgentTests {
         #expect(text.contains("Protecting, degraded: the IMU gives 1"), "\(text)")
         #expect(text.contains("samples a second of the 100 asked (polled: INT not wired: the driver's trigger comes from the chip's interrupt line): a short impact may be missed; wire the IMU's INT line (boards/imus.md)"), "\(text)")
         #expect(text.contains("IMU: mpu6050, polled: INT not wired"), "\(text)")
+        // The reads get fast again: the next 5 s window at the rate clears it, without a reopening.
+        iiod.state.withLock { $0.rawReadSeconds = 0 }
+        try waitFor(15) { (try? Self.status(rig.folder))??.protection?.summary.contains("the IMU gives") != true }
+        let after = try Rideguard.run(["status", "--socket", rig.socket]).stdout
+        #expect(!after.contains("degraded"), "\(after)")
     }
 
     @Test func doctorSaysWhatIsMissingAndFails() throws {
@@ -192,5 +198,41 @@ extension AgentTests {
         let journal = try Rideguard.run(["events", "--kind", "system", "--database", rig.database])
         #expect(journal.stdout.contains("imu fault: the IMU sends no sample (stalled"))
         #expect(journal.stdout.contains("imu: the IMU sends samples again"))
+    }
+}
+
+/// What doctor adds from sysfs for a local IMU: the driver bound to the chip and its mount matrix,
+/// read from a tree laid out as the kernel lays out an I2C IMU (the bus's device links into the
+/// I2C client's folder, whose `driver` link names the driver).
+@Suite struct IIOSysfsTests {
+    func tree(matrix: String?) throws -> String {
+        let root = Scratch.path("iio-sysfs-\(UUID().uuidString)").path
+        let fm = FileManager.default
+        let client = "\(root)/devices/platform/i2c-1/1-0068"
+        try fm.createDirectory(atPath: "\(client)/iio:device3", withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: "\(root)/bus/i2c/drivers/inv-mpu6050-i2c", withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: "\(root)/bus/iio/devices", withIntermediateDirectories: true)
+        try fm.createSymbolicLink(atPath: "\(client)/driver", withDestinationPath: "../../../bus/i2c/drivers/inv-mpu6050-i2c")
+        try "mpu6050\n".write(toFile: "\(client)/iio:device3/name", atomically: true, encoding: .utf8)
+        if let matrix { try "\(matrix)\n".write(toFile: "\(client)/iio:device3/in_accel_mount_matrix", atomically: true, encoding: .utf8) }
+        try fm.createSymbolicLink(atPath: "\(root)/bus/iio/devices/iio:device3", withDestinationPath: "../../../devices/platform/i2c-1/1-0068/iio:device3")
+        return "\(root)/bus/iio/devices"
+    }
+
+    @Test func theDriverAndMountMatrixAreRead() throws {
+        let root = try tree(matrix: "0, 1, 0; -1, 0, 0; 0, 0, 1")
+        let found = try #require(IIOSysfs(deviceNamed: "mpu6050", root: root))
+        #expect(found == IIOSysfs(driver: "inv-mpu6050-i2c", mountMatrix: "0, 1, 0; -1, 0, 0; 0, 0, 1"))
+        #expect(found.summary == "driver inv-mpu6050-i2c, mount matrix 0, 1, 0; -1, 0, 0; 0, 0, 1 (RideGuard learns the bike's axes itself)")
+        #expect(IIOSysfs(deviceNamed: "mpu6050 with gyro", root: root)?.driver == "inv-mpu6050-i2c")
+        #expect(IIOSysfs(deviceNamed: "bmi160", root: root) == nil)
+    }
+
+    @Test func anIdentityMatrixAndNoMatrixAreSaidPlainly() throws {
+        #expect(try IIOSysfs(deviceNamed: "mpu6050", root: tree(matrix: IIOSysfs.identity))?.summary
+                == "driver inv-mpu6050-i2c, mount matrix identity")
+        let bare = try #require(IIOSysfs(deviceNamed: "mpu6050", root: tree(matrix: nil)))
+        #expect(bare.mountMatrix == nil && bare.summary == "driver inv-mpu6050-i2c")
+        #expect(IIOSysfs(deviceNamed: "mpu6050", root: "/nonexistent") == nil)
     }
 }

@@ -33,7 +33,10 @@ final class FakeIIOD: @unchecked Sendable {
         var accelScale = 0.000598
         var gyroScale = 0.001064724
         var rate = 50.0
+        /// The sensor stops: the buffer sends nothing and raw reads fail.
         var stalled = false
+        /// The buffer sends nothing, while raw reads answer (the data-ready interrupt lost).
+        var silentBuffer = false
         /// Timestamps advance as if the sensor ran at rate × this (a drifting or misconfigured sensor).
         var timestampRateFactor = 1.0
         var listening: Int32 = -1
@@ -176,6 +179,8 @@ final class FakeIIOD: @unchecked Sendable {
                 sent = 0
                 state.withLock { $0.openedMasks.append(hex) }
                 send("0\n")
+            case "READ" where words.last == "raw" && state.withLock({ $0.stalled }):
+                send("-110\n")   // ETIMEDOUT: the chip does not answer on its bus
             case "READ":
                 if words.last == "raw", case let delay = state.withLock({ $0.rawReadSeconds }), delay > 0 { usleep(UInt32(delay * 1e6)) }
                 send(attributeValue(words))
@@ -192,7 +197,7 @@ final class FakeIIOD: @unchecked Sendable {
                 let (rate, factor) = state.withLock { ($0.rate, $0.timestampRateFactor) }
                 // Wait until those samples exist, or forever while stalled.
                 while true {
-                    let stalled = state.withLock { $0.stalled }
+                    let stalled = state.withLock { $0.stalled || $0.silentBuffer }
                     let due = opened.addingTimeInterval(Double(sent + count) / rate)
                     if !stalled && Date() >= due { break }
                     usleep(2000)

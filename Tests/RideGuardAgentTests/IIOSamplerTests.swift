@@ -80,9 +80,32 @@ import Testing
         #expect(zip(samples, samples.dropFirst()).allSatisfy { $0.t < $1.t })
     }
 
+    /// A buffer that stays empty once enabled, while the raw channels answer (an MPU-6050 whose
+    /// driver drops its data-ready samples, an INT wire that carries nothing): after four stall
+    /// times the sampler reads the raw channels instead, says why, and the samples flow.
+    @Test func aBufferThatNeverFillsFallsBackToPolling() throws {
+        let server = try FakeIIOD()
+        defer { server.stop() }
+        server.state.withLock { $0.silentBuffer = true }
+        let (sampler, got) = start(server, rate: 100, stall: 0.5)
+        defer { sampler.stop() }
+        #expect(waitFor(10) { got.count >= 100 })
+        let opened = got.events.withLock { $0.compactMap { if case .opened(_, _, _, _, _, let mode) = $0 { mode } else { nil } } }
+        #expect(opened.first == .buffer(trigger: nil))
+        guard opened.count >= 2, case .polled(let reason) = opened[1] else {
+            Issue.record("no polled reopening: \(got.events.withLock { $0 })")
+            return
+        }
+        #expect(reason.hasPrefix("the buffer stayed empty for ") && reason.contains("data-ready interrupt"), "\(reason)")
+        #expect(server.state.withLock { $0.samplesServed } == 0)
+        #expect(!got.has { if case .failed = $0 { true } else { false } }, "a fallback is not a failure: \(got.events.withLock { $0 })")
+        let samples = got.samples.withLock { $0 }
+        #expect(samples.allSatisfy { $0.accel.z > 2046 * 0.004785 - 1e-9 && $0.accel.z < 2051 * 0.004785 + 1e-9 })
+    }
+
     /// Polled through a driver that takes 10 ms a read (the LIS3DH's and the LSM6DSx's power the
     /// chip up for each): six reads a sample give about 16 Hz of the 100 asked, and the sampler
-    /// says so after its first 5 s window.
+    /// says so after its first 5 s window; and says when the rate is back.
     @Test func aSlowPolledRateIsReported() throws {
         let server = try FakeIIOD()
         defer { server.stop() }
@@ -95,6 +118,11 @@ import Testing
         #expect(waitFor(10) { got.has { if case .rateOff = $0 { true } else { false } } })
         let off = got.events.withLock { $0.compactMap { if case .rateOff(let measured, let nominal) = $0 { (measured, nominal) } else { nil } } }
         #expect(off.count == 1 && off[0].1 == 100 && off[0].0 > 5 && off[0].0 < 25, "\(off)")
+        // The driver speeds up (a bus freed): the next full window at the rate says so, once.
+        server.state.withLock { $0.rawReadSeconds = 0 }
+        #expect(waitFor(15) { got.has { if case .rateNormal = $0 { true } else { false } } })
+        let normal = got.events.withLock { $0.compactMap { if case .rateNormal(let measured, _) = $0 { measured } else { nil } } }
+        #expect(normal.count == 1 && normal[0] > 80 && normal[0] < 120, "\(normal)")
     }
 
     @Test func aStalledServerIsReportedInTime() throws {
@@ -183,7 +211,7 @@ import Testing
         let out = Scratch.path("rideguard-record.csv").path
         let result = try Rideguard.run(["record", "--out", out, "--uri", "ip:127.0.0.1:\(server.port)", "--rate", "200", "--duration", "2"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stderr.contains("recording mpu6050 at 200 Hz (accelerometer and gyro, IIO timestamps, 16 g range; buffer (the chip's FIFO))"))
+        #expect(result.stderr.contains("recording mpu6050 at 200 Hz (accelerometer and gyro, IIO timestamps, 0.004785 m/s² a count; buffer (the chip's FIFO))"))
         // Stopping waits for the refill in progress: libiio has nothing to complain about.
         #expect(!result.stderr.contains("ERROR"), "\(result.stderr)")
         let replay = try Rideguard.run(["replay", out, "--json"])

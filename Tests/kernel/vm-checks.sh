@@ -6,8 +6,9 @@
 #     line's pull going down, and so is the ignition switched on;
 #   - rideguard-imu-sim, an MPU6050-like IIO device fed with the trace, read through libiio's local:
 # Every check prints "vm-test: ok - …" or "vm-test: not ok - …"; the last line counts them.
-# RIDEGUARD_VM_BREAK=buzzer|button on the kernel command line breaks the wiring on purpose, to show
-# that the checks fail when the buzzer does not toggle or a press is not seen.
+# RIDEGUARD_VM_BREAK=buzzer|button|axes|noint on the kernel command line breaks the wiring on
+# purpose, to show that the checks fail when the buzzer does not toggle, a press is not seen, an
+# IMU's axes are swapped or its INT wire carries nothing.
 
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 /bin/busybox --install -s /bin

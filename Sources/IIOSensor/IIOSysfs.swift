@@ -1,0 +1,70 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemPackage
+
+/// What sysfs says about a local IIO device that libiio does not: the kernel driver bound to the
+/// chip (the IIO device's parent, an I2C or SPI device) and the accelerometer's mount matrix
+/// (`in_accel_mount_matrix` or `in_mount_matrix`, from the device tree's `mount-matrix`).
+package struct IIOSysfs: Equatable, Sendable {
+    /// The driver's name, such as `inv-mpu6050-i2c` or `lis3dh`: nil where the parent has none.
+    package let driver: String?
+    /// The matrix as the kernel prints it ("1, 0, 0; 0, 1, 0; 0, 0, 1"); nil where the driver has none.
+    package let mountMatrix: String?
+
+    package static let identity = "1, 0, 0; 0, 1, 0; 0, 0, 1"
+
+    /// Looks up the device named `name` (the first of a split chip's "accel + gyro" pair) under
+    /// `root`; nil where no such device is there (not local, or gone).
+    package init?(deviceNamed name: String, root: String = "/sys/bus/iio/devices") {
+        let wanted = String(name.split(separator: " ").first ?? Substring(name))
+        guard let folder = opendir(root) else { return nil }
+        defer { closedir(folder) }
+        var found: FilePath?
+        while let entry = readdir(folder) {
+            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard entryName.hasPrefix("iio:device") else { continue }
+            let device = FilePath(root).appending(entryName)
+            if Self.read(device.appending("name")) == wanted { found = device; break }
+        }
+        guard let device = found else { return nil }
+        // The device's folder is a link into /sys/devices/…/<parent>/iio:deviceN; the parent's
+        // `driver` link names the driver.
+        var driver: String?
+        if let resolved = realpath(device.string, nil) {
+            let parent = FilePath(String(cString: resolved)).removingLastComponent()
+            free(resolved)
+            var target = [CChar](repeating: 0, count: 4096)
+            let n = readlink(parent.appending("driver").string, &target, target.count - 1)
+            if n > 0 {
+                target[n] = 0
+                driver = FilePath(String(cString: target)).lastComponent?.string
+            }
+        }
+        self.driver = driver
+        // Shared by the accelerometer's channels (inv_mpu6050), by every input (bmi160, st_sensors)
+        // or by the device.
+        mountMatrix = ["in_accel_mount_matrix", "in_mount_matrix", "mount_matrix"].lazy.compactMap { Self.read(device.appending($0)) }.first
+    }
+
+    package init(driver: String?, mountMatrix: String?) {
+        self.driver = driver
+        self.mountMatrix = mountMatrix
+    }
+
+    /// "driver inv-mpu6050-i2c, mount matrix 1, 0, 0; …" for what is known, nil for nothing.
+    package var summary: String? {
+        var parts: [String] = []
+        if let driver { parts.append("driver \(driver)") }
+        if let mountMatrix {
+            parts.append(mountMatrix == Self.identity ? "mount matrix identity" : "mount matrix \(mountMatrix) (RideGuard learns the bike's axes itself)")
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: ", ")
+    }
+
+    private static func read(_ path: FilePath) -> String? {
+        guard let text = try? String(contentsOfFile: path.string, encoding: .utf8) else { return nil }
+        return String(text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+}
