@@ -1,11 +1,17 @@
 import Foundation
 import RideGuardCommands
+import Testing
 
 /// Runs the built `rideguard` executable, as a user would.
 enum Rideguard {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
+    /// Real recordings made by others, beside the clone (never copied into it): the tests that read
+    /// them run where the folder is (CI has it) and are skipped, saying so, where it is not.
     static let sharedData = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/data")
+    static let ptwFalls = sharedData.appendingPathComponent("ptw-falls")
+    static var hasPTWFalls: Bool { FileManager.default.fileExists(atPath: ptwFalls.path) }
+    static let ptwFallsMissing: Comment = "needs the real falls in ../shared/data/ptw-falls beside the clone (not in the repository)"
     static let fixtures = packageRoot.appendingPathComponent("Tests/Fixtures")
 
     /// The binary next to the test bundle (the same build configuration).

@@ -14,12 +14,12 @@ func events(_ result: Rideguard.Result) throws -> [[String: Any]] {
 @Suite struct ReplayCommandTests {
     /// The two real falls (IFSTTAR, first release: the lateral channel lost in the publishers' conversion,
     /// so a dead-axis case): detected after the bike came to rest and before it was lifted.
-    @Test(arguments: [
+    @Test(.enabled(if: Rideguard.hasPTWFalls, Rideguard.ptwFallsMissing), arguments: [
         ("fall_in_a_curve.csv", 43.0, 61.5),                           // falls ~43 s, rests ~56 s, lifted ~62 s
         ("fall_on_a_slippery_straight_road_section.csv", 39.0, 53.5),  // falls ~39 s, rests ~45.5 s
     ])
     func realFallsAreDetectedBeforeTheBikeIsLifted(file: String, earliest: Double, latest: Double) throws {
-        let trace = Rideguard.sharedData.appendingPathComponent("ptw-falls/\(file)")
+        let trace = Rideguard.ptwFalls.appendingPathComponent(file)
         let result = Rideguard.inProcess(["replay", trace.path, "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = try events(result)

@@ -33,9 +33,9 @@ import Testing
         #expect(!result.log.contains("Uncaught"), "\(name): \(result.log)")
     }
 
-    @Test(arguments: ["fall_in_a_curve", "fall_on_a_slippery_straight_road_section"])
+    @Test(.enabled(if: Rideguard.hasPTWFalls, Rideguard.ptwFallsMissing), arguments: ["fall_in_a_curve", "fall_on_a_slippery_straight_road_section"])
     func realFallReports(file: String) throws {
-        let trace = Rideguard.sharedData.appendingPathComponent("ptw-falls/\(file).csv")
+        let trace = Rideguard.ptwFalls.appendingPathComponent("\(file).csv")
         let html = Scratch.path("report-\(file).html")
         let result = Rideguard.inProcess(["replay", trace.path, "--report", html.path])
         #expect(result.status == 0, "\(result.stderr)")
