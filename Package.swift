@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+// SPDX-License-Identifier: Apache-2.0
 import PackageDescription
 
 // Dependencies point inward: the executable and the agent use the adapters, the adapters use the

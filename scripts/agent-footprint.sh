@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The agent's CPU time and memory: `rideguard run` on simulated hardware with the IMU at 1 kHz,
 # started cold (the binary's pages dropped from the page cache, as at boot), sampled every 10 s.
 #   scripts/agent-footprint.sh [SECONDS] [BINARY]    (defaults: 600, the `make` build)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A package for one Debian release and architecture, from any Debian machine:
 #   scripts/build-package.sh RELEASE ARCH [VERSION]     → build/rideguard_<VERSION>+deb<N>_<ARCH>.deb
 #   RELEASE: trixie (Debian 13, Raspberry Pi OS trixie) or bookworm (Debian 12, Raspberry Pi OS bookworm)

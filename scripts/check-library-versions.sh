@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Compiles the C shims against the headers of the other library versions RideGuard must build with:
 # libgpiod 2.x (Raspberry Pi OS trixie; bookworm-backports has 2.1) and libgps 3.25 (trixie), as well
 # as against the installed libgpiod 1.6 and libgps 3.22. The other headers come from Debian's

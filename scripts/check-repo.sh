@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Updates a rider can trust, proved in Debian trixie and bookworm arm64 roots under qemu-user (the
 # two Raspberry Pi OS releases), against the signed repository served over loopback HTTP:
 #  - apt refuses the repository unsigned, signed by another key, or with a Packages file altered;

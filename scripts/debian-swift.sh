@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Debian's own Swift: runs a command in this repository inside an amd64 Debian sid root that has
 # sid's `swiftlang` (6.2.3) and RideGuard's build dependencies. Trixie's swiftlang 6.0.3 cannot
 # build RideGuard: swift-log 1.16.2 needs the 6.2 language (`nonisolated(nonsending)`).

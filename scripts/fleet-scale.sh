@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A fleet at scale, measured: DEVICES simulated bikes (a load generator publishing as agents do:
 # status with a will, the retained state every 30 s, an event a minute with its seq) and the real
 # agent (the release `rideguard run`, a crash on the simulated IMU) on Debian's Mosquitto, with

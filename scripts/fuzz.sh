@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fuzzes the parsers that take outside input with libFuzzer: AT response lines, trace CSV, SMS PDUs and the
 # configuration YAML. Each target runs RUNS inputs (default 1 million) from our seeds; a broken
 # property or a trap stops it with the input saved under .build/fuzz/crashes/. Each ends with one

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian / Raspberry Pi OS packages RideGuard builds and tests with, when missing.
 # Uses sudo only when not root. Swift itself must already be installed (see README).
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A signed apt repository, made by reprepro, holding RideGuard's packages for Raspberry Pi OS (and
 # Debian) trixie and bookworm, arm64 and amd64:
 #   scripts/make-repo.sh --key FINGERPRINT --out DIR DEB...        (make repo KEY=… builds the four and calls it)

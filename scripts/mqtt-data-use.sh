@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The data the agent's MQTT link uses while riding, measured on the wire: Debian's Mosquitto on
 # loopback with TLS and a password (as a fleet's broker), gpsd fed by gpsfake with a rider moving at
 # 50 km/h (a fix a second), the release `rideguard run` (after `swift build -c release`) with a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The root a package for RELEASE (trixie, bookworm) and ARCH (arm64, amd64) compiles and links
 # against, made without emulating anything: that Debian release's C libraries for ARCH (what
 # Raspberry Pi OS of the same name runs), unpacked from their packages with a private apt state, and

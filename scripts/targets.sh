@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The releases and architectures RideGuard is packaged for, in one place; sourced by
 # scripts/sysroot.sh, build-package.sh, make-repo.sh and check-repo.sh (and `make repo`).
 #   release_suffix RELEASE    what the package's version ends with: +deb13 (trixie), +deb12 (bookworm)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the VM tests (scripts/vm-test.sh, scripts/vm-systemd-test.sh): Debian's own amd64
 # kernel and our test-only modules, built here at test time from Debian's packages. Sets
 #   abi      the kernel's ABI name (6.1.0-NN-amd64), the one linux-image-amd64 depends on now;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The installed package under the real systemd as PID 1, booted as a Pi boots it: a Debian bookworm
 # amd64 root (debootstrap: systemd, udev, the libraries the package depends on) on a virtio disk,
 # Debian's own kernel under qemu (TCG, no KVM), gpio-sim lines named as the Pi's and our test IIO

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Hardware in the loop on a real kernel: boots Debian's own kernel under qemu-system-x86_64
 # (software emulation, no KVM needed) with an initramfs holding the rideguard binary, its libraries,
 # busybox, gpio-sim and our test-only IIO IMU (Tests/kernel), and runs Tests/kernel/vm-checks.sh

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Who may hold the control socket's slots (a thread each, for at most `requestDeadline`): 64 in

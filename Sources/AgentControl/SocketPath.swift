@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Unix socket addresses (`sun_path` holds 108 bytes with the closing NUL).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libcurl 7.88 (bookworm) and 8.14 (trixie): the HTTP client for Traccar's OsmAnd protocol.
 // curl_easy_setopt is variadic, which Swift cannot call: one typed function does the request.
 #ifndef RIDEGUARD_CCURL_SHIM_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One small API over libgpiod 1.6 (v1) and 2.x (v2). Only v1 defines GPIOD_LINE_BULK_MAX_LINES.
 // Every function returns NULL or -1 with errno set on failure; nothing here aborts or prints.
 #ifndef RIDEGUARD_CGPIOD_SHIM_H

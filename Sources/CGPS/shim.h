@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libgps 3.22 (API 11) and 3.25 (API 14) differ in their structures' layout and in the names of the
 // fix status constants; this header hides both so the Swift code is the same on either.
 #ifndef RIDEGUARD_CGPS_SHIM_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libqrencode 4.1 (Debian bookworm and trixie, Raspberry Pi OS): text to a QR code's modules.
 #ifndef RIDEGUARD_CQRENCODE_SHIM_H
 #define RIDEGUARD_CQRENCODE_SHIM_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SQLite 3.40 (bookworm) and 3.46 (trixie): the database's engine.
 #ifndef RIDEGUARD_CSQLITE_SHIM_H
 #define RIDEGUARD_CSQLITE_SHIM_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import RideGuardCore
 
 /// Renders a `TraceReport` as one self-contained HTML page: inline SVG and CSS, no scripts, opens

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Raspberry Pi OS bookworm has glibc 2.36 and GCC 12's libstdc++. The only aarch64 Swift runtime
 // Debian ships (sid's swiftlang, scripts/sysroot.sh) was compiled against glibc 2.41 and GCC 14's
 // headers, which turn strtol, strtoll, strtoul and sscanf into their C23 entry points (__isoc23_*,

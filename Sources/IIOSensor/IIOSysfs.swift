@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -36,10 +37,9 @@ package struct IIOSysfs: Equatable, Sendable {
             let parent = FilePath(String(cString: resolved)).removingLastComponent()
             free(resolved)
             var target = [CChar](repeating: 0, count: 4096)
-            let n = readlink(parent.appending("driver").string, &target, target.count - 1)
+            let n = readlink(parent.appending("driver").string, &target, target.count)
             if n > 0 {
-                target[n] = 0
-                driver = FilePath(String(cString: target)).lastComponent?.string
+                driver = FilePath(String(decoding: target.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)).lastComponent?.string
             }
         }
         self.driver = driver

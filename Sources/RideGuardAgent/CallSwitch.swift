@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Synchronization
 
 /// Whether the contacts are being rung, and what `status` says of it. The workflow switches the

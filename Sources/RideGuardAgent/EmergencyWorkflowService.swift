@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ServiceLifecycle
 
 /// The emergency workflow as the group's first service, so it stops last: resumes an emergency

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import FoundationEssentials
 import Glibc
 import Logging
@@ -9,7 +10,7 @@ import Synchronization
 import AgentControl
 import SystemCalls
 
-/// `mqtt:` — the agent on a fleet's broker (README, "Fleets and groups"): `status` (retained
+/// `mqtt:` — the agent on a fleet's broker (docs/fleet.md): `status` (retained
 /// `online`, the will `offline`), `state` (retained JSON on each change, and at most every
 /// `state_interval_s` while riding and the position moves: a parked bike's GPS drift costs nothing), `event` (QoS 1, from the events table in `seq`
 /// order, the cursor moved only by the broker's PUBACK: hours offline or a power cut lose nothing),
@@ -283,7 +284,7 @@ final class FleetService: Service, CustomStringConvertible {
                 }
                 let alert = WorkflowState.alertsOut.contains(state)
                 // Someone else wrote on this bike's topic (cleared its alert, or forged one): said, and
-                // put right at once. Only the broker's ACL can stop them writing (README).
+                // put right at once. Only the broker's ACL can stop them writing (docs/fleet.md).
                 if let own = news.ownTopic, let said = groupAlertSaid, own != .alert(said) {
                     let heard = if case .alert(let alert) = own { "alert \(alert)" } else { "not a report" }
                     let text = "riding group: someone else published on this bike's topic (\(heard)); published again (alert \(said))"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// When the retained `state` topic is published.
 package enum FleetState {
     /// Whether the retained state is published now: at once when its `key` changed (or on `where`),

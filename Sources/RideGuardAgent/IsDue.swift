@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Whether what was done last at `last` (nil: never) is due again at `now`, every `interval`
 /// seconds. A clock set back (a Pi without a real-time clock, then NTP or GPS) makes it due at once,
 /// never silent until the clock has caught up.

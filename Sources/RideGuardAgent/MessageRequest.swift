@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import RideGuardCore
 
 /// Messages the workflow asked for: their kind, to whom, the emergency they tell of (the workflow

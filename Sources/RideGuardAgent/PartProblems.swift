@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Synchronization
 
 /// Why the buzzer or the button cannot be used, by part, for `status` and `doctor`.

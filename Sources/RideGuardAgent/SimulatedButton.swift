@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import RideGuardCore
 
 /// The button's twin (the demo, `rideguard ctl press`): pressed now, released after `hold` seconds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import FoundationEssentials
 import Logging
 import OsmAnd
@@ -6,8 +7,8 @@ import ServiceLifecycle
 import Storage
 import SystemCalls
 
-/// `traccar:` — the bike on a Traccar server, with its OsmAnd protocol (README, "Fleets and
-/// groups"): a position every `interval_s` while riding and every `parked_interval_s` otherwise,
+/// `traccar:` — the bike on a Traccar server, with its OsmAnd protocol (docs/fleet.md): a
+/// position every `interval_s` while riding and every `parked_interval_s` otherwise,
 /// `alarm=fallDown` once when a crash's alert goes out and `alarm=sos` once for the rider's SOS.
 /// The alarms are read from the events table with a cursor of their own, moved only when Traccar
 /// answered 200: a server away for hours gets them, in order, when it is back. Each request runs on

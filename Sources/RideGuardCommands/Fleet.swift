@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ArgumentParser
 import FoundationEssentials
 import Glibc
@@ -16,7 +17,7 @@ struct Fleet: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Watch every bike on the broker: one line each, emergencies first, offline ones marked.",
             discussion: """
-                Reads <prefix>/+/status, state and event (README, Fleets and groups). On a terminal the \
+                Reads <prefix>/+/status, state and event (docs/fleet.md). On a terminal the \
                 view is redrawn each second; otherwise it is printed when something changed. --json \
                 prints each event as one JSON line instead, with the bike's name in "device".
                 """)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ArgumentParser
 import FoundationEssentials
 import Glibc
@@ -12,7 +13,7 @@ import AgentControl
 struct Web: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The page for the rider's phone: serve it, pair a phone, list or revoke paired phones.",
-        discussion: "The page runs as its own service: sudo systemctl enable --now rideguard-web (README, From your phone).",
+        discussion: "The page runs as its own service: sudo systemctl enable --now rideguard-web (docs/rider.md, From your phone).",
         subcommands: [Serve.self, Pair.self, Sessions.self], defaultSubcommand: Serve.self)
 
     struct Serve: ParsableCommand {

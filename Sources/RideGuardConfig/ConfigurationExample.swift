@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 extension ConfigurationFile {
     /// A complete, commented configuration with every default: `rideguard config example`.
     package static let example = """
@@ -55,7 +56,7 @@ extension ConfigurationFile {
           language: en              # en, fr, de, es, it
           map_link: google          # google, openstreetmap, geo
 
-        # mqtt:                     # a fleet's broker (README, Fleets and groups); absent: none
+        # mqtt:                     # a fleet's broker (docs/fleet.md); absent: none
         #   url: mqtts://broker.example.org:8883   # mqtt://HOST[:1883] without TLS
         #   username: bike1
         #   password_file: /etc/rideguard/mqtt-password   # never the password itself here
@@ -66,7 +67,7 @@ extension ConfigurationFile {
         #   state_interval_s: 30    # the state at most this often while only the position moves
         #   owntracks_user: alex    # also owntracks/alex/<device>, for OwnTracks' apps and recorder
 
-        # traccar:                  # a Traccar server, OsmAnd protocol (README, Fleets and groups); absent: none
+        # traccar:                  # a Traccar server, OsmAnd protocol (docs/fleet.md); absent: none
         #   url: https://traccar.example.org:5055
         #   device: bike1           # the device's identifier in Traccar; default: the hostname
         #   interval_s: 30          # a position this often while riding
@@ -76,12 +77,12 @@ extension ConfigurationFile {
         #   name: sunday-ride
         #   dismiss_s: 1800         # a member's alert is heard this long at most
 
-        web:                        # the page for the rider's phone: rideguard-web.service (README, From your phone)
+        web:                        # the page for the rider's phone: rideguard-web.service (docs/rider.md, From your phone)
           listen: 0.0.0.0:8080      # every network the Pi is on; 127.0.0.1:8080 for this Pi only
           # address: 192.168.4.1    # the address pairing links name; default: the Pi's own
           session_days: 180         # a phone unused this long must pair again
 
-        detector:                   # any detector setting by name (see README, Field testing)
+        detector:                   # any detector setting by name (docs/field-testing.md)
           lying_angle_degrees: 60
 
         database: /var/lib/rideguard/rideguard.sqlite

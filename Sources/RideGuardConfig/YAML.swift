@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CYAML
 
 /// One YAML document as the configuration reads it, from libyaml's events: mappings in the file's

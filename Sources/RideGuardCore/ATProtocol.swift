@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Splits a modem's byte stream into lines and the SMS prompt (`> `, which has no line ending).
 /// Noise on the line (bytes that are not text) is reported and dropped, never passed on as a line.
 package struct ATLineReader: Sendable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Everything `rideguard run` is configured with, with a default for every value. Loaded and
 /// validated once at start (see RideGuardAgent's ConfigurationFile); parts are passed down by value.
 package struct AgentConfiguration: Equatable, Sendable {

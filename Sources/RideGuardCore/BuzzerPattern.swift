@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What the buzzer plays, as data: on/off steps, repeated or once. The agent's scheduler plays them.
 package enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
     case off
@@ -49,7 +50,7 @@ package enum BuzzerPattern: String, Codable, CaseIterable, Sendable {
         }
     }
 
-    /// For the README and `rideguard status`.
+    /// For docs/rider.md and `rideguard status`.
     package var meaning: String {
         switch self {
         case .off: "silent"

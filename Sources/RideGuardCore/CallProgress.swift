@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One voice call's progress once dialled, as the emergency workflow is: events in (the clock, what
 /// the modem says unprompted, a look at its list of calls), decisions out. Pure, so it is tested
 /// without a serial line; `Modem.call` runs it over AT (`AT+CLCC` for a look, `AT+CHUP` to hang up).

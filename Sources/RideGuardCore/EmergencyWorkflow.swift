@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Durations of the emergency workflow, with their allowed ranges.
 package struct WorkflowConfiguration: Codable, Equatable, Sendable {
     /// Crash → alert countdown, seconds (10–300).

@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What the agent tells a fleet's dispatcher or a riding group: one event of the MQTT contract
-/// (README, "Fleets and groups"), published on `<prefix>/<device>/event` with `t`, `seq` and the
+/// (docs/fleet.md), published on `<prefix>/<device>/event` with `t`, `seq` and the
 /// position, from the database, in order.
 package struct FleetEvent: Equatable, Sendable {
     package enum Name: String, CaseIterable, Sendable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The GSM 03.38 default alphabet (3GPP TS 23.038): which characters an SMS can carry in 7 bits,
 /// and how many parts a text takes.
 package enum GSM7 {

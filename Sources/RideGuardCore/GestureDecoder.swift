@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Turns the button's raw edges into gestures: debounced, with holds reported while the button is
 /// still held (so "I'm fine" is acknowledged at once), and robust to bounce. Edges arrive in order
 /// (the emergency service's one input stream guarantees it). Pure: time arrives with the edges and ticks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One JSON object on one line, keys in the order they are added (JSON Lines output).
 package struct JSONLine: Equatable, Sendable {
     private var body: String

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The last good fix, its age, and a short track of recent fixes (direction of travel and speed
 /// before a crash).
 package struct LocationStore: Sendable {

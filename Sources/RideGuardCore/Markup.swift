@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Text put inside HTML or SVG (the report, the rescue card): the characters markup gives a meaning
 /// written as entities, and what no markup may hold (control characters) made visible.
 package enum Markup {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A position from GPS, as the messages use it.
 package struct Fix: Codable, Equatable, Sendable {
     /// Seconds since the epoch (UTC).

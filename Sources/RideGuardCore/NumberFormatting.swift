@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Fixed-point decimal formatting without Foundation, for trace rows and JSON numbers.
 /// Values are rounded half away from zero to `decimals` places; non-finite values are written as
 /// the caller decides (trace writers never produce them).

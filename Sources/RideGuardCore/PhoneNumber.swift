@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A phone number in E.164 (`+` and 8–15 digits), as contacts are stored.
 package struct PhoneNumber: Hashable, Codable, Sendable, CustomStringConvertible {
     package let e164: String

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What the agent needs from the world, declared here and met by adapters: the real hardware, or
 /// its simulated twin, chosen once where the agent is wired.
 

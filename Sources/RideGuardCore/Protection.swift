@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A part of the agent whose health decides whether an alert would reach anyone. Each part reports
 /// its problem, or that it works again; the workflow keeps them, and from them and its state says
 /// whether the rider is protected (`EmergencyWorkflow.protection`).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The modules of a QR code, row by row: true is dark. Made by an adapter (libqrencode); drawn here.
 package struct QRMatrix: Equatable, Sendable {
     package let width: Int

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What a received SMS asks of RideGuard: one word, in any of the five languages, case and accents
 /// ignored, punctuation around it allowed ("Où ?", "dónde", "WHERE?"). Anything else is no command.
 /// No command disarms, cancels or changes a setting: a sender's number can be spoofed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// SMS-SUBMIT in PDU mode (3GPP TS 23.040): what `AT+CMGS=<length>` takes after the prompt.
 package enum SMSPDU {
     /// One part, ready for the modem: `AT+CMGS=<tpduLength>`, then `hex` and Ctrl-Z.

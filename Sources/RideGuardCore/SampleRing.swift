@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The last seconds of samples, kept in memory so that a crash can be saved with what led to it.
 /// Fixed capacity, allocated once: appending never allocates. Readings are kept as 32-bit floats
 /// (7 significant digits, far finer than any IMU's resolution) and the time as a Double: 40 bytes a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Synchronization
 
 /// The latest GPS speed, for the sampler's thread: written when a fix arrives, read for every sample

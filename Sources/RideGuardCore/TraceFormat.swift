@@ -1,4 +1,5 @@
-/// Trace CSV v1: the format of recorded and synthetic IMU traces (see docs/architecture.md).
+// SPDX-License-Identifier: Apache-2.0
+/// Trace CSV v1: the format of recorded and synthetic IMU traces (docs/field-testing.md, "Trace CSV v1").
 ///
 /// ```
 /// # rideguard-trace v1

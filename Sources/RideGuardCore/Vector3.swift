@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A 3-axis quantity in the sensor frame: specific force (m/s²) or rotation rate (rad/s).
 package struct Vector3: Equatable, Sendable {
     package var x: Double

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The situations the generator writes; each trace is labelled with one.
 package enum Scenario: String, CaseIterable, Codable, Sendable {
     // Crashes.

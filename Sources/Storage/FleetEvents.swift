@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import RideGuardCore
 
 /// A fleet event as the database keeps it: `seq` numbers the device's events (increasing, never

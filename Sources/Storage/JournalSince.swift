@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SystemCalls
 
 /// The journal's `--since` (the CLI's and the web page's): 30m, 12h, 7d… back from now, or an ISO

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import RideGuardCore
 
 /// What an outbox message is: one of the emergency's (`MessageKind`), an answer to a contact's SMS,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import RideGuardCore
 
 /// A phone paired with the web page (`rideguard web`): its cookie's token, the token its forms

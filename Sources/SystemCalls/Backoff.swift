@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// How long to wait before trying again: `first`, doubled after each failure up to `limit`, and
 /// `first` again after a success. The one retry schedule of every adapter and service that
 /// reconnects (the IMU, the button, gpsd, the broker, Traccar, a supervised service, the calls'

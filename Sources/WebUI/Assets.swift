@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The page's only style and script, served by the Pi itself (it is often offline): a few KB.
 enum Assets {
     static let css = """

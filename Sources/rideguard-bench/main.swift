@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Benchmarks for the per-sample paths (the crash detector, the trace parser) and the alert's path
 // through the database. Run in release: swift run -c release rideguard-bench
 import Foundation

@@ -1,8 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 import Synchronization
 
-/// A small iiod for libiio's network backend (text protocol of libiio 0.24, docs/hardware-notes.md
-/// §2.2) serving an inv_mpu6050-like device: big-endian s16 accel/temp/gyro, little-endian s64
+/// A small iiod for libiio's network backend (the text protocol of libiio 0.24's iiod, as libiio's
+/// iiod/ and iiod-client.c speak it) serving an inv_mpu6050-like device: big-endian s16 accel/temp/gyro, little-endian s64
 /// timestamp. Samples are produced in real time at the sampling frequency the client writes.
 final class FakeIIOD: @unchecked Sendable {
     struct Channel {

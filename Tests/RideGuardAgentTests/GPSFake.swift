@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// NMEA 0183 sentences written by our own code for gpsfake: a rider moving in a straight line, or a

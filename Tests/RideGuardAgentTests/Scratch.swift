@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// The tests' temporary files and folders, all under one folder of this test run's that is

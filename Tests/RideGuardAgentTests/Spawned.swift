@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// A child process started with posix_spawn in its own process group, stopped by signalling the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// A child process on a pseudo-terminal, driven like a person at an SSH prompt: wait for a

@@ -1,7 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 import Testing
 @testable import RideGuardCore
 
-/// Vectors from docs/hardware-notes.md §5.3, checked there with an independent PDU decoder.
+/// SMS-SUBMIT PDUs as 3GPP TS 23.040 lays them out (GSM 7-bit and UCS-2 per TS 23.038, concatenated
+/// with an 8-bit reference), each vector decoded back with an independent PDU decoder.
 @Suite struct SMSPDUTests {
     @Test func gsm7SinglePart() {
         let parts = SMSPDU.encode("Crash detected! Lat 52.52000 Lon 13.40500", to: "+4915112345678", reference: 0)

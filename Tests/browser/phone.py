@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The rider's phone, played by Debian's Chromium through Selenium and chromium-driver.
 
 Run by the Swift test WebBrowserTests against a real `rideguard run` and `rideguard web`:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by vm-checks.sh (busybox sh, its ok/bad/wait helpers): the IMUs riders buy, each through
 # Debian's own driver, on i2c-stub (the kernel's emulated SMBus adapter: a register file per chip
 # address, written here with i2cset as the chip's data registers would be filled). Every chip is

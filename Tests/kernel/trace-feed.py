@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Turns a trace (CSV v1) into what /dev/rideguard-imu-sim measures: records of six little-endian
 int32, accel x y z in µm/s² then gyro x y z in µrad/s, one per sample.
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The VM's /init (busybox sh): RideGuard against a real kernel's GPIO and IIO. scripts/vm-test.sh
 # boots Debian's kernel with this, the rideguard binary, our test-only modules and a trace.
 #   - gpio-sim lines named GPIO17 (the button), GPIO18 (the buzzer) and GPIO22 (the ignition, through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Per-axis vibration, and the range each smoothed axis has covered this session. An axis that never
 /// moved, with no vibration either, while the others swung by several m/s², in a session where the
 /// sensor at rest read clearly less than 1 g, is dead. (Without that last proof a healthy axis along

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Impact pulses and collisions. A pulse integrates the horizontal change of force from just
 /// before it, so that neither gravity (in a wheelie or a lean) nor steady braking counts as
 /// delta-v; a large horizontal peak with a large delta-v is a collision. So is a GPS speed drop

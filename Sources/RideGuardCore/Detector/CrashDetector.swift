@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Decides, sample by sample, whether the bike has gone down. Pure and allocation-free per sample.
 ///
 /// What it relies on (independent of mounting, rate and gyro):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Every threshold and window of the crash detector, with the defaults it ships with.
 ///
 /// The detector decides from physics, not from peaks: a bike that has gone down ends up lying

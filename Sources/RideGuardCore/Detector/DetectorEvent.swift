@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What the detector says; rare by design (at most a few per minute of riding).
 package enum DetectorEvent: Equatable, Sendable {
     /// The reference "up" of the bike was first established.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The detector's maths: no C library in the core, so what it needs beyond the standard library is here.
 
 /// A unit quaternion for integrating rotation rates.

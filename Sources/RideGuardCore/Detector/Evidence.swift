@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What the last seconds showed, for the crash's evidence and for telling a fall from a person's
 /// hands: peaks and delta-v over the last 10–20 s (two buckets), the peak rotation over the last
 /// 1–2 s (a fall's swing comes just before its smoothed posture crosses), and the last landing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// How the posture last left upright. A fall crosses from 20° to 60° in a few tenths of a second
 /// (the pendulum's last part turns at 150–300 °/s; the smoothing slows what it shows, never speeds
 /// it up); a person laying the bike down takes seconds. It needs no gyro and no axis in particular,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The bike's forward axis: the principal direction of the horizontal force while riding (braking
 /// and accelerating; turns add none because they are coordinated), kept as a covariance. It tells a
 /// wheelie (a tilt about the pitch axis) from a bike lying on its side.

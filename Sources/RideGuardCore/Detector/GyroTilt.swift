@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The tilt by the gyro: rotation integrated since the bike was last still and upright, used when
 /// the accelerometer cannot see the posture (a dead axis carrying gravity, or a reading short of
 /// 1 g). The gyro drifts, so the anchor must be recent; its bias is learned at rest.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Who is with the bike: riding, stopped or parked. Parked after `parkedAfterSeconds` still with no
 /// vibration and no GPS speed (or at once with the ignition off); parked until the engine has run,
 /// GPS has moved or the bike has been moved about upright for `unparkSeconds` (or the ignition is

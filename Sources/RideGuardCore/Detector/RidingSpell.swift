@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A riding spell: it lasts while the engine or the road shakes the frame, the force moves or GPS
 /// says moving, with breaks of at most 2 s, and adds up the force's direction. It is judged in
 /// windows of moving time (GPS speed, or within 2 s of the smoothed force changing, as riding keeps

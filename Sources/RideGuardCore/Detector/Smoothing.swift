@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Two cascaded first-order low-pass stages over the force and the rotation: engine and road
 /// vibration out, the bike's own motion kept. The weight comes from each sample's real interval, so
 /// jitter and gaps are handled.

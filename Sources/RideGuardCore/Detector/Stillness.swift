@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Still while the smoothed signals stay where they settled (and GPS says no more than walking).
 struct Stillness: Sendable {
     private var forceAnchor = Vector3.zero

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The bike's upright: the smoothed force of the upright bike (m/s²), learned at start from the
 /// first half second and refined while riding, and gravity as this sensor reads it. Its magnitude
 /// is about 1 g for a healthy sensor and less when a dead axis carries part of gravity.
