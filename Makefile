@@ -55,7 +55,13 @@ stage:
 	install -D -m 0644 Tests/Fixtures/example-lowside.csv $(DESTDIR)$(PREFIX)/share/rideguard/example-lowside.csv
 	install -d $(DESTDIR)$(PREFIX)/share/doc/rideguard/boards
 	install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/rideguard/
+	install -d $(DESTDIR)$(PREFIX)/share/doc/rideguard/docs
+	install -m 0644 docs/*.md $(DESTDIR)$(PREFIX)/share/doc/rideguard/docs/
 	install -m 0644 scripts/deb/copyright $(DESTDIR)$(PREFIX)/share/doc/rideguard/copyright
+	gzip -9n < scripts/deb/changelog > $(DESTDIR)$(PREFIX)/share/doc/rideguard/changelog.gz
+	chmod 0644 $(DESTDIR)$(PREFIX)/share/doc/rideguard/changelog.gz
+	# The manual pages, generated from the binaries (rideguard.run(1)…, rideguard-web(1), rideguard.yaml(5)).
+	bash scripts/man-pages.sh $(BINARY) $(WEBBINARY) $(DESTDIR)$(PREFIX)/share/man "$(RUN)"
 	install -m 0644 boards/* $(DESTDIR)$(PREFIX)/share/doc/rideguard/boards/
 	# The default configuration; /etc/rideguard/config.yaml is made from it by setup-system where
 	# there is none, and is never touched again (no conffile: an upgrade never asks about it).
@@ -71,6 +77,8 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/lib/udev/rules.d/60-rideguard-iio.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/77-rideguard-modem.rules \
 		$(DESTDIR)$(PREFIX)/share/polkit-1/rules.d/60-rideguard-poweroff.rules
 	rm -rf $(DESTDIR)$(PREFIX)/lib/rideguard $(DESTDIR)$(PREFIX)/share/rideguard $(DESTDIR)$(PREFIX)/share/doc/rideguard
+	rm -f $(DESTDIR)$(PREFIX)/share/man/man1/rideguard.1.gz $(DESTDIR)$(PREFIX)/share/man/man1/rideguard.*.1.gz \
+		$(DESTDIR)$(PREFIX)/share/man/man1/rideguard-web.1.gz $(DESTDIR)$(PREFIX)/share/man/man5/rideguard.yaml.5.gz
 	@echo "kept /etc/rideguard (the configuration) and /var/lib/rideguard (contacts, journal, traces)"
 
 deb:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Turns the staged install (make install DESTDIR=…) into a .deb with dpkg-deb: control file with
 # the dependencies dpkg-shlibdeps reads off the binary and the maintainer scripts in scripts/deb/
 # (which make /etc/rideguard/config.yaml from the default where there is none: no conffile, so no
@@ -45,11 +46,11 @@ Suggests: gpiod, libiio-utils, i2c-tools
 Section: misc
 Priority: optional
 Description: crash detection for motorbikes on a Raspberry Pi
- RideGuard reads the bike's accelerometer and gyro through Linux IIO, detects a
- fall, sounds a buzzer and counts down, and unless the rider holds the "I'm fine"
- button texts the rider's emergency contacts the bike's position through a
- cellular modem. After installing: sudo rideguard setup, then rideguard doctor,
- then sudo systemctl start rideguard.
+ RideGuard reads the bike's accelerometer and gyro through Linux IIO, detects
+ a fall, sounds a buzzer and counts down, and unless the rider holds the
+ "I'm fine" button texts the rider's emergency contacts the bike's position
+ through a cellular modem. After installing: sudo rideguard setup, then
+ rideguard doctor, then sudo systemctl start rideguard; man rideguard.
 CONTROL
 
 (cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"

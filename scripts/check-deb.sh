@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs a RideGuard .deb on this machine with dpkg -i and checks what an installer gets: the
-# files, the configuration made from the default (no conffile), the service user and its groups, `config check` on the installed default,
+# files, the changelog and manual pages, the configuration made from the default (no conffile), the service user and its groups, `config check` on the installed default,
 # `doctor` naming the missing hardware, `setup --no-input` leaving the database to the service
 # user, the demo from the installed binary, the service under systemd when systemd runs; then
 # purges it. Run as root (CI does): it changes the machine.
@@ -8,6 +9,8 @@ set -euo pipefail
 deb=$1
 fail() { echo "check-deb: $*" >&2; exit 1; }
 
+# man and col, to read the manual pages as a user does.
+bash "$(dirname "$0")/install-deps.sh" man-db bsdextrautils
 dpkg -i "$deb"
 trap 'dpkg --purge rideguard >/dev/null 2>&1 || true' EXIT
 
@@ -17,6 +20,16 @@ for f in /usr/bin/rideguard /usr/bin/rideguard-web /usr/lib/systemd/system/rideg
     [ -e "$f" ] || fail "$f is missing"
 done
 grep -q "^License: Apache-2.0" /usr/share/doc/rideguard/copyright || fail "the copyright file names no licence"
+zcat /usr/share/doc/rideguard/changelog.gz | head -1 | grep -q "^rideguard (" || fail "no Debian changelog"
+# The manual, as a user reads it: the command, a subcommand, the configuration's format.
+for page in rideguard rideguard.run rideguard.doctor rideguard-web "5 rideguard.yaml"; do
+    # shellcheck disable=SC2086
+    text=$(MANWIDTH=100 man $page 2>/dev/null | col -b) || fail "man $page: no page"
+    [ -n "$text" ] || fail "man $page is empty"
+done
+grep -q -- "--config" <<<"$(MANWIDTH=100 man rideguard.run | col -b)" || fail "man rideguard.run does not show its options"
+grep -q "countdown_s: 60" <<<"$(MANWIDTH=100 man 5 rideguard.yaml | col -b)" || fail "man 5 rideguard.yaml does not show the defaults"
+echo "check-deb: changelog and manual pages (man rideguard, rideguard.run, rideguard-web, 5 rideguard.yaml) installed"
 # No conffile (an upgrade never asks about it): postinst made the configuration from the default.
 [ -z "$(dpkg-query -W -f='${Conffiles}' rideguard)" ] || fail "the package has conffiles: $(dpkg-query -W -f='${Conffiles}' rideguard)"
 cmp -s /etc/rideguard/config.yaml /usr/share/rideguard/config.yaml || fail "/etc/rideguard/config.yaml is not the default"

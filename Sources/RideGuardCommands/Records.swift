@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ArgumentParser
 import FoundationEssentials
 import Glibc
@@ -44,6 +45,7 @@ struct Contacts: ParsableCommand {
         abstract: "The emergency contacts who get the alert.", subcommands: [List.self, Add.self, Remove.self], defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The emergency contacts and their numbers.")
         @OptionGroup var db: DatabaseOption
         @Flag(help: "Print JSON.") var json = false
 
@@ -98,6 +100,7 @@ struct Message: ParsableCommand {
         abstract: "The rider's own words, first in every alert.", subcommands: [Show.self, Set.self], defaultSubcommand: Show.self)
 
     struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The rider's own words, as alerts begin with them.")
         @OptionGroup var db: DatabaseOption
         func run() throws {
             if let message = try db.open().profile().message { Output.line(DisplayText.neutralised(message)) } else {
@@ -107,6 +110,7 @@ struct Message: ParsableCommand {
     }
 
     struct Set: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Set the rider's own words, first in every alert.")
         @Argument(help: "At least 5 characters, e.g. \"I may have crashed. Please call me.\"") var text: String
         @OptionGroup var db: DatabaseOption
         func run() throws {
@@ -124,6 +128,7 @@ struct Profile: ParsableCommand {
         subcommands: [Show.self, Set.self], defaultSubcommand: Show.self)
 
     struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The rider's name, medical note, own phone and language.")
         @OptionGroup var db: DatabaseOption
         func run() throws {
             let profile = try db.open().profile()
@@ -136,6 +141,7 @@ struct Profile: ParsableCommand {
     }
 
     struct Set: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Set the rider's name, medical note, own phone or language.")
         @Option(help: "The rider's name, as the alert signs it.") var name: String?
         @Option(help: "A medical note for rescuers (blood group, allergies); empty removes it.") var medical: String?
         @Option(help: "The rider's own phone (+33 6 12 34 56 78): the one number whose STATUS SMS is answered; empty removes it.")

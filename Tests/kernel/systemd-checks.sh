@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # RideGuard under the real systemd, inside the VM of scripts/vm-systemd-test.sh: a unit of its own
 # (rideguard-vm-checks.service, output on the second serial port), started once basic.target is
 # reached, without waiting for the boot to complete (that is one of the checks). The kernel's
@@ -116,7 +117,8 @@ install)
     [ "$(systemctl is-enabled rideguard)" = enabled ] && ok "the agent's unit is enabled" || bad "the unit is $(systemctl is-enabled rideguard)"
 
     # The units as systemd reads them: nothing to say about ours, and the hardening kept.
-    verify=$(systemd-analyze verify /usr/lib/systemd/system/rideguard.service /usr/lib/systemd/system/rideguard-web.service 2>&1)
+    # Documentation='s man pages too, where man is installed.
+    verify=$(systemd-analyze verify $(command -v man > /dev/null || echo --man=no) /usr/lib/systemd/system/rideguard.service /usr/lib/systemd/system/rideguard-web.service 2>&1)
     status=$?
     [ $status -eq 0 ] && ! grep -q rideguard <<<"$verify" && ok "systemd-analyze verify: both units clean" \
         || bad "systemd-analyze verify (exit $status): $verify"
