@@ -93,8 +93,9 @@ python3 -m http.server --bind 127.0.0.1 --directory "$served" "$port" > "$work/h
 server=$!
 for _ in $(seq 1 50); do python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 1)" 2>/dev/null && break; sleep 0.1; done
 
-# What systemd would do with a unit, for the maintainer scripts and the test: start runs its
-# ExecStart as its User (with its RuntimeDirectory), stop sends SIGTERM and waits, restart is both.
+# What systemd would do with a unit, for the maintainer scripts (debhelper's: through
+# deb-systemd-invoke) and the test: start runs its ExecStart as its User (with its
+# RuntimeDirectory), stop sends SIGTERM and waits, restart is both, try-restart restarts a running one.
 # The times of each stop and start are written to /run/rideguard-test/UNIT.times.
 stand_in_systemctl() {
     cat <<'SYSTEMCTL'
@@ -124,14 +125,21 @@ stop() {
     kill -KILL "$pid" 2>/dev/null
     echo "stopped $(date +%s.%N) $pid" >> "$state/$1.times"
 }
-command=$1; shift
-while [ "${1:-}" != "${1#-}" ]; do shift; done   # --quiet, --now …
+# Options (--system, --quiet, --now …) are taken wherever they stand, as systemctl takes them.
+words=()
+for word in "$@"; do [ "$word" = "${word#-}" ] && words+=("$word"); done
+command=${words[0]:-}
+units=("${words[@]:1}")
 case "$command" in
     daemon-reload|enable|disable) exit 0 ;;
-    is-active) active "$1" ;;
-    start) start "$1" ;;
-    stop) for unit in "$@"; do stop "$unit"; done ;;
-    restart) stop "$1"; start "$1" ;;
+    is-active) active "${units[0]}" ;;
+    # What deb-systemd-invoke asks before a start or a restart: the links deb-systemd-helper made.
+    is-enabled) ls /etc/systemd/system/*.wants/"${units[0]}" > /dev/null 2>&1 && echo enabled || { echo disabled; exit 1; } ;;
+    start) for unit in "${units[@]}"; do start "$unit"; done ;;
+    stop) for unit in "${units[@]}"; do stop "$unit"; done ;;
+    restart) for unit in "${units[@]}"; do stop "$unit"; start "$unit"; done ;;
+    # Restarts the units that run, and leaves the others stopped (what an upgrade's postinst asks).
+    try-restart) for unit in "${units[@]}"; do if active "$unit"; then stop "$unit"; start "$unit"; fi; done ;;
     *) echo "systemctl (stand-in): $command is not handled" >&2; exit 1 ;;
 esac
 SYSTEMCTL
