@@ -6,7 +6,6 @@ import PackageDescription
 // core and one C library each, and the core uses nothing but the standard library.
 let package = Package(
     name: "RideGuard",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "rideguard", targets: ["rideguard"]),
         .executable(name: "rideguard-web", targets: ["rideguard-web"]),
@@ -35,7 +34,7 @@ let package = Package(
         .target(name: "GlibcCompat"),
         .target(name: "SystemCalls", dependencies: ["RideGuardCore", "GlibcCompat", .product(name: "SystemPackage", package: "swift-system")]),
         .target(name: "IIOSensor", dependencies: ["RideGuardCore", "CIIO", "SystemCalls", .product(name: "SystemPackage", package: "swift-system")]),
-        .target(name: "GPIOLines", dependencies: ["RideGuardCore", "CGPIOD", "SystemCalls", .product(name: "SystemPackage", package: "swift-system")]),
+        .target(name: "GPIOLines", dependencies: ["CGPIOD", "SystemCalls", .product(name: "SystemPackage", package: "swift-system")]),
         .target(name: "GPSDClient", dependencies: ["RideGuardCore", "CGPS", "SystemCalls"]),
         .target(name: "QRCode", dependencies: ["RideGuardCore", "CQRencode"]),
         .target(name: "MQTTLink", dependencies: ["CMosquitto", "SystemCalls"]),
@@ -50,14 +49,14 @@ let package = Package(
         .target(name: "ScenarioSynth", dependencies: ["RideGuardCore"]),
 
         // Offline tools: replay, the HTML report, the detector's evaluation on labelled traces.
-        .target(name: "DetectorLab", dependencies: ["RideGuardCore", "ScenarioSynth", "Storage", "SystemCalls", .product(name: "SystemPackage", package: "swift-system")]),
+        .target(name: "DetectorLab", dependencies: ["RideGuardCore", "ScenarioSynth", "Storage", "SystemCalls"]),
 
         // How every program of ours writes its lines (a terminal's, journald's).
         .target(name: "RideGuardLog", dependencies: ["RideGuardCore", .product(name: "Logging", package: "swift-log"),
                                                   .product(name: "SystemPackage", package: "swift-system")]),
         // How other programs reach the running agent: the control socket's protocol (its client and
         // its server) and where the phone's page is served. No C library.
-        .target(name: "AgentControl", dependencies: ["RideGuardCore", "SerialModem", "Storage", "SystemCalls",
+        .target(name: "AgentControl", dependencies: ["RideGuardCore", "SystemCalls",
                                                   .product(name: "SystemPackage", package: "swift-system")]),
         // The configuration file (YAML through libyaml, its only user) and its example.
         .target(name: "RideGuardConfig", dependencies: ["RideGuardCore", "CYAML", "SystemCalls",
@@ -65,9 +64,10 @@ let package = Package(
         // `rideguard doctor` and the page's checks: every part, in the order the agent starts.
         .target(name: "RideGuardDoctor", dependencies: ["RideGuardCore", "AgentControl", "RideGuardConfig", "IIOSensor", "GPIOLines",
                                                      "GPSDClient", "SerialModem", "Storage", "SystemCalls", "RideGuardLog",
-                                                     .product(name: "Logging", package: "swift-log")]),
+                                                     .product(name: "Logging", package: "swift-log"),
+                                                     .product(name: "SystemPackage", package: "swift-system")]),
         // The agent: its services around the emergency workflow, and their wiring.
-        .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "AgentControl", "RideGuardLog", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem",
+        .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "AgentControl", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem",
                                                     "Storage", "MQTTLink", "OsmAnd", "SystemCalls",
                                                     .product(name: "SystemPackage", package: "swift-system"),
                                                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -89,13 +89,14 @@ let package = Package(
         // The rider's phone as a screen (`rideguard web`): pages, pairing, sessions, and the small
         // bounded HTTP/1.1 server that carries them (`WebServer`); served by a program of its own,
         // so that the page's load never comes near the agent.
-        .target(name: "WebUI", dependencies: ["AgentControl", "RideGuardConfig", "RideGuardDoctor", "DetectorLab", "Storage", "QRCode", "SystemCalls",
+        .target(name: "HTTPRequests"),
+        .target(name: "WebUI", dependencies: ["HTTPRequests", "AgentControl", "RideGuardCore", "RideGuardDoctor", "DetectorLab", "Storage", "QRCode", "SystemCalls",
                                                .product(name: "SystemPackage", package: "swift-system")]),
-        .executableTarget(name: "rideguard-web", dependencies: ["WebUI", "AgentControl", "RideGuardConfig", "Storage", "SystemCalls",
+        .executableTarget(name: "rideguard-web", dependencies: ["WebUI", "AgentControl", "RideGuardConfig", "RideGuardCore", "Storage", "SystemCalls",
                                                                 .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         // The parsers that take outside input, fuzzed: a seeded run in the tests, libFuzzer in scripts/fuzz.sh.
-        .target(name: "Fuzzing", dependencies: ["RideGuardCore", "RideGuardConfig", "ScenarioSynth"]),
+        .target(name: "Fuzzing", dependencies: ["RideGuardCore", "RideGuardConfig", "ScenarioSynth", "HTTPRequests"]),
         .executableTarget(name: "rideguard-fuzz", dependencies: ["Fuzzing"]),
 
         // Per-sample cost of the detector and the trace parser: swift run -c release rideguard-bench
@@ -104,8 +105,9 @@ let package = Package(
         .testTarget(name: "RideGuardCoreTests", dependencies: ["RideGuardCore", "ScenarioSynth"]),
         .testTarget(name: "AdapterTests", dependencies: ["IIOSensor", "GPIOLines", "GPSDClient", "SystemCalls",
                                                      .product(name: "SystemPackage", package: "swift-system")]),
-        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "AgentControl", "RideGuardConfig", "RideGuardDoctor", "RideGuardCommands", "RideGuardLog", "DetectorLab", "rideguard", "Fuzzing", "MQTTLink", "OsmAnd", "WebUI", "rideguard-web",
-                                                            .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "AgentControl", "RideGuardConfig", "RideGuardDoctor", "RideGuardCommands", "RideGuardLog", "RideGuardCore", "IIOSensor", "GPSDClient", "SerialModem", "Storage", "rideguard", "Fuzzing", "HTTPRequests", "SystemCalls", "MQTTLink", "OsmAnd", "WebUI", "rideguard-web",
+                                                            .product(name: "Logging", package: "swift-log"),
+                                                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
     ],
     swiftLanguageModes: [.v6]
 )

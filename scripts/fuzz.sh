@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Fuzzes the parsers that take outside input with libFuzzer: AT response lines, trace CSV, SMS PDUs and the
-# configuration YAML. Each target runs RUNS inputs (default 1 million) from our seeds; a broken
+# Fuzzes the parsers that take outside input with libFuzzer: AT response lines, trace CSV, SMS PDUs, the
+# configuration YAML and the page's HTTP requests. Each target runs RUNS inputs (default 1 million) from our seeds; a broken
 # property or a trap stops it with the input saved under .build/fuzz/crashes/. Each ends with one
 # line: inputs, broken, how many took over 100 ms, the slowest.
-#   scripts/fuzz.sh [RUNS] [TARGET …]        targets: at trace config pdu (default: all four)
+#   scripts/fuzz.sh [RUNS] [TARGET …]        targets: at trace config pdu http (default: all five)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-1000000}
 shift || true
-targets=("${@:-at trace config pdu}")
+targets=("${@:-at trace config pdu http}")
 read -r -a targets <<< "${targets[*]}"
 scripts/install-deps.sh
 # Swift's -sanitize=fuzzer instruments every Swift module and links libFuzzer (libyaml, Debian's,

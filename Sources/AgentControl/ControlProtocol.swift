@@ -3,7 +3,6 @@ import SystemPackage
 import FoundationEssentials
 import Glibc
 import RideGuardCore
-import SerialModem
 
 /// What a client asks the running agent, one JSON line on the control socket:
 /// `{"cmd":"status"}`, `{"cmd":"press","hold":1.5}`, `{"cmd":"record","name":"ride1","seconds":600}`,

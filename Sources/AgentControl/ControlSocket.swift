@@ -2,7 +2,6 @@
 import FoundationEssentials
 import Glibc
 import RideGuardCore
-import Storage
 import Synchronization
 import SystemCalls
 import SystemPackage

@@ -59,6 +59,13 @@ extension FuzzTarget {
                 control_socket: /run/rideguard/control.sock
                 """,
             ].map { Array($0.utf8) }
+        case .http:
+            return [
+                "GET /contacts?since=12h&kind=alerts HTTP/1.1\r\nHost: 192.168.4.1:8080\r\nCookie: theme=dark; rideguard_session=abc%20def\r\nAccept: text/html\r\n\r\n",
+                "POST /contacts HTTP/1.1\r\nHost: pi\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 48\r\n\r\ncsrf=x1&name=S%C3%A9bastien+M&number=%2B33612345",
+                "GET /pair?code=abcd1234efgh HTTP/1.0\r\nUser-Agent: a phone\r\nX-Many:  a\r\nX-Many: b\r\n\r\n",
+                "GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+            ].map { Array($0.utf8) }
         case .pdu:
             return [
                 "07917283010010F5040BC87238880900F10000993092516195800AE8329BFD4697D9EC37",
@@ -78,6 +85,8 @@ extension FuzzTarget {
         case .trace: ["# rideguard-trace v1", "time_s", "ax", "gx", "speed_mps", "nan", "inf", "e", "E-", "0x1p3", "#"]
         case .config: ["imu:", "  ", "- ", "&a", "*a", "<<: *a", "!!binary", "{", "}", "[", "]", "'", "|", ">", "~", "null", "yes", "0o17", ".inf"]
         case .pdu: ["00", "FF", "40", "91", "D0", "08", "0500", "0608", "1B", "7F", "80"]
+        case .http: ["\r\n\r\n", "GET ", "POST ", " HTTP/1.1", " HTTP/1.0", "Content-Length: ", "Transfer-Encoding: chunked", "Host: ",
+                     "Cookie: ", "; ", "=", "&", "%", "%2", "%C3%A9", "+", "?", "/", "\t", "99999999999"]
         }
         return (common + own).map { Array($0.utf8) }
     }

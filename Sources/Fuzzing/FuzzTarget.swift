@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import RideGuardCore
 import RideGuardConfig
+import HTTPRequests
 
 /// The parsers that take outside input, each with the properties that must hold whatever the
 /// bytes: it never traps, answers the same whichever way the bytes arrive in chunks, and either
@@ -16,6 +17,9 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case config
     /// An SMS PDU as the modem shows it (+CMGR, +CMT): what anyone with a phone can send us.
     case pdu
+    /// A request to the page for the rider's phone, as anyone on the Pi's Wi-Fi can send it: the
+    /// head, the fields, the cookies, a form, percent-decoding.
+    case http
 
     package func check(_ input: [UInt8]) -> String? {
         switch self {
@@ -23,7 +27,62 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .trace: Self.checkTrace(input)
         case .config: Self.checkConfiguration(input)
         case .pdu: Self.checkPDU(input)
+        case .http: Self.checkHTTP(input)
         }
+    }
+
+    // MARK: - HTTP requests
+
+    /// Small limits, so that mutations reach each of them.
+    static let httpLimits: RequestLimits = {
+        var limits = RequestLimits()
+        limits.requestLine = 64
+        limits.head = 256
+        limits.headerLines = 8
+        limits.body = 128
+        return limits
+    }()
+
+    static func readRequest(_ input: [UInt8], chunk: Int) -> RequestReader.Progress {
+        var reader = RequestReader(address: "192.0.2.1", limits: httpLimits)
+        var offset = 0, progress = RequestReader.Progress.more
+        while offset < input.count && progress == .more {
+            let end = min(input.count, offset + chunk)
+            progress = reader.feed(input[offset..<end])
+            offset = end
+        }
+        return progress
+    }
+
+    static func checkHTTP(_ input: [UInt8]) -> String? {
+        let whole = readRequest(input, chunk: max(1, input.count))
+        // Chunk sizes from 1 to 7 bytes, chosen by the input itself: what a slow phone's reads give.
+        let chunked = readRequest(input, chunk: Int(input.first ?? 0) % 7 + 1)
+        guard whole == chunked else { return "the outcome depends on the chunks: \(whole) vs \(chunked)" }
+        switch whole {
+        case .more:
+            break
+        case .refused(let status, let reason):
+            guard RequestReader.refusals.contains(status), !reason.isEmpty else { return "refused with \(status) '\(reason)'" }
+            // A refusal is final: whatever follows (a body holding a request of its own) is never read.
+            var reader = RequestReader(address: "192.0.2.1", limits: httpLimits)
+            _ = reader.feed(input)
+            if case .request = reader.feed(Array("GET / HTTP/1.1\r\nHost: pi\r\n\r\n".utf8)) { return "a request was read after a refusal" }
+        case .request(let request):
+            guard !request.method.isEmpty, request.method.allSatisfy({ $0.isASCII && $0.isUppercase }) else { return "the method \(request.method.debugDescription)" }
+            guard request.path.hasPrefix("/"), !request.path.contains("?") else { return "the path \(request.path.debugDescription)" }
+            guard request.headers.keys.allSatisfy({ $0 == $0.lowercased() }) else { return "a header's name not in lower case: \(request.headers.keys.sorted())" }
+            let declared = request.headers["content-length"].flatMap { Int($0) } ?? 0
+            guard request.body.count == declared, declared <= httpLimits.body else {
+                return "a body of \(request.body.count) bytes for a Content-Length of \(declared)"
+            }
+            if request.method == "POST" && request.headers["content-length"] == nil { return "a POST without a Content-Length was read" }
+            _ = request.form
+            _ = request.cookies
+        }
+        // The fields of a form and percent-decoding take any text.
+        _ = WebRequest.fields(String(decoding: input, as: UTF8.self))
+        return nil
     }
 
     // MARK: - SMS PDUs

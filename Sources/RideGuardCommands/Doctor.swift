@@ -37,7 +37,9 @@ struct DoctorCommand: AsyncParsableCommand {
         doctor.fixWait = gpsWait
         doctor.modemWait = modemWait
         let json = self.json
-        let canProtect = await doctor.run { check in
+        // The checks are reported from the doctor's own threads: the lines go where this task's go.
+        let capture = Output.capture
+        let canProtect = await doctor.run { check in Output.$capture.withValue(capture) {
             if json {
                 var line = JSONLine()
                 line.add("part", check.part)
@@ -50,7 +52,7 @@ struct DoctorCommand: AsyncParsableCommand {
                 if let fix = check.fix, check.outcome != .ok { Output.line("    → \(fix)") }
             }
             Output.flush()
-        }
+        } }
         if !json {
             Output.line(canProtect ? "RideGuard can protect the rider." : "RideGuard cannot protect the rider yet: fix each ✗ above.")
         }

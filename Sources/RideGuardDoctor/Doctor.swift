@@ -61,14 +61,43 @@ package struct Doctor: Sendable {
         self.configurationPath = configurationPath
     }
 
-    /// Runs every check in order, handing each to `report` as soon as it is known. Returns true
-    /// when nothing stops the agent from protecting the rider.
-    package func run(report: (DoctorCheck) -> Void) async -> Bool {
-        var canProtect = true
-        func note(_ check: DoctorCheck) {
-            if check.outcome == .failed { canProtect = false }
+    /// Runs every check in order, handing each to `report` as soon as it is known (from a thread of
+    /// the doctor's). Returns true when nothing stops the agent from protecting the rider.
+    ///
+    /// Almost every check blocks (the configuration file and SQLite, the control socket, sampling
+    /// the IMU, gpsd's socket, the contacts): those run on threads of their own, never on Swift's
+    /// concurrency pool, so that the page's other requests, which need a pool thread to resume, never
+    /// wait behind a doctor talking to a peer that hangs. Only the modem's check is asynchronous.
+    package func run(report: @escaping @Sendable (DoctorCheck) -> Void) async -> Bool {
+        let canProtect = Atomic<Bool>(true)
+        let note: @Sendable (DoctorCheck) -> Void = { check in
+            if check.outcome == .failed { canProtect.store(false, ordering: .relaxed) }
             report(check)
         }
+        guard let found = await onOwnThread("rg-doctor", { self.checksBeforeTheModem(note) }) else { return false }
+        if let status = found.status {
+            note(modemFromAgent(status))
+        } else {
+            note(opensHardware ? await checkModem(found.configuration.modem) : unseen("modem"))
+        }
+        guard await onOwnThread("rg-doctor", { self.checksAfterTheModem(found, note) }) != nil else { return false }
+        return canProtect.load(ordering: .relaxed)
+    }
+
+    /// What the first checks found, for the ones after the modem's.
+    struct Found: Sendable {
+        let configuration: AgentConfiguration
+        let database: RideGuardDatabase?
+        let status: AgentStatus?
+    }
+
+    func unseen(_ part: String) -> DoctorCheck {
+        DoctorCheck(part, .warning, "not checked: the agent, which reads it, is not running, and the page cannot open the hardware",
+                    fix: "start the agent, or run rideguard doctor on the Pi")
+    }
+
+    /// Configuration, database, agent, IMU, GPIO, ignition, supply, gpsd: blocking, on the caller's thread.
+    func checksBeforeTheModem(_ note: (DoctorCheck) -> Void) -> Found {
         // Whatever is wrong with the file, every other part is still checked: with the defaults.
         let configuration: AgentConfiguration
         if !FileManager.default.fileExists(atPath: configurationPath) {
@@ -117,10 +146,6 @@ package struct Doctor: Sendable {
                              fix: "start it: sudo systemctl start rideguard (the journal says why it stopped: journalctl -u rideguard)"))
         }
         let status: AgentStatus? = if case .running(let s) = agent { s } else { nil }
-        func unseen(_ part: String) -> DoctorCheck {
-            DoctorCheck(part, .warning, "not checked: the agent, which reads it, is not running, and the page cannot open the hardware",
-                        fix: "start the agent, or run rideguard doctor on the Pi")
-        }
         note(status.map { imuFromAgent($0, configuration) } ?? (opensHardware ? checkIMU(configuration.imu) : unseen("IMU")))
         note(status.map { gpioFromAgent($0, configuration.gpio) } ?? (opensHardware ? checkGPIO(configuration.gpio) : unseen("GPIO")))
         if let ignition = configuration.gpio.ignition, !configuration.gpio.simulated {
@@ -128,16 +153,16 @@ package struct Doctor: Sendable {
         }
         if let supply = checkSupply() { note(supply) }
         note(checkGPS(configuration.gps))
-        if let status {
-            note(modemFromAgent(status))
-        } else {
-            note(opensHardware ? await checkModem(configuration.modem) : unseen("modem"))
-        }
-        note(database.map { checkContacts($0, language: (try? $0.profile().language) ?? configuration.messages.language) } ?? DoctorCheck("contacts", .failed, "not checked: the database cannot be opened",
-                                                        fix: "fix the database first (above)"))
-        if let mqtt = configuration.mqtt { note(fleetCheck(mqtt, status)) }
-        note(webCheck(configuration.web, database))
-        return canProtect
+        return Found(configuration: configuration, database: database, status: status)
+    }
+
+    /// Contacts, the fleet's broker, the page: blocking, on the caller's thread.
+    func checksAfterTheModem(_ found: Found, _ note: (DoctorCheck) -> Void) {
+        let configuration = found.configuration
+        note(found.database.map { checkContacts($0, language: (try? $0.profile().language) ?? configuration.messages.language) }
+             ?? DoctorCheck("contacts", .failed, "not checked: the database cannot be opened", fix: "fix the database first (above)"))
+        if let mqtt = configuration.mqtt { note(fleetCheck(mqtt, found.status)) }
+        note(webCheck(configuration.web, found.database))
     }
 
     /// The broker (`mqtt:`), as the running agent sees it: never a reason not to protect (SMS needs

@@ -2,6 +2,7 @@
 import FoundationEssentials
 import Glibc
 import CSQLite
+import SystemCalls
 import SystemPackage
 import RideGuardCore
 import Synchronization

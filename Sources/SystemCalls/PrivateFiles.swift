@@ -108,4 +108,9 @@ package struct PrivateFileError: Error, CustomStringConvertible, Sendable {
     package var path: String
     package var reason: String
     package var description: String { "\(path): \(reason)" }
+
+    package init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
 }

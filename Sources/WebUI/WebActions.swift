@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import HTTPRequests
 import DetectorLab
 import FoundationEssentials
 import Glibc
@@ -9,6 +10,7 @@ import SystemCalls
 import SystemPackage
 import RideGuardDoctor
 import AgentControl
+import Synchronization
 
 /// What each page reads and changes: the database through the same calls as the command line, the
 /// agent through its control socket.
@@ -103,9 +105,9 @@ extension WebApp {
         doctor.fixWait = 2
         doctor.modemWait = 5
         doctor.opensHardware = false
-        var checks: [DoctorCheck] = []
-        let canProtect = await doctor.run { checks.append($0) }
-        return page(session, "Doctor", Pages.doctor(checks, canProtect: canProtect), nav: "/checks")
+        let checks = Mutex<[DoctorCheck]>([])
+        let canProtect = await doctor.run { check in checks.withLock { $0.append(check) } }
+        return page(session, "Doctor", Pages.doctor(checks.withLock { $0 }, canProtect: canProtect), nav: "/checks")
     }
 
     // MARK: Journal

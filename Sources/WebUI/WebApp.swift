@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import HTTPRequests
 import FoundationEssentials
 import Glibc
 import RideGuardCore
@@ -31,8 +32,8 @@ package final class WebApp: Sendable {
     var maxIdle: Double { configuration.web.sessionDays * 86_400 }
 
     /// SQLite and the control socket block (up to seconds, on a busy card or a stuck agent): each
-    /// request is answered on a thread of its own, never on Swift's concurrency pool. The doctor,
-    /// which is async like the command line's, is awaited.
+    /// request is answered on a thread of its own, never on Swift's concurrency pool. The doctor
+    /// runs its checks on threads of its own too (`Doctor.run`), and is awaited.
     package func handle(_ request: WebRequest) async -> WebResponse {
         switch await onOwnThread("web request", { self.respond(request) }) {
         case .answer(let response)?: return response

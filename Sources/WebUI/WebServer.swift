@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import HTTPRequests
 import Synchronization
 import SystemCalls
 
@@ -14,13 +15,8 @@ import SystemCalls
 /// closed; more than `perAddress` connections from one address, or `connections` in all, are refused.
 package final class WebServer: Sendable {
     package struct Limits: Sendable {
-        /// "GET /path?query HTTP/1.1", bytes.
-        package var requestLine = 8 << 10
-        /// The request line and every header, bytes.
-        package var head = 16 << 10
-        package var headerLines = 64
-        /// A form's body, bytes (the page's largest, a medical note, is a few hundred).
-        package var body = 64 << 10
+        /// How large a request may be (its line, its head, its body).
+        package var request = RequestLimits()
         /// Connections open at once, in all and from one address.
         package var connections = 128
         package var perAddress = 16
@@ -88,7 +84,7 @@ package final class WebServer: Sendable {
             if descriptors[0].revents != 0 { acceptAll(into: &reading) }
             for descriptor in descriptors.dropFirst(2) where descriptor.revents != 0 {
                 guard var incoming = reading[descriptor.fd] else { continue }
-                switch incoming.read(limits) {
+                switch incoming.read() {
                 case .more:
                     reading[descriptor.fd] = incoming
                 case .closed:
@@ -151,7 +147,7 @@ package final class WebServer: Sendable {
                 close(fd)
                 continue
             }
-            reading[fd] = Incoming(fd: fd, address: address, deadline: monotonicSeconds() + limits.requestSeconds)
+            reading[fd] = Incoming(fd: fd, address: address, deadline: monotonicSeconds() + limits.requestSeconds, limits: limits.request)
         }
     }
 
@@ -272,7 +268,7 @@ package struct WebServerError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A request being read: its bytes so far, and once the head is whole, what it says.
+/// A request being read from its connection.
 struct Incoming {
     enum Progress {
         case more
@@ -284,93 +280,25 @@ struct Incoming {
     let fd: Int32
     let address: String
     let deadline: Double
-    var bytes: [UInt8] = []
-    /// Once the head is read: the request without its body, and where the body starts.
-    var head: (request: WebRequest, bodyStart: Int, length: Int)?
+    var reader: RequestReader
+
+    init(fd: Int32, address: String, deadline: Double, limits: RequestLimits) {
+        self.fd = fd
+        self.address = address
+        self.deadline = deadline
+        reader = RequestReader(address: address, limits: limits)
+    }
 
     /// Reads what the socket has, and says how far the request is.
-    mutating func read(_ limits: WebServer.Limits) -> Progress {
+    mutating func read() -> Progress {
         var chunk = [UInt8](repeating: 0, count: 16 << 10)
         let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
         if n < 0 && (errno == EAGAIN || errno == EINTR) { return .more }
         guard n > 0 else { return .closed }
-        let searchFrom = max(0, bytes.count - 3)
-        bytes += chunk[0..<n]
-        if head == nil {
-            guard let end = Self.find([13, 10, 13, 10], in: bytes, from: searchFrom) else {
-                let lineEnd = Self.find([13, 10], in: bytes, from: 0)
-                if (lineEnd ?? bytes.count) > limits.requestLine { return .refused(414, "the request line is longer than \(limits.requestLine) bytes") }
-                if bytes.count > limits.head { return .refused(431, "the request's headers are longer than \(limits.head) bytes") }
-                return .more
-            }
-            if (Self.find([13, 10], in: bytes, from: 0) ?? end) > limits.requestLine { return .refused(414, "the request line is longer than \(limits.requestLine) bytes") }
-            if end > limits.head { return .refused(431, "the request's headers are longer than \(limits.head) bytes") }
-            switch Self.parseHead(bytes[0..<end], address: address, limits: limits) {
-            case .failure(let refusal): return .refused(refusal.status, refusal.reason)
-            case .success(let parsed): head = (parsed.request, end + 4, parsed.length)
-            }
+        switch reader.feed(chunk[0..<n]) {
+        case .more: return .more
+        case .refused(let status, let reason): return .refused(status, reason)
+        case .request(let request): return .request(request)
         }
-        guard let head else { return .more }
-        guard bytes.count >= head.bodyStart + head.length else { return .more }
-        var request = head.request
-        request.body = Array(bytes[head.bodyStart..<(head.bodyStart + head.length)])
-        return .request(request)
-    }
-
-    struct Refusal: Error {
-        var status: Int
-        var reason: String
-    }
-
-    /// The request line and headers (RFC 9112): what is not plainly HTTP/1.x is refused, never guessed.
-    static func parseHead(_ head: ArraySlice<UInt8>, address: String, limits: WebServer.Limits) -> Result<(request: WebRequest, length: Int), Refusal> {
-        let text = String(decoding: head, as: UTF8.self)
-        let lines = text.split(separator: "\r\n", omittingEmptySubsequences: false)
-        let parts = lines[0].split(separator: " ", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[2] == "HTTP/1.1" || parts[2] == "HTTP/1.0", parts[1].hasPrefix("/"),
-              !parts[0].isEmpty, parts[0].allSatisfy({ $0.isASCII && $0.isUppercase }) else {
-            return .failure(Refusal(status: 400, reason: "not an HTTP/1.1 request line"))
-        }
-        guard lines.count - 1 <= limits.headerLines else { return .failure(Refusal(status: 431, reason: "more than \(limits.headerLines) header lines")) }
-        var headers: [String: String] = [:]
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex, !line.first!.isWhitespace,
-                  !line[..<colon].contains(where: { $0.isWhitespace }) else {
-                return .failure(Refusal(status: 400, reason: "a header line that is not NAME: VALUE"))
-            }
-            let name = line[..<colon].lowercased(), value = line[line.index(after: colon)...].trimmingCharacters(in: " \t")
-            if let earlier = headers[name] {
-                // Two lengths, or two hosts, could be read two ways: refused.
-                if name == "content-length" || name == "host" { return .failure(Refusal(status: 400, reason: "the \(name) header given twice")) }
-                headers[name] = earlier + ", " + value
-            } else {
-                headers[name] = value
-            }
-        }
-        if headers["transfer-encoding"] != nil { return .failure(Refusal(status: 501, reason: "a body must say its Content-Length")) }
-        var length = 0
-        if let given = headers["content-length"] {
-            guard !given.isEmpty, given.count <= 10, given.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(given) else {
-                return .failure(Refusal(status: 400, reason: "Content-Length is not a number"))
-            }
-            length = value
-        } else if parts[0] == "POST" {
-            return .failure(Refusal(status: 411, reason: "a form must say its Content-Length"))
-        }
-        if length > limits.body { return .failure(Refusal(status: 413, reason: "a body over \(limits.body) bytes is not read")) }
-        let target = parts[1].split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        let request = WebRequest(method: String(parts[0]), path: String(target[0]), query: target.count > 1 ? WebRequest.fields(String(target[1])) : [:],
-                                 headers: headers, remote: address)
-        return .success((request, length))
-    }
-
-    static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
-        guard bytes.count >= needle.count, start <= bytes.count - needle.count else { return nil }
-        var i = start
-        while i <= bytes.count - needle.count {
-            if bytes[i] == needle[0] && bytes[i..<(i + needle.count)].elementsEqual(needle) { return i }
-            i += 1
-        }
-        return nil
     }
 }

@@ -4,6 +4,7 @@ import Testing
 import IIOSensor
 import RideGuardDoctor
 import Storage
+import Synchronization
 
 /// `rideguard doctor` against the same fakes the agent tests use: iiod on loopback, gpsd fed by
 /// gpsfake, the modem on a pty.
@@ -38,8 +39,9 @@ extension AgentTests {
         var doctor = Doctor(configurationPath: rig.config.path)
         doctor.opensHardware = false
         doctor.fixWait = 0
-        var checks: [DoctorCheck] = []
-        let canProtect = await doctor.run { checks.append($0) }
+        let reported = Mutex<[DoctorCheck]>([])
+        let canProtect = await doctor.run { check in reported.withLock { $0.append(check) } }
+        let checks = reported.withLock { $0 }
         #expect(!canProtect)
         let agent = try #require(checks.first { $0.part == "agent" })
         #expect(agent.outcome == .failed && agent.detail == "not running: nothing protects the rider", "\(agent)")

@@ -2,6 +2,7 @@
 import Foundation
 @testable import Storage
 import RideGuardCore
+import SystemCalls
 import Testing
 
 /// Links and folders a local user could plant to turn the agent's writes against it.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import Storage
+import SystemCalls
 import Testing
 @testable import RideGuardAgent
 @testable import AgentControl

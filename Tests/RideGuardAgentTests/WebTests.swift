@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
+import HTTPRequests
 import Foundation
 import RideGuardCore
 @testable import Storage
+import Synchronization
 import Testing
 @testable import RideGuardAgent
 @testable import WebUI
@@ -21,7 +23,8 @@ import Testing
         let port: Int
         var base: String { "http://127.0.0.1:\(port)" }
 
-        init() throws {
+        /// `gpsd`: HOST:PORT of a gpsd to use instead of the simulated position.
+        init(gpsd: String? = nil) throws {
             folder = Scratch.path("web")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let synth = Rideguard.inProcess(["synth", "--out", folder.appendingPathComponent("synth").path, "--scenario", "normal_ride",
@@ -40,8 +43,7 @@ import Testing
                 gpio:
                   simulated: true
                 gps:
-                  simulated: true
-                  fixed_position: [45.1, 5.7]
+                \(gpsd.map { "  gpsd: \"\($0)\"" } ?? "  simulated: true\n  fixed_position: [45.1, 5.7]")
                 modem:
                   simulated: true
                 web:
@@ -93,6 +95,51 @@ import Testing
             let csrf = try #require(page.text.components(separatedBy: "name=csrf value=\"").dropFirst().first?.prefix { $0 != "\"" })
             return (cookie, String(csrf))
         }
+    }
+
+    /// Four phones open Checks → Doctor at once, the agent stopped and gpsd accepting connections
+    /// but never answering (each doctor waits its 2 s for a fix): another phone's pages answer as
+    /// fast as they do alone. The doctor's checks block, so they run on threads of their own: on
+    /// Swift's concurrency pool (a thread per core) four of them made every other request wait.
+    @Test(.timeLimit(.minutes(2)))
+    func theDoctorPageNeverMakesAnotherPageWait() throws {
+        let hungGPSD = try loopbackListener()       // connections are taken by the kernel; nobody answers
+        defer { close(hungGPSD.socket) }
+        let bike = try Bike(gpsd: "127.0.0.1:\(hungGPSD.port)")
+        let web = try bike.web()
+        defer { web.kill() }
+        let cookie = try bike.paired().cookie
+        // Each phone from an address of its own (127.0.0.2…): the server answers at most four
+        // requests of one address at once, by design.
+        let port = bike.port
+        @Sendable func timed(_ path: String, from phone: Int) throws -> (seconds: Double, status: Int) {
+            let started = Date()
+            let answer = try RawClient(port: port, from: "127.0.0.\(phone)")
+                .exchange("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nCookie: \(WebApp.cookie)=\(cookie)\r\nConnection: close\r\n\r\n")
+            return (Date().timeIntervalSince(started), Int(answer.split(separator: " ").dropFirst().first ?? "") ?? 0)
+        }
+        let alone = try timed("/contacts", from: 6)
+        let doctors = Mutex<[(seconds: Double, status: Int)]>([])
+        for phone in 2...5 {
+            Thread {
+                let result = (try? timed("/checks/doctor", from: phone)) ?? (-1, 0)
+                doctors.withLock { $0.append(result) }
+            }.start()
+        }
+        usleep(500_000)                              // all four are waiting on gpsd now
+        let contacts = try timed("/contacts", from: 6)
+        let during = doctors.withLock { $0.count }
+        let status = try timed("/live/status", from: 6)
+        let deadline = Date().addingTimeInterval(60)
+        while doctors.withLock({ $0.count }) < 4 && Date() < deadline { usleep(50_000) }
+        let pages = doctors.withLock { $0 }
+        print("doctor pages against a hung gpsd: \(pages.map { DecimalFormat.string($0.seconds, decimals: 2) }.joined(separator: ", ")) s; "
+              + "/contacts alone \(DecimalFormat.string(alone.seconds, decimals: 3)) s, during them \(DecimalFormat.string(contacts.seconds, decimals: 3)) s; "
+              + "/live/status during them \(DecimalFormat.string(status.seconds, decimals: 3)) s")
+        #expect(during == 0, "a doctor page ended before the others were measured: gpsd did not hang them")
+        #expect(pages.count == 4 && pages.allSatisfy { $0.status == 200 && $0.seconds >= 1.5 }, "\(pages)")
+        #expect(contacts.status == 200 && contacts.seconds < 0.5, "/contacts took \(contacts.seconds) s while the doctors ran")
+        #expect(status.status == 200 && status.seconds < 0.5, "/live/status took \(status.seconds) s while the doctors ran")
     }
 
     @Test(.timeLimit(.minutes(3)))
