@@ -77,7 +77,7 @@ let package = Package(
         .target(
             name: "RideGuardCommands",
             dependencies: [
-                "RideGuardAgent", "AgentControl", "RideGuardConfig", "RideGuardDoctor", "RideGuardLog", "SystemCalls", "DetectorLab", "ScenarioSynth",
+                "RideGuardCore", "RideGuardAgent", "AgentControl", "RideGuardConfig", "RideGuardDoctor", "RideGuardLog", "SystemCalls", "DetectorLab", "ScenarioSynth",
                 "GPSDClient", "SerialModem", "Storage", "IIOSensor", "GPIOLines", "QRCode", "MQTTLink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
