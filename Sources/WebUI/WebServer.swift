@@ -87,7 +87,7 @@ package final class WebServer: Sendable {
                 switch incoming.read() {
                 case .more:
                     reading[descriptor.fd] = incoming
-                case .closed:
+                case nil:
                     reading[descriptor.fd] = nil
                     finish(incoming.fd, incoming.address)
                 case .refused(let status, let reason):
@@ -270,13 +270,6 @@ package struct WebServerError: Error, CustomStringConvertible {
 
 /// A request being read from its connection.
 struct Incoming {
-    enum Progress {
-        case more
-        case closed
-        case refused(Int, String)
-        case request(WebRequest)
-    }
-
     let fd: Int32
     let address: String
     let deadline: Double
@@ -289,16 +282,12 @@ struct Incoming {
         reader = RequestReader(address: address, limits: limits)
     }
 
-    /// Reads what the socket has, and says how far the request is.
-    mutating func read() -> Progress {
+    /// Reads what the socket has, and says how far the request is; nil when the peer closed it.
+    mutating func read() -> RequestReader.Progress? {
         var chunk = [UInt8](repeating: 0, count: 16 << 10)
         let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
         if n < 0 && (errno == EAGAIN || errno == EINTR) { return .more }
-        guard n > 0 else { return .closed }
-        switch reader.feed(chunk[0..<n]) {
-        case .more: return .more
-        case .refused(let status, let reason): return .refused(status, reason)
-        case .request(let request): return .request(request)
-        }
+        guard n > 0 else { return nil }
+        return reader.feed(chunk[0..<n])
     }
 }
