@@ -32,17 +32,21 @@ let package = Package(
         // Thin adapters over the C libraries, and the system calls they share (EINTR, in one place).
         // What an older glibc (bookworm's) lacks that Debian's Swift runtime uses: empty elsewhere.
         .target(name: "GlibcCompat"),
-        .target(name: "SystemCalls", dependencies: ["RideGuardCore", "GlibcCompat", .product(name: "SystemPackage", package: "swift-system")]),
+        .target(name: "SystemCalls", dependencies: ["GlibcCompat", .product(name: "SystemPackage", package: "swift-system")]),
+        // The real clock (monotonic sleeps) and times as people read them (the C library's time zone).
+        .target(name: "SystemTime", dependencies: ["RideGuardCore"]),
+        // The Raspberry Pi's supply voltage monitor (hwmon's rpi_volt).
+        .target(name: "PiSupply", dependencies: ["RideGuardCore", .product(name: "SystemPackage", package: "swift-system")]),
         .target(name: "IIOSensor", dependencies: ["RideGuardCore", "CIIO", "SystemCalls", .product(name: "SystemPackage", package: "swift-system")]),
-        .target(name: "GPIOLines", dependencies: ["CGPIOD", "SystemCalls", .product(name: "SystemPackage", package: "swift-system")]),
+        .target(name: "GPIOLines", dependencies: ["CGPIOD", "RideGuardCore", "SystemCalls", .product(name: "SystemPackage", package: "swift-system")]),
         .target(name: "GPSDClient", dependencies: ["RideGuardCore", "CGPS", "SystemCalls"]),
         .target(name: "QRCode", dependencies: ["RideGuardCore", "CQRencode"]),
-        .target(name: "MQTTLink", dependencies: ["CMosquitto", "SystemCalls"]),
+        .target(name: "MQTTLink", dependencies: ["CMosquitto", "RideGuardCore", "SystemCalls"]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "OsmAnd", dependencies: ["CCurl", "RideGuardCore"]),
         .target(name: "SerialModem", dependencies: ["RideGuardCore", "SystemCalls", .product(name: "SystemPackage", package: "swift-system"),
                                                     .product(name: "Logging", package: "swift-log")]),
-        .target(name: "Storage", dependencies: ["RideGuardCore", "CSQLite", "SystemCalls",
+        .target(name: "Storage", dependencies: ["RideGuardCore", "CSQLite", "SystemCalls", "SystemTime",
                                                 .product(name: "SystemPackage", package: "swift-system")]),
 
         // Labelled, physically consistent traces for evaluating the detector (`rideguard synth`).
@@ -63,12 +67,12 @@ let package = Package(
                                                      .product(name: "SystemPackage", package: "swift-system")]),
         // `rideguard doctor` and the page's checks: every part, in the order the agent starts.
         .target(name: "RideGuardDoctor", dependencies: ["RideGuardCore", "AgentControl", "RideGuardConfig", "IIOSensor", "GPIOLines",
-                                                     "GPSDClient", "SerialModem", "Storage", "SystemCalls", "RideGuardLog",
+                                                     "GPSDClient", "SerialModem", "Storage", "SystemCalls", "SystemTime", "PiSupply", "RideGuardLog",
                                                      .product(name: "Logging", package: "swift-log"),
                                                      .product(name: "SystemPackage", package: "swift-system")]),
         // The agent: its services around the emergency workflow, and their wiring.
         .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "AgentControl", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem",
-                                                    "Storage", "MQTTLink", "OsmAnd", "SystemCalls",
+                                                    "Storage", "MQTTLink", "OsmAnd", "SystemCalls", "SystemTime", "PiSupply",
                                                     .product(name: "SystemPackage", package: "swift-system"),
                                                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                                     .product(name: "Logging", package: "swift-log")]),
@@ -77,7 +81,7 @@ let package = Package(
         .target(
             name: "RideGuardCommands",
             dependencies: [
-                "RideGuardCore", "RideGuardAgent", "AgentControl", "RideGuardConfig", "RideGuardDoctor", "RideGuardLog", "SystemCalls", "DetectorLab", "ScenarioSynth",
+                "RideGuardCore", "RideGuardAgent", "AgentControl", "RideGuardConfig", "RideGuardDoctor", "RideGuardLog", "SystemCalls", "SystemTime", "DetectorLab", "ScenarioSynth",
                 "GPSDClient", "SerialModem", "Storage", "IIOSensor", "GPIOLines", "QRCode", "MQTTLink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -90,7 +94,7 @@ let package = Package(
         // bounded HTTP/1.1 server that carries them (`WebServer`); served by a program of its own,
         // so that the page's load never comes near the agent.
         .target(name: "HTTPRequests"),
-        .target(name: "WebUI", dependencies: ["HTTPRequests", "AgentControl", "RideGuardCore", "RideGuardDoctor", "DetectorLab", "Storage", "QRCode", "SystemCalls",
+        .target(name: "WebUI", dependencies: ["HTTPRequests", "AgentControl", "RideGuardCore", "RideGuardDoctor", "DetectorLab", "Storage", "QRCode", "SystemCalls", "SystemTime",
                                                .product(name: "SystemPackage", package: "swift-system")]),
         .executableTarget(name: "rideguard-web", dependencies: ["WebUI", "AgentControl", "RideGuardConfig", "RideGuardCore", "Storage", "SystemCalls",
                                                                 .product(name: "ArgumentParser", package: "swift-argument-parser")]),
@@ -103,9 +107,17 @@ let package = Package(
         .executableTarget(name: "rideguard-bench", dependencies: ["RideGuardCore", "ScenarioSynth", "Storage"]),
 
         .testTarget(name: "RideGuardCoreTests", dependencies: ["RideGuardCore", "ScenarioSynth"]),
-        .testTarget(name: "AdapterTests", dependencies: ["IIOSensor", "GPIOLines", "GPSDClient", "SystemCalls",
+        // What the tests share: the fake gpsd, iiod, modem and Traccar server, Mosquitto and gpsfake
+        // run for a test, the manual clock and the one-thread executor, scratch folders, the binary.
+        .target(name: "RideGuardTestSupport", dependencies: ["RideGuardAgent", "RideGuardCommands", "RideGuardCore", "Storage",
+                                                          .product(name: "Logging", package: "swift-log")],
+                path: "Tests/RideGuardTestSupport"),
+        // Each adapter on its real peer (a fake iiod, gpsd under gpsfake, a modem on a pseudo-terminal,
+        // Mosquitto, SQLite on disk), without the agent.
+        .testTarget(name: "AdapterTests", dependencies: ["RideGuardTestSupport", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem", "Storage", "MQTTLink",
+                                                     "HTTPRequests", "RideGuardCore", "SystemCalls", "SystemTime",
                                                      .product(name: "SystemPackage", package: "swift-system")]),
-        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardAgent", "AgentControl", "RideGuardConfig", "RideGuardDoctor", "RideGuardCommands", "RideGuardLog", "RideGuardCore", "IIOSensor", "GPSDClient", "SerialModem", "Storage", "rideguard", "Fuzzing", "HTTPRequests", "SystemCalls", "MQTTLink", "OsmAnd", "WebUI", "rideguard-web",
+        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardTestSupport", "RideGuardAgent", "AgentControl", "RideGuardConfig", "RideGuardDoctor", "RideGuardLog", "RideGuardCore", "IIOSensor", "SerialModem", "Storage", "rideguard", "Fuzzing", "HTTPRequests", "SystemCalls", "SystemTime", "MQTTLink", "OsmAnd", "WebUI", "rideguard-web",
                                                             .product(name: "Logging", package: "swift-log"),
                                                             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
     ],

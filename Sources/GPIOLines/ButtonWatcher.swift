@@ -8,6 +8,7 @@ import Glibc
 import Synchronization
 import SystemCalls
 import SystemPackage
+import RideGuardCore
 
 /// Watches the button's input line on a dedicated thread and reports each edge with the kernel's
 /// timestamp (CLOCK_MONOTONIC, seconds). The thread sleeps in `poll` on the line's descriptor (as

@@ -3,6 +3,7 @@ import CMosquitto
 import Glibc
 import Synchronization
 import SystemCalls
+import RideGuardCore
 
 /// Where and how to reach an MQTT broker. The password is read from a file by the caller (never
 /// written in the configuration).

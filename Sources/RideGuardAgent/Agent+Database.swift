@@ -3,6 +3,7 @@ import Logging
 import RideGuardCore
 import Storage
 import SystemCalls
+import SystemTime
 
 extension Agent {
     /// The database, however long it takes: one that cannot be opened (a card not mounted, a

@@ -12,6 +12,8 @@ import Storage
 import Synchronization
 import AgentControl
 import SystemCalls
+import SystemTime
+import PiSupply
 
 /// `rideguard run`: the wiring. The configuration chooses, once, each part's real adapter or its
 /// simulated twin; the parts become services of one ServiceGroup around the emergency workflow's

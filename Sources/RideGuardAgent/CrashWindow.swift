@@ -8,6 +8,7 @@ import Logging
 import RideGuardCore
 import Storage
 import Synchronization
+import SystemTime
 
 /// The last minute of samples, and the trace around a crash: 30 s before and 30 s after, saved to
 /// the `traces` folder on its own queue (never on the sampler's thread) and named in the journal.

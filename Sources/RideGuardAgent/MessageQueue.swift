@@ -7,6 +7,7 @@ import RideGuardCore
 import Storage
 import Synchronization
 import AgentControl
+import SystemTime
 
 /// Writes the messages the workflow asks for into the outbox, one per recipient, worded from the
 /// emergency the request carries, the rider's profile and the last fix. Never waits on the disk: a

@@ -8,6 +8,7 @@ import Logging
 import RideGuardCore
 import Storage
 import Synchronization
+import SystemTime
 
 /// Recordings asked for with `rideguard ctl record`: the sampler hands each sample over, a second of
 /// them at a time goes to a file on the recorder's own queue, so the agent goes on protecting while

@@ -68,7 +68,7 @@ struct SamplerService: Service, CustomStringConvertible {
                 case .stalled(let seconds):
                     health.fault("stalled")
                     health.wentBlind("the IMU sends no sample (stalled for \(DecimalFormat.string(seconds, decimals: 1)) s): a crash cannot be seen", at: clock.now())
-                case .failed(let reason, let retry):
+                case .failed(let reason, _):
                     health.wentBlind("the IMU cannot be read (\(reason)): a crash cannot be seen", at: clock.now())
                     let changed = lastFailure.withLock { last in
                         defer { last = reason }

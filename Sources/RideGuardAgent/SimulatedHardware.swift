@@ -8,6 +8,7 @@ import RideGuardCore
 import SerialModem
 import Storage
 import Synchronization
+import SystemTime
 
 /// The modem's twin: says what it would send, and accepts it; says whom it would ring, and lets
 /// the call ring out on the agent's clock (nobody answers a simulation).

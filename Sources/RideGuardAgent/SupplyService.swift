@@ -4,6 +4,7 @@ import RideGuardCore
 import ServiceLifecycle
 import Storage
 import SystemCalls
+import PiSupply
 
 /// Reads the under-voltage flag every 5 s; a change is journaled and shown by `status`.
 struct SupplyService: Service, CustomStringConvertible {

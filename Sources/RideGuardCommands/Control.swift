@@ -6,6 +6,7 @@ import SystemCalls
 import RideGuardAgent
 import RideGuardCore
 import AgentControl
+import SystemTime
 
 /// `--socket`, shared by the commands that talk to a running agent; by default the configuration's.
 struct SocketOption: ParsableArguments {

@@ -7,6 +7,7 @@ import RideGuardAgent
 import RideGuardCore
 import SystemCalls
 import Synchronization
+import SystemTime
 
 struct Fleet: ParsableCommand {
     static let configuration = CommandConfiguration(

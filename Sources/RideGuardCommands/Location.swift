@@ -6,6 +6,7 @@ import SystemCalls
 import GPSDClient
 import RideGuardCore
 import Synchronization
+import SystemTime
 
 struct Location: ParsableCommand {
     static let configuration = CommandConfiguration(

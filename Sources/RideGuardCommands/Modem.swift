@@ -9,6 +9,7 @@ import SerialModem
 import Storage
 import SystemCalls
 import RideGuardLog
+import SystemTime
 
 /// The serial options shared by the modem commands.
 struct ModemOptions: ParsableArguments {

@@ -9,6 +9,7 @@ import RideGuardAgent
 import RideGuardCore
 import Storage
 import Synchronization
+import SystemTime
 
 /// Set by SIGTERM or SIGINT while recording: a plain handler storing an atomic (async-signal-safe)
 /// lets the synchronous recording loop finish the file. The agent uses ServiceLifecycle instead.

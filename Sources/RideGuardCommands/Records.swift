@@ -6,6 +6,7 @@ import SystemCalls
 import RideGuardCore
 import RideGuardAgent
 import Storage
+import SystemTime
 
 /// `--database`, shared by the commands that work on the agent's database (running or not). By
 /// default it is the one the configuration file names, so that these commands and the agent share it.

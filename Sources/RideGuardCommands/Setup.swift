@@ -12,6 +12,7 @@ import Storage
 import Synchronization
 import RideGuardDoctor
 import RideGuardLog
+import SystemTime
 
 extension MessageLanguage: ExpressibleByArgument {}
 

@@ -9,6 +9,7 @@ import Storage
 import SystemCalls
 import SystemPackage
 import AgentControl
+import SystemTime
 
 struct Web: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,228 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-/// Durations of the emergency workflow, with their allowed ranges.
-package struct WorkflowConfiguration: Codable, Equatable, Sendable {
-    /// Crash → alert countdown, seconds (10–300).
-    package var countdownSeconds = 60.0
-    /// Holding the button this long during a countdown means "I'm fine", seconds.
-    package var cancelHoldSeconds = 1.0
-    /// A long hold: manual SOS while armed, cancel after an alert went out, seconds.
-    package var longHoldSeconds = 3.0
-    /// Countdown of a manual SOS, seconds.
-    package var manualCountdownSeconds = 10.0
-    /// Location updates while tracking, every this many seconds.
-    package var locationUpdateIntervalSeconds = 300.0
-    /// Tracking lasts this long after the alert went out, seconds.
-    package var trackingDurationSeconds = 1800.0
-    /// No alert out after this long: the network counts as unusable (retries go on), seconds.
-    package var networkFailureSeconds = 900.0
-
-    package init() {}
-
-    package func validationErrors() -> [String] {
-        var errors: [String] = []
-        if !(10...300).contains(countdownSeconds) { errors.append("countdownSeconds must be 10...300") }
-        if !(0.5...5).contains(cancelHoldSeconds) { errors.append("cancelHoldSeconds must be 0.5...5") }
-        if !(longHoldSeconds > cancelHoldSeconds && longHoldSeconds <= 10) {
-            errors.append("longHoldSeconds must be above cancelHoldSeconds and at most 10")
-        }
-        if !(5...60).contains(manualCountdownSeconds) { errors.append("manualCountdownSeconds must be 5...60") }
-        if !(60...3600).contains(locationUpdateIntervalSeconds) { errors.append("locationUpdateIntervalSeconds must be 60...3600") }
-        if !(0...86_400).contains(trackingDurationSeconds) { errors.append("trackingDurationSeconds must be 0...86400") }
-        if !(60...86_400).contains(networkFailureSeconds) { errors.append("networkFailureSeconds must be 60...86400") }
-        return errors
-    }
-}
-
-/// What an emergency raised by a crash knows of it.
-package struct CrashFacts: Codable, Equatable, Sendable {
-    /// When it was detected, in the events' time base (the wall clock in the agent).
-    package var time: Double
-    package var evidence: CrashEvidence?
-}
-
-/// The emergency states of docs/architecture.md.
-package enum WorkflowState: String, Codable, CaseIterable, Sendable {
-    case disarmed, armed, alertCountdown, emergencySending, emergencySent, emergencySendingFailed, emergencyEnded
-}
-
-extension WorkflowState {
-    /// From the crash (or the SOS) until the emergency ends: a countdown, or alerts going or gone out.
-    package static let emergencyUnderWay: Set<WorkflowState> = alertsOut.union([.alertCountdown])
-    /// The countdown is over: alerts going or gone out (what a contact's OK acknowledges).
-    package static let alertsOut: Set<WorkflowState> = [.emergencySending, .emergencySent, .emergencySendingFailed]
-    /// No emergency under way: the buzzer says whether the rider is protected.
-    package static let idle: Set<WorkflowState> = [.disarmed, .armed, .emergencyEnded]
-}
-
-package enum WorkflowTimer: String, Codable, CaseIterable, Sendable {
-    case countdown, countdownStep, networkFailure, locationUpdate, trackingEnd
-}
-
-package enum MessageKind: String, Codable, Sendable {
-    case alert
-    case locationUpdate = "location_update"
-    case allClear = "all_clear"
-    /// To the rider's own phone: the parked bike fell over.
-    case parkedFall = "parked_fall"
-}
-
-package enum Recipients: Codable, Equatable, Sendable {
-    case everyContact
-    case only([String])
-    /// The rider's own phone (`profile set --phone`), never a contact.
-    case rider
-}
-
-/// A contact's sign that they know of the emergency: they answered a call, replied OK by SMS, or a
-/// dispatcher acknowledged it over MQTT.
-package struct Acknowledgement: Codable, Equatable, Sendable {
-    package enum Channel: String, Codable, Sendable { case call, sms, mqtt }
-    /// The contact's name and masked number, as the journal and `status` show them.
-    package var who: String
-    package var channel: Channel
-    package var time: Double
-
-    package init(who: String, channel: Channel, time: Double) {
-        self.who = who
-        self.channel = channel
-        self.time = time
-    }
-}
-
-/// What an acknowledgement says it answers. A contact's OK or an answered call answers the
-/// emergency under way; a dispatcher's, over a broker that keeps messages (retained, or queued in a
-/// persistent session while the bike was away), must name it, so that one left over from before
-/// cannot acknowledge a later emergency.
-package enum AcknowledgedEmergency: Equatable, Sendable {
-    case underWay
-    /// Its id (`EmergencyWorkflow.emergencyID`), or the time the acknowledgement was given.
-    case named(id: Int?, issuedAt: Double?)
-
-    /// Whether it answers the emergency `id`, which began at `start`; `now` is when it came. A time
-    /// given more than 5 minutes ahead of the bike's clock says the two clocks disagree (a Pi
-    /// without RTC not yet set): refused, the id still works.
-    func answers(_ id: Int, startedAt start: Double, now: Double) -> Bool {
-        switch self {
-        case .underWay: true
-        case .named(let named?, _): named == id
-        case .named(nil, let issued?): issued >= start && issued <= now + 300
-        case .named(nil, nil): false
-        }
-    }
-
-    /// As the journal says it.
-    var named: String {
-        switch self {
-        case .underWay: "the emergency under way"
-        case .named(let id?, _): "emergency \(id)"
-        case .named(nil, let issued?): "given at \(Int(issued)), before it began"
-        case .named(nil, nil): "no emergency named"
-        }
-    }
-}
-
-/// A line for the journal: `kind` is alerts, detections, system or messages.
-/// What a journal line is about: `rideguard events --kind` takes these names.
-extension Acknowledgement.Channel {
-    /// "Sam (…) answered the call".
-    package var did: String {
-        switch self {
-        case .call: "answered the call"
-        case .sms: "replied OK"
-        case .mqtt: "acknowledged over MQTT"
-        }
-    }
-
-    /// "acknowledged: by Sam (…), answering a call".
-    package var how: String {
-        switch self {
-        case .call: "answering a call"
-        case .sms: "replying OK"
-        case .mqtt: "over MQTT"
-        }
-    }
-}
-
-package enum JournalKind: String, Codable, CaseIterable, Sendable, CustomStringConvertible {
-    /// The emergency: countdowns, alerts, calls, acknowledgements.
-    case alerts
-    /// What the detector saw: impacts, crashes, parked falls, the bike's context.
-    case detections
-    /// SMS in and out: queued, sent, failed, answered.
-    case messages
-    /// The agent itself: arming, storage, the modem's and the supply's health, sensor faults.
-    case system
-
-    package var description: String { rawValue }
-}
-
-package struct JournalEntry: Codable, Equatable, Sendable {
-    package var kind: JournalKind
-    package var text: String
-
-    package init(_ kind: JournalKind, _ text: String) {
-        self.kind = kind
-        self.text = text
-    }
-}
-
-package enum WorkflowEvent: Equatable, Sendable {
-    /// The owner checked configuration, contacts and sensors; `problems` empty means ready.
-    case arm(at: Double, problems: [String])
-    case disarm(at: Double)
-    /// `evidence` is what the alert tells (time, impact, posture); nil only in tests of the states.
-    case crashDetected(at: Double, summary: String, evidence: CrashEvidence? = nil)
-    /// The parked bike fell over: nobody was riding it.
-    case parkedFall(at: Double, summary: String)
-    case gesture(GestureDecoder.Gesture)
-    case timerFired(WorkflowTimer, at: Double)
-    /// Alerts were written to the outbox for these contacts (numbers): each is awaited, delivered
-    /// or failed, before the alert is out.
-    case alertsQueued(to: [String], at: Double)
-    /// The modem delivered an alert to this contact (number).
-    case alertDelivered(contact: String, at: Double)
-    /// The alert to this contact cannot be sent (the network refused the number for good).
-    case alertFailed(contact: String, at: Double)
-    /// A part's health: its problem, or nil when it works (again). Whether the rider is protected
-    /// follows (`protection`).
-    case health(HealthPart, problem: String?, at: Double)
-    /// The detector watches for a crash: it has seen the bike upright again after one, or started
-    /// afresh (the sampler restarted).
-    case detectorWatching(at: Double)
-    /// Messages the emergency needs could not be queued (the database failed); the owner retries.
-    case messagesBlocked(at: Double, summary: String)
-    /// The messages blocked before are queued now.
-    case messagesQueued(at: Double, summary: String)
-    /// A usable GPS fix arrived.
-    case locationFix(at: Double)
-    /// A contact answered a call or replied OK, or a dispatcher acknowledged, naming the emergency.
-    case acknowledged(Acknowledgement, answering: AcknowledgedEmergency = .underWay)
-    /// Another member of the rider's riding group has an emergency (`summary` says who, how far,
-    /// which way), or, nil, none has any more. Never an emergency of this rider's own.
-    case groupAlert(summary: String?, at: Double)
-}
-
-package enum WorkflowAction: Equatable, Sendable {
-    case buzzer(BuzzerPattern)
-    case startTimer(WorkflowTimer, deadline: Double)
-    case cancelTimer(WorkflowTimer)
-    case queueMessages(MessageKind, to: Recipients)
-    /// Alerts not yet sent are dropped (the rider cancelled before they went out).
-    case cancelQueuedAlerts
-    case startTracking
-    case stopTracking
-    case journal(JournalEntry)
-    /// Sound a pattern once, then what was playing goes on (a parked fall over a warning).
-    case buzzerOnce(BuzzerPattern)
-    /// Tell the fleet (the events table, published over MQTT when configured).
-    case announce(FleetEvent)
-    /// Ring the contacts, round after round, until acknowledged or stopped.
-    case startCalls
-    case stopCalls
-    /// The state changed: write the snapshot before acting on the other actions.
-    case persist
-}
-
 /// What happens after a crash: countdown, alert, tracking, all-clear. Events in, actions out; the
 /// value itself is the snapshot the agent persists, so a restart resumes where it was.
 package struct EmergencyWorkflow: Codable, Equatable, Sendable {
@@ -246,8 +22,8 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
     /// Contacts (numbers) an alert reached in this emergency.
     package private(set) var alerted: [String] = []
     /// Contacts whose alert is queued and neither delivered nor failed yet; when the last one is
-    /// settled, every alert is out. (Optional for the snapshots saved by earlier versions.)
-    package private(set) var alertsAwaited: [String]?
+    /// settled, every alert is out.
+    package private(set) var alertsAwaited: [String] = []
     /// A position reached this run of the agent (before or during the emergency): an alert is
     /// written with the latest one, and an alert sent before any is followed by one when it comes.
     /// (Its name is kept for the snapshots saved by earlier versions.)
@@ -262,13 +38,39 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
     /// the first. An emergency ended by the rider resumes protection only without them.
     package private(set) var armingProblems: [String]?
     /// The parts that have a problem now, by `HealthPart` raw value (reported again after a restart).
-    package private(set) var health: [String: String]?
+    package private(set) var health: [String: String] = [:]
     /// A crash was detected and the detector has not seen the bike upright since: until it does, it
-    /// would not see another (`CrashDetector`'s crash in progress). Nil when not.
-    package private(set) var awaitingUpright: Bool?
+    /// would not see another (`CrashDetector`'s crash in progress).
+    package private(set) var awaitingUpright = false
 
     package init(configuration: WorkflowConfiguration = WorkflowConfiguration()) {
         self.configuration = configuration
+    }
+
+    /// Reads a snapshot saved by this version or an earlier one. Only the configuration and the
+    /// state must be there; a field an earlier version did not write, or wrote only when it was
+    /// set (0.2.0 left out `health`, `alertsAwaited` and `awaitingUpright` while empty), takes the
+    /// value a new workflow has.
+    package init(from decoder: any Decoder) throws {
+        let saved = try decoder.container(keyedBy: CodingKeys.self)
+        func value<T: Decodable>(_ key: CodingKeys, else fallback: T) throws -> T {
+            try saved.decodeIfPresent(T.self, forKey: key) ?? fallback
+        }
+        configuration = try saved.decode(WorkflowConfiguration.self, forKey: .configuration)
+        state = try saved.decode(WorkflowState.self, forKey: .state)
+        trigger = try saved.decodeIfPresent(Trigger.self, forKey: .trigger)
+        deadlines = try value(.deadlines, else: [:])
+        countdownStart = try saved.decodeIfPresent(Double.self, forKey: .countdownStart)
+        crash = try saved.decodeIfPresent(CrashFacts.self, forKey: .crash)
+        alerted = try value(.alerted, else: [])
+        alertsAwaited = try value(.alertsAwaited, else: [])
+        fixSeenSinceEmergency = try value(.fixSeenSinceEmergency, else: false)
+        buzzer = try value(.buzzer, else: .off)
+        acknowledgement = try saved.decodeIfPresent(Acknowledgement.self, forKey: .acknowledgement)
+        pressConsumed = try value(.pressConsumed, else: false)
+        armingProblems = try saved.decodeIfPresent([String].self, forKey: .armingProblems)
+        health = try value(.health, else: [:])
+        awaitingUpright = try value(.awaitingUpright, else: false)
     }
 
     /// Seconds left in the countdown at `t`, when counting down.
@@ -287,7 +89,7 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
     /// parts' health: what the buzzer plays while nothing of an emergency sounds, and what
     /// `status`, the page, systemd and the fleet say.
     package var protection: Protection {
-        let problems = (health ?? [:]).compactMap { key, problem in HealthPart(rawValue: key).map { (part: $0, problem: problem) } }
+        let problems = health.compactMap { key, problem in HealthPart(rawValue: key).map { (part: $0, problem: problem) } }
             .sorted { $0.part < $1.part }
         let blocking = problems.filter { $0.part.blocksAlerts }.map(\.problem)
         let degrading = problems.filter { !$0.part.blocksAlerts }.map(\.problem)
@@ -300,7 +102,7 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         case .emergencyEnded:
             return Protection(.notProtecting, reasons: ["the emergency is over: press the button to resume protection"] + blocking)
         case .armed:
-            let detector = awaitingUpright == true ? ["the bike has not stood upright since the crash: a new crash would not be seen until it has"] : []
+            let detector = awaitingUpright ? ["the bike has not stood upright since the crash: a new crash would not be seen until it has"] : []
             if !(detector + blocking).isEmpty { return Protection(.notProtecting, reasons: detector + blocking) }
             if !degrading.isEmpty { return Protection(.degraded, reasons: degrading) }
             return Protection(.protecting)
@@ -349,18 +151,18 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
             fired(timer, at: t, into: &actions)
         case .alertsQueued(let contacts, _):
             guard WorkflowState.alertsOut.contains(state) else { break }
-            var awaited = alertsAwaited ?? []
+            var awaited = alertsAwaited
             for contact in contacts where !alerted.contains(contact) && !awaited.contains(contact) { awaited.append(contact) }
             alertsAwaited = awaited
         case .alertDelivered(let contact, let t):
             delivered(contact, at: t, into: &actions)
         case .alertFailed(let contact, let t):
-            alertsAwaited?.removeAll { $0 == contact }
-            if state == .emergencySending && !alerted.isEmpty && alertsAwaited?.isEmpty != false { enterSent(at: t, into: &actions) }
+            alertsAwaited.removeAll { $0 == contact }
+            if state == .emergencySending && !alerted.isEmpty && alertsAwaited.isEmpty { enterSent(at: t, into: &actions) }
         case .health(let part, let problem, _):
             report(part, problem, into: &actions)
         case .detectorWatching:
-            awaitingUpright = nil
+            awaitingUpright = false
         case .messagesBlocked(_, let summary):
             // The rider must know that nobody is being alerted: the fault pattern replaces the alarm.
             actions.append(.journal(JournalEntry(.alerts, summary)))
@@ -408,7 +210,7 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
     /// is brought back within its configured length.
     package mutating func resume(at t: Double) -> [WorkflowAction] {
         // A restarted agent's detector starts afresh: it has no crash in progress.
-        awaitingUpright = nil
+        awaitingUpright = false
         var actions: [WorkflowAction] = [.buzzer(buzzer)]
         for timer in WorkflowTimer.allCases {
             guard var deadline = deadlines[timer] else { continue }
@@ -430,7 +232,7 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         // carried is what counts (a restart must not send another position at once).
         if WorkflowState.idle.contains(state) { fixSeenSinceEmergency = false }
         // The parts report their health again in this run.
-        health = nil
+        health = [:]
         if state != .disarmed && state != .armed {
             actions.append(.journal(JournalEntry(.system, "resumed in state \(state.rawValue) after a restart")))
         }
@@ -449,11 +251,11 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
 
     /// A part's problem, or its recovery: journaled and told to the fleet when it changes.
     private mutating func report(_ part: HealthPart, _ problem: String?, into actions: inout [WorkflowAction]) {
-        var problems = health ?? [:]
+        var problems = health
         guard problems[part.rawValue] != problem else { return }
         let had = problems[part.rawValue] != nil
         problems[part.rawValue] = problem
-        health = problems.isEmpty ? nil : problems
+        health = problems
         let fleetName: FleetEvent.Name = part == .storage ? .storageFault : .sensorFault
         if let problem {
             let effect = part.blocksAlerts ? "" : " (protecting, degraded)"
@@ -521,7 +323,7 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         countdownStart = t
         crash = nil
         alerted = []
-        alertsAwaited = nil
+        alertsAwaited = []
         acknowledgement = nil
         setTimer(.countdown, t + seconds, &actions)
         play(.countdownSlow, &actions)
@@ -635,9 +437,9 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         switch state {
         case .emergencySending, .emergencySent, .emergencySendingFailed:
             if !alerted.contains(contact) { alerted.append(contact) }
-            alertsAwaited?.removeAll { $0 == contact }
+            alertsAwaited.removeAll { $0 == contact }
             // Out of a network failure, the first alert through is news enough.
-            if state == .emergencySendingFailed || alertsAwaited?.isEmpty != false { enterSent(at: t, into: &actions) }
+            if state == .emergencySendingFailed || alertsAwaited.isEmpty { enterSent(at: t, into: &actions) }
         case .emergencyEnded, .armed, .disarmed:
             // An alert that was already in flight when the rider cancelled: follow it with the all-clear.
             actions.append(.queueMessages(.allClear, to: .only([contact])))

@@ -14,6 +14,8 @@ import RideGuardConfig
 import AgentControl
 import SystemCalls
 import RideGuardLog
+import SystemTime
+import PiSupply
 
 /// One line of `rideguard doctor`: a part, how it is, and what to do about it.
 package struct DoctorCheck: Sendable, Equatable {

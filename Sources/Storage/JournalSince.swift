@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import SystemCalls
+import SystemTime
 
 /// The journal's `--since` (the CLI's and the web page's): 30m, 12h, 7d… back from now, or an ISO
 /// date such as 2026-11-22T08:00:00Z; nil when it is neither.

@@ -5,6 +5,7 @@ import Storage
 import SystemCalls
 import RideGuardDoctor
 import AgentControl
+import SystemTime
 
 /// The pages' HTML: small, one column, big targets for a thumb, nothing loaded from elsewhere.
 enum Pages {

@@ -11,6 +11,7 @@ import SystemPackage
 import RideGuardDoctor
 import AgentControl
 import Synchronization
+import SystemTime
 
 /// What each page reads and changes: the database through the same calls as the command line, the
 /// agent through its control socket.

@@ -5,6 +5,7 @@ import Glibc
 import SystemCalls
 import SystemPackage
 import Testing
+import RideGuardCore
 
 /// The one place a system call interrupted by a signal is made again.
 @Suite struct SystemCallsTests {

@@ -3,6 +3,7 @@ import Foundation
 import RideGuardAgent
 import RideGuardCore
 @testable import Storage
+import RideGuardTestSupport
 import Testing
 
 /// The agent's end-to-end paths, in-process on a manual clock (`InProcessAgent`): the crash in the

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import RideGuardAgent
 import RideGuardCore
+import RideGuardTestSupport
 import Testing
 
 @Suite(.onOneThread) struct BuzzerPlayerTests {

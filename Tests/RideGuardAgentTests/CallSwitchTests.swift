@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 @testable import RideGuardAgent
+import RideGuardTestSupport
 import Testing
 
 /// The switch between the workflow (calls on, calls off) and the task ringing the contacts.

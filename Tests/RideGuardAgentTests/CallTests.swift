@@ -3,6 +3,7 @@ import Foundation
 import RideGuardAgent
 import RideGuardCore
 import SerialModem
+import RideGuardTestSupport
 import Testing
 
 /// Voice calls: the real modem code rings a fake modem's numbers on a pseudo-terminal. The modem

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import RideGuardTestSupport
 import Testing
 
 /// `rideguard card`: its QR code read back by a real decoder (zbarimg), from the SVG as Chromium

@@ -3,6 +3,7 @@ import Foundation
 import RideGuardAgent
 import RideGuardCore
 @testable import Storage
+import RideGuardTestSupport
 import Testing
 import RideGuardConfig
 

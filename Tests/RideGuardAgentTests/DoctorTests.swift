@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import RideGuardTestSupport
 import Testing
 import IIOSensor
 import RideGuardDoctor

@@ -4,6 +4,7 @@ import RideGuardAgent
 import RideGuardCore
 import Storage
 import Synchronization
+import RideGuardTestSupport
 import Testing
 
 /// What the service asked the outside world to do.

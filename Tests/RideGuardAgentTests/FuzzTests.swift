@@ -3,6 +3,7 @@ import Dispatch
 import Fuzzing
 import RideGuardCore
 import Synchronization
+import RideGuardTestSupport
 import Testing
 
 /// A short seeded run of the fuzz harness (scripts/fuzz.sh runs libFuzzer for a million inputs a

@@ -6,6 +6,7 @@ import RideGuardCore
 import SerialModem
 import Storage
 import Synchronization
+import RideGuardTestSupport
 import Testing
 import SystemCalls
 

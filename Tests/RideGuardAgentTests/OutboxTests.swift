@@ -4,8 +4,10 @@ import Logging
 import RideGuardAgent
 @testable import Storage
 import Synchronization
+import RideGuardTestSupport
 import Testing
 import SystemCalls
+import SystemTime
 
 /// The outbox on SQLite on disk.
 @Suite struct OutboxTests {

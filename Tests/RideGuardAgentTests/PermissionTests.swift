@@ -2,6 +2,7 @@
 import Foundation
 import Storage
 import SystemCalls
+import RideGuardTestSupport
 import Testing
 @testable import RideGuardAgent
 @testable import AgentControl

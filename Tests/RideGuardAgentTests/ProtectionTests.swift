@@ -5,10 +5,12 @@ import RideGuardCore
 import Logging
 import ServiceLifecycle
 import Synchronization
+import RideGuardTestSupport
 import Testing
 @testable import WebUI
 @testable import RideGuardAgent
 import SystemCalls
+import SystemTime
 
 /// Issue 43, "said protecting, cannot alert": one owner for "are we protecting" (the workflow's
 /// `protection`), which the buzzer, `status`, systemd, the page and the fleet read.

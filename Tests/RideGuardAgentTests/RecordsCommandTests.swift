@@ -2,6 +2,7 @@
 import Foundation
 import RideGuardCore
 @testable import Storage
+import RideGuardTestSupport
 import Testing
 
 /// Contacts, message, profile and journal on a database on disk, through the command line.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import RideGuardTestSupport
 import Testing
 
 /// Parses JSON Lines output and checks the contract: an object with a string "event" and a number "t".

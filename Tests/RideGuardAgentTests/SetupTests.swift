@@ -3,6 +3,7 @@ import Foundation
 import RideGuardAgent
 import RideGuardCore
 import Storage
+import RideGuardTestSupport
 import Testing
 
 /// `rideguard setup` answered through a pseudo-terminal, as over SSH, and scripted with flags.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import RideGuardAgent
+import RideGuardTestSupport
 import Testing
 
 @Suite struct StartupMemoryTests {

@@ -3,9 +3,11 @@ import Foundation
 import RideGuardCore
 @testable import Storage
 import Synchronization
+import RideGuardTestSupport
 import Testing
 @testable import RideGuardAgent
 import SystemCalls
+import SystemTime
 
 /// A small tmpfs standing in for the SD card: made read-only, or filled, under a running agent.
 final class Card {

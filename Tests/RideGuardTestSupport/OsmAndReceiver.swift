@@ -7,12 +7,12 @@ import Synchronization
 /// `timestamp`, `lat`, `lon`, and optionally `speed`, `bearing`, `altitude`, `accuracy`, `alarm`…;
 /// Traccar answers a plain 200. `answer(_:)` sets the status it answers (503: the server is down
 /// behind its proxy); only reports answered 200 are kept, as Traccar would have stored them.
-final class OsmAndReceiver: Sendable {
-    let port: Int
+package final class OsmAndReceiver: Sendable {
+    package let port: Int
     private let listener: Int32
     private let state = Mutex<(reports: [[String: String]], status: Int, refused: [[String: String]])>(([], 200, []))
 
-    init() throws {
+    package init() throws {
         (listener, port) = try loopbackListener()
         let listener = self.listener
         Thread.detachNewThread { [weak self] in
@@ -29,11 +29,11 @@ final class OsmAndReceiver: Sendable {
         close(listener)
     }
 
-    var reports: [[String: String]] { state.withLock { $0.reports } }
+    package var reports: [[String: String]] { state.withLock { $0.reports } }
     /// The reports answered otherwise than 200.
-    var refused: [[String: String]] { state.withLock { $0.refused } }
+    package var refused: [[String: String]] { state.withLock { $0.refused } }
 
-    func answer(_ status: Int) {
+    package func answer(_ status: Int) {
         state.withLock { $0.status = status }
     }
 
@@ -79,7 +79,7 @@ final class OsmAndReceiver: Sendable {
     }
 
     /// `a=1&b=x%20y` → ["a": "1", "b": "x y"] (`+` is a space, as in a form).
-    static func form(_ text: String) -> [String: String] {
+    package static func form(_ text: String) -> [String: String] {
         var result: [String: String] = [:]
         for pair in text.split(separator: "&") {
             let kv = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0) }
@@ -90,7 +90,7 @@ final class OsmAndReceiver: Sendable {
 }
 
 /// A TCP socket listening on 127.0.0.1 at a port the kernel chose: the socket and the port.
-func loopbackListener() throws -> (socket: Int32, port: Int) {
+package func loopbackListener() throws -> (socket: Int32, port: Int) {
     let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)

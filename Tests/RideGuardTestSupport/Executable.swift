@@ -4,19 +4,19 @@ import RideGuardCommands
 import Testing
 
 /// Runs the built `rideguard` executable, as a user would.
-enum Rideguard {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+package enum Rideguard {
+    package static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     /// Real recordings made by others, beside the clone (never copied into it): the tests that read
     /// them run where the folder is (CI has it) and are skipped, saying so, where it is not.
-    static let sharedData = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/data")
-    static let ptwFalls = sharedData.appendingPathComponent("ptw-falls")
-    static var hasPTWFalls: Bool { FileManager.default.fileExists(atPath: ptwFalls.path) }
-    static let ptwFallsMissing: Comment = "needs the real falls in ../shared/data/ptw-falls beside the clone (not in the repository)"
-    static let fixtures = packageRoot.appendingPathComponent("Tests/Fixtures")
+    package static let sharedData = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/data")
+    package static let ptwFalls = sharedData.appendingPathComponent("ptw-falls")
+    package static var hasPTWFalls: Bool { FileManager.default.fileExists(atPath: ptwFalls.path) }
+    package static let ptwFallsMissing: Comment = "needs the real falls in ../shared/data/ptw-falls beside the clone (not in the repository)"
+    package static let fixtures = packageRoot.appendingPathComponent("Tests/Fixtures")
 
     /// The binary next to the test bundle (the same build configuration).
-    static var binary: URL {
+    package static var binary: URL {
         let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for folder in [besideTests, besideTests.deletingLastPathComponent()] {
             let candidate = folder.appendingPathComponent("rideguard")
@@ -25,17 +25,17 @@ enum Rideguard {
         return packageRoot.appendingPathComponent(".build/debug/rideguard")
     }
 
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+    package struct Result {
+        package var status: Int32
+        package var stdout: String
+        package var stderr: String
+        package var lines: [String] { stdout.split(separator: "\n").map(String.init) }
     }
 
     /// Runs a command line in the test's own process, parsed and printed as the program does, for
     /// the commands that end at once and need no agent answering on this thread; the program itself
     /// (`run`) for the rest, and for a few smoke tests of the binary.
-    static func inProcess(_ arguments: [String]) -> Result {
+    package static func inProcess(_ arguments: [String]) -> Result {
         let capture = OutputCapture()
         let status = RideGuard.run(arguments: arguments, capture: capture)
         return Result(status: status, stdout: capture.standardOutput, stderr: capture.standardError)
@@ -43,13 +43,13 @@ enum Rideguard {
 
     /// `run`, waited for on a thread of its own: a test whose jobs run on one thread (`.onOneThread`)
     /// keeps that thread free for the agent that must answer the command meanwhile.
-    static func run(_ arguments: [String], stdin: Data? = nil, program: URL = binary) async throws -> Result {
+    package static func run(_ arguments: [String], stdin: Data? = nil, program: URL = binary) async throws -> Result {
         try await offThread { try run(arguments, stdin: stdin, program: program) }
     }
 
     /// Runs the binary (or another `program`) with its standard streams on files (Foundation's pipe
     /// reads trap on EINTR while other tests' children exit), waits, and returns what it printed.
-    static func run(_ arguments: [String], stdin: Data? = nil, program: URL = binary) throws -> Result {
+    package static func run(_ arguments: [String], stdin: Data? = nil, program: URL = binary) throws -> Result {
         let process = Process()
         process.executableURL = program
         process.arguments = arguments
@@ -74,7 +74,7 @@ enum Rideguard {
                       stderr: String(decoding: try Data(contentsOf: errFile), as: UTF8.self))
     }
 
-    static func temporaryFile(_ name: String, contents: Data) throws -> URL {
+    package static func temporaryFile(_ name: String, contents: Data) throws -> URL {
         let url = Scratch.root.appendingPathComponent(name)
         try contents.write(to: url)
         return url

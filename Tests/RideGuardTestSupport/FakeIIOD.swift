@@ -5,15 +5,15 @@ import Synchronization
 /// A small iiod for libiio's network backend (the text protocol of libiio 0.24's iiod, as libiio's
 /// iiod/ and iiod-client.c speak it) serving an inv_mpu6050-like device: big-endian s16 accel/temp/gyro, little-endian s64
 /// timestamp. Samples are produced in real time at the sampling frequency the client writes.
-final class FakeIIOD: @unchecked Sendable {
-    struct Channel {
-        var id: String
-        var bytes: Int
-        var format: String
-        var attributes: [String]
+package final class FakeIIOD: @unchecked Sendable {
+    package struct Channel {
+        package var id: String
+        package var bytes: Int
+        package var format: String
+        package var attributes: [String]
     }
 
-    static let channels = [
+    package static let channels = [
         Channel(id: "accel_x", bytes: 2, format: "be:S16/16&gt;&gt;0", attributes: ["raw", "scale", "scale_available"]),
         Channel(id: "accel_y", bytes: 2, format: "be:S16/16&gt;&gt;0", attributes: ["raw", "scale", "scale_available"]),
         Channel(id: "accel_z", bytes: 2, format: "be:S16/16&gt;&gt;0", attributes: ["raw", "scale", "scale_available"]),
@@ -25,45 +25,45 @@ final class FakeIIOD: @unchecked Sendable {
     ]
 
     /// Raw values of sample `k`: accel, temp, gyro, and the timestamp in ns.
-    static func raw(_ k: Int, rate: Double) -> [Int64] {
+    package static func raw(_ k: Int, rate: Double) -> [Int64] {
         [Int64(100 + k % 50), Int64(-200 + k % 3), Int64(2046 + k % 5), 1000, Int64(k % 100 - 50), 7, -7,
          1_000_000_000 + Int64((Double(k) * 1e9 / rate).rounded())]
     }
 
-    struct State {
-        var accelScale = 0.000598
-        var gyroScale = 0.001064724
-        var rate = 50.0
+    package struct State {
+        package var accelScale = 0.000598
+        package var gyroScale = 0.001064724
+        package var rate = 50.0
         /// The sensor stops: the buffer sends nothing and raw reads fail.
-        var stalled = false
+        package var stalled = false
         /// The buffer sends nothing, while raw reads answer (the data-ready interrupt lost).
-        var silentBuffer = false
+        package var silentBuffer = false
         /// Timestamps advance as if the sensor ran at rate × this (a drifting or misconfigured sensor).
-        var timestampRateFactor = 1.0
-        var listening: Int32 = -1
-        var clients: [Int32] = []
-        var openedMasks: [String] = []
-        var samplesServed = 0
-        var commands: [String] = []
+        package var timestampRateFactor = 1.0
+        package var listening: Int32 = -1
+        package var clients: [Int32] = []
+        package var openedMasks: [String] = []
+        package var samplesServed = 0
+        package var commands: [String] = []
         /// A triggered buffer whose trigger would come from an INT line that is not wired (a BMI160
         /// or a LIS3DH without it): no trigger set, and enabling the buffer is refused (EINVAL).
-        var untriggered = false
+        package var untriggered = false
         /// How long a raw read takes, seconds (a driver that powers the chip up for each read).
-        var rawReadSeconds = 0.0
+        package var rawReadSeconds = 0.0
     }
 
-    let port: Int
-    let state = Mutex(State())
+    package let port: Int
+    package let state = Mutex(State())
     /// Raw reads (`in_accel_x_raw`) give the sample due now, counted from here at the rate.
     private let started = Date()
 
     /// Below Linux's ephemeral ports (32768–60999), like GPSFake's.
-    init(port: Int = Int.random(in: 26_000...31_999)) throws {
+    package init(port: Int = Int.random(in: 26_000...31_999)) throws {
         self.port = port
         try start()
     }
 
-    func start() throws {
+    package func start() throws {
         let fd = try listenOnLoopback(port: port, name: "fake iiod")
         state.withLock { $0.listening = fd }
         Thread { [self] in
@@ -77,7 +77,7 @@ final class FakeIIOD: @unchecked Sendable {
     }
 
     /// The server goes away: listening socket and every connection closed.
-    func stop() {
+    package func stop() {
         let (listening, clients) = state.withLock { s -> (Int32, [Int32]) in
             defer { s.listening = -1; s.clients = [] }
             return (s.listening, s.clients)
@@ -92,7 +92,7 @@ final class FakeIIOD: @unchecked Sendable {
 
     deinit { stop() }
 
-    static var xml: String {
+    package static var xml: String {
         var x = "<?xml version=\"1.0\" encoding=\"utf-8\"?><!DOCTYPE context ["
             + "<!ELEMENT context (device | context-attribute)*><!ELEMENT context-attribute EMPTY>"
             + "<!ELEMENT device (channel | attribute | debug-attribute | buffer-attribute)*>"
@@ -226,7 +226,7 @@ final class FakeIIOD: @unchecked Sendable {
         }
     }
 
-    static func sampleSize(_ enabled: [Int]) -> Int {
+    package static func sampleSize(_ enabled: [Int]) -> Int {
         var offset = 0, largest = 1
         for i in enabled {
             let size = channels[i].bytes
@@ -236,7 +236,7 @@ final class FakeIIOD: @unchecked Sendable {
         return (offset + largest - 1) / largest * largest
     }
 
-    static func sample(_ k: Int, enabled: [Int], rate: Double) -> [UInt8] {
+    package static func sample(_ k: Int, enabled: [Int], rate: Double) -> [UInt8] {
         let values = raw(k, rate: rate)
         var out: [UInt8] = []
         for i in enabled {

@@ -7,18 +7,18 @@ import Glibc
 /// as a fleet's broker would be set up. Clients: the bike `bike1` (its own topics) and the
 /// dispatcher `dispatch` (reads everything under `rideguard/`, writes the bikes' `cmd`). Sessions
 /// and their queued messages are saved when it stops (SIGTERM), as a broker restarted by systemd.
-final class Mosquitto: @unchecked Sendable {      // one test's, started and stopped by that test alone
-    let folder: URL
+package final class Mosquitto: @unchecked Sendable {      // one test's, started and stopped by that test alone
+    package let folder: URL
     /// Drawn below Linux's ephemeral range, like GPSFake's.
-    let port = Int.random(in: 20_000...25_999)
+    package let port = Int.random(in: 20_000...25_999)
     private var process: Spawned?
-    static let passwords = ["bike1": "bike-secret", "bike2": "bike2-secret", "dispatch": "dispatch-secret"]
+    package static let passwords = ["bike1": "bike-secret", "bike2": "bike2-secret", "dispatch": "dispatch-secret"]
 
-    var caFile: String { folder.appendingPathComponent("ca.crt").path }
+    package var caFile: String { folder.appendingPathComponent("ca.crt").path }
     private var logFile: String { folder.appendingPathComponent("mosquitto.log").path }
-    var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
+    package var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
 
-    init() throws {
+    package init() throws {
         folder = Scratch.path("rideguard-mosquitto")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let f = folder.path
@@ -63,7 +63,7 @@ final class Mosquitto: @unchecked Sendable {      // one test's, started and sto
     }
 
     /// Starts the broker and waits until it takes connections.
-    func start() throws {
+    package func start() throws {
         process = try Spawned(["/usr/sbin/mosquitto", "-c", folder.appendingPathComponent("mosquitto.conf").path], stderr: logFile)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
@@ -74,19 +74,19 @@ final class Mosquitto: @unchecked Sendable {      // one test's, started and sto
     }
 
     /// Kills the broker, as a crash or a power cut would.
-    func stop() {
+    package func stop() {
         process?.kill(SIGKILL)
         process = nil
     }
 
     /// Stops the broker as systemd does (SIGTERM: it saves its sessions); `start()` brings it back.
-    func shutDown() throws {
+    package func shutDown() throws {
         guard process?.terminate() == 0 else { throw BrokerError("mosquitto did not stop on SIGTERM: \(log)") }
         process = nil
     }
 
     /// Publishes each line of `lines` as one message on `topic`, as the dispatcher (Debian's mosquitto_pub).
-    func publish(_ topic: String, lines: [String], retain: Bool = false, as user: String = "dispatch") throws {
+    package func publish(_ topic: String, lines: [String], retain: Bool = false, as user: String = "dispatch") throws {
         let input = folder.appendingPathComponent("pub-\(UUID().uuidString).txt").path
         try (lines.joined(separator: "\n") + "\n").write(toFile: input, atomically: true, encoding: .utf8)
         try Self.run(["/usr/bin/mosquitto_pub", "-h", "localhost", "-p", "\(port)", "--cafile", caFile,
@@ -103,7 +103,7 @@ final class Mosquitto: @unchecked Sendable {      // one test's, started and sto
     /// each "topic payload", read by Debian's mosquitto_sub; `[]` after `seconds` without them.
     /// With `session`, a persistent session of that client id (QoS 1): what was published while it
     /// was away is delivered now.
-    func subscribe(_ topic: String, count: Int = 1, seconds: Int = 10, session: String? = nil) throws -> [String] {
+    package func subscribe(_ topic: String, count: Int = 1, seconds: Int = 10, session: String? = nil) throws -> [String] {
         let output = folder.appendingPathComponent("sub-\(UUID().uuidString).out").path
         let persistent = session.map { ["-c", "-i", $0, "-q", "1"] } ?? []
         try Self.run(["/usr/bin/mosquitto_sub", "-h", "localhost", "-p", "\(port)", "--cafile", caFile,
@@ -123,7 +123,7 @@ final class Mosquitto: @unchecked Sendable {      // one test's, started and sto
     }
 }
 
-struct BrokerError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+package struct BrokerError: Error, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
-import RideGuardAgent
 import RideGuardCore
 import SerialModem
 import Synchronization
+import RideGuardTestSupport
 import Testing
 import SystemCalls
+import SystemTime
 
 /// Received SMS are read from the storage the modem puts them in (27.005 §3.2.2 +CPMS, §3.4.1 +CMTI).
 @Suite(.serialized) struct ModemStorageTests {

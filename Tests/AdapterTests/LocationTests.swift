@@ -3,6 +3,7 @@ import Foundation
 import GPSDClient
 import RideGuardCore
 import Synchronization
+import RideGuardTestSupport
 import Testing
 
 /// gpsd fed by gpsfake with our own NMEA: the adapter, the store and `rideguard location`.
@@ -86,19 +87,6 @@ import Testing
         #expect(store.age(at: 175) == 5)
         #expect(store.motion(before: 171)?.speed == 2)
     }
-}
-
-func waitFor(_ seconds: Double, _ condition: () -> Bool) throws {
-    let deadline = Date().addingTimeInterval(seconds)
-    while !condition() {
-        if Date() > deadline { throw WaitTimeout(seconds: seconds) }
-        usleep(50_000)
-    }
-}
-
-struct WaitTimeout: Error, CustomStringConvertible {
-    var seconds: Double
-    var description: String { "condition not met within \(seconds) s" }
 }
 
 /// gpsd lines that once stopped the position for good, from a fake gpsd speaking its protocol.

@@ -13,8 +13,8 @@ import Testing
 /// waiting for another task: that task would wait behind it. While the hook is in, every task of
 /// the process comes here, another test's too: the suite runs one test at a time (`--no-parallel`,
 /// as `scripts/test.sh` does).
-final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
-    static let shared = OneThreadExecutor()
+package final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
+    package static let shared = OneThreadExecutor()
 
     private let condition = NSCondition()
     private var queue: [UnownedJob] = []            // guarded by `condition`
@@ -27,11 +27,11 @@ final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
         thread.start()
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         enqueue(UnownedJob(job))
     }
 
-    func enqueue(_ job: UnownedJob) {
+    package func enqueue(_ job: UnownedJob) {
         condition.lock()
         queue.append(job)
         condition.signal()
@@ -49,7 +49,7 @@ final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
     /// run. From a test under `.onOneThread`: its first turn may still be on a thread of the
     /// runtime's (the test began before the hook), so it yields until it runs here, where no other
     /// job can be running beside it.
-    func idle() async {
+    package func idle() async {
         repeat { await Task.yield() } while !isCurrent || waiting > 0
     }
 
@@ -79,7 +79,7 @@ final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
     private static let scopes = Mutex(0)
 
     /// Whether the runtime's global jobs come here now.
-    static var isInstalled: Bool { scopes.withLock { $0 > 0 } }
+    package static var isInstalled: Bool { scopes.withLock { $0 > 0 } }
 
     // Written only under `scopes`' lock; the runtime reads it as it enqueues.
     nonisolated(unsafe) private static let hook: UnsafeMutablePointer<Hook?> = {
@@ -89,7 +89,7 @@ final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
         return symbol.assumingMemoryBound(to: Hook?.self)
     }()
 
-    static func withJobsHere<T>(_ body: () async throws -> T) async rethrows -> T {
+    package static func withJobsHere<T>(_ body: () async throws -> T) async rethrows -> T {
         _ = shared
         scopes.withLock { count in
             if count == 0 { hook.pointee = { job, _ in OneThreadExecutor.shared.enqueue(job) } }
@@ -107,7 +107,7 @@ final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
 
 /// Runs `body` on a thread of its own and waits for it without holding a thread of the runtime's:
 /// for what blocks (a spawned `rideguard` talking to the agent's socket).
-func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+package func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try body() }) }.start()
     }
@@ -115,14 +115,14 @@ func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async th
 
 /// Runs a suite's or a test's jobs on `OneThreadExecutor`: what a manual clock needs to move time
 /// deterministically.
-struct OnOneThread: SuiteTrait, TestTrait, TestScoping {
-    var isRecursive: Bool { true }
+package struct OnOneThread: SuiteTrait, TestTrait, TestScoping {
+    package var isRecursive: Bool { true }
 
-    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+    package func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
         try await OneThreadExecutor.withJobsHere(function)
     }
 }
 
 extension Trait where Self == OnOneThread {
-    static var onOneThread: Self { OnOneThread() }
+    package static var onOneThread: Self { OnOneThread() }
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import HTTPRequests
+import RideGuardTestSupport
 import Testing
 
 /// The page's request reader on its own: what a phone (or anyone on the Wi-Fi) sends, however the

@@ -8,7 +8,7 @@ import Testing
 /// A clock the test moves by hand: `advance` wakes sleepers in deadline order and lets each react
 /// to the end (schedule its next sleep, post what it must) before moving on. Under `.onOneThread`
 /// only: the reactions' end is known there, with no real sleep.
-final class ManualClock: ServiceClock {
+package final class ManualClock: ServiceClock {
     private struct Waiter {
         var id: Int
         var deadline: Double
@@ -26,39 +26,48 @@ final class ManualClock: ServiceClock {
     /// command or writing its answer): time waits while they change.
     private let peers = Mutex<[@Sendable () -> Int]>([])
 
-    init(now: Double = 1_000_000) {
+    package init(now: Double = 1_000_000) {
         state = Mutex(State(now: now))
     }
 
-    func now() -> Double { state.withLock { $0.now } }
+    package func now() -> Double { state.withLock { $0.now } }
 
     /// A peer whose work time waits for (`activity` changes while it is at work).
-    func watch(_ activity: @escaping @Sendable () -> Int) {
+    package func watch(_ activity: @escaping @Sendable () -> Int) {
         peers.withLock { $0.append(activity) }
     }
 
     private var peerActivity: Int { peers.withLock { $0 }.reduce(0) { $0 &+ $1() } }
 
     /// Tasks sleeping on this clock now.
-    var sleepers: Int { state.withLock { $0.waiters.count } }
+    package var sleepers: Int { state.withLock { $0.waiters.count } }
 
     /// Changes whenever a sleep starts or ends: a part at work (an AT command arms a timer, a
     /// woken task sleeps again).
-    var activity: Int { state.withLock { $0.nextID * 1000 + $0.waiters.count } }
+    package var activity: Int { state.withLock { $0.nextID * 1000 + $0.waiters.count } }
 
-    func sleep(until deadline: Double) async throws {
+    package func sleep(until deadline: Double) async throws {
         let id = state.withLock { s -> Int in
             s.nextID += 1
             return s.nextID
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let resumeNow = state.withLock { s -> Bool in
-                    if deadline <= s.now { return true }
+                // A task cancelled before it first ran has had its `onCancel` already, which found
+                // no waiter: it must not leave one now (an AT command's timer cancelled before it
+                // started stayed asleep on the clock).
+                enum Now { case wait, resume, cancelled }
+                let now = state.withLock { s -> Now in
+                    if Task.isCancelled { return .cancelled }
+                    if deadline <= s.now { return .resume }
                     s.waiters.append(Waiter(id: id, deadline: deadline, continuation: continuation))
-                    return false
+                    return .wait
                 }
-                if resumeNow { continuation.resume() }
+                switch now {
+                case .wait: break
+                case .resume: continuation.resume()
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                }
             }
         } onCancel: {
             let waiter = state.withLock { s -> Waiter? in
@@ -73,7 +82,7 @@ final class ManualClock: ServiceClock {
     /// woken task reacts (schedules its next sleep, posts what it must) and everything that reaction
     /// starts runs to its end before time moves on: the test's jobs all run on one thread
     /// (`.onOneThread`), so "nothing left to run" is known, not waited for.
-    func advance(by seconds: Double, sourceLocation: SourceLocation = #_sourceLocation) async {
+    package func advance(by seconds: Double, sourceLocation: SourceLocation = #_sourceLocation) async {
         guard OneThreadExecutor.isInstalled else {
             Issue.record("a manual clock moves only under .onOneThread", sourceLocation: sourceLocation)
             return
@@ -101,7 +110,7 @@ final class ManualClock: ServiceClock {
     /// a socket) answer in real time, which the clock outruns, so it never gives up before a few
     /// real seconds have passed too. `activity`: a count that changes while something reacts (the
     /// agent's log lines), besides the clock's own sleepers.
-    func advance(until done: () async throws -> Bool, limit: Double, step: Double = 0.1, activity: @Sendable () -> Int = { 0 },
+    package func advance(until done: () async throws -> Bool, limit: Double, step: Double = 0.1, activity: @Sendable () -> Int = { 0 },
                  said: @Sendable () -> String = { "" }, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let end = now() + limit
         let realEnd = Date().addingTimeInterval(5)
@@ -116,7 +125,7 @@ final class ManualClock: ServiceClock {
     }
 
     /// Runs `work` while moving time on until it returns (at most `limit` seconds of this clock's time).
-    func run<T: Sendable>(limit: Double, step: Double = 0.1, sourceLocation: SourceLocation = #_sourceLocation,
+    package func run<T: Sendable>(limit: Double, step: Double = 0.1, sourceLocation: SourceLocation = #_sourceLocation,
                           _ work: @escaping @Sendable () async throws -> T) async throws -> T {
         let task = Task { try await work() }
         let finished = Atomic<Bool>(false)
@@ -150,13 +159,13 @@ final class ManualClock: ServiceClock {
     /// Waits in real time, this clock stopped, until `done` holds (at most `seconds`): for what the
     /// peers do on threads of their own (an SMS just delivered, read by the modem code; a modem that
     /// takes a second to send). Returns at once when it holds already.
-    func settle(until done: () async throws -> Bool, seconds: Double = 5) async rethrows {
+    package func settle(until done: () async throws -> Bool, seconds: Double = 5) async rethrows {
         let deadline = Date().addingTimeInterval(seconds)
         while try await !done(), Date() < deadline { try? await Task.sleep(for: .milliseconds(1)) }
     }
 }
 
-struct ClockTimeUp: Error, CustomStringConvertible {
-    var seconds: Double
-    var description: String { "not done within \(seconds) s of the clock's time" }
+package struct ClockTimeUp: Error, CustomStringConvertible {
+    package var seconds: Double
+    package var description: String { "not done within \(seconds) s of the clock's time" }
 }

@@ -4,11 +4,11 @@ import Foundation
 /// A child process started with posix_spawn in its own process group, stopped by signalling the
 /// group and reaped with waitpid (Foundation's Process lost track of children here while another
 /// one kept running).
-final class Spawned {
+package final class Spawned {
     private(set) var pid: pid_t = 0
     private var status: Int32 = 0
 
-    init(_ arguments: [String], environment: [String] = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp"],
+    package init(_ arguments: [String], environment: [String] = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp"],
          stdin: String = "/dev/null", stdout: String = "/dev/null", stderr: String = "/dev/null") throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -41,7 +41,7 @@ final class Spawned {
     private(set) var cpuSeconds = 0.0
 
     /// Waits up to `seconds` for the child to exit; returns its exit code, or nil if still running.
-    func wait(_ seconds: Double) -> Int32? {
+    package func wait(_ seconds: Double) -> Int32? {
         guard pid > 0 else { return exitCode }
         let deadline = Date().addingTimeInterval(seconds)
         repeat {
@@ -57,17 +57,17 @@ final class Spawned {
         return nil
     }
 
-    var exitCode: Int32 { (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -(status & 0x7F) }
+    package var exitCode: Int32 { (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -(status & 0x7F) }
 
     /// SIGTERM to the child alone, as systemd stops a service; its exit code, or nil if it did not exit.
-    func terminate(within seconds: Double = 10) -> Int32? {
+    package func terminate(within seconds: Double = 10) -> Int32? {
         guard pid > 0 else { return exitCode }
         Glibc.kill(pid, SIGTERM)
         return wait(seconds)
     }
 
     /// Signals the whole group and reaps the child.
-    func kill(_ signal: Int32 = SIGTERM) {
+    package func kill(_ signal: Int32 = SIGTERM) {
         guard pid > 0 else { return }
         Glibc.kill(-pid, signal)
         if wait(5) == nil {
@@ -80,8 +80,8 @@ final class Spawned {
     deinit { kill() }
 }
 
-struct SpawnError: Error, CustomStringConvertible {
-    var program: String
-    var code: Int32
-    var description: String { "cannot start \(program): \(String(cString: strerror(code)))" }
+package struct SpawnError: Error, CustomStringConvertible {
+    package var program: String
+    package var code: Int32
+    package var description: String { "cannot start \(program): \(String(cString: strerror(code)))" }
 }

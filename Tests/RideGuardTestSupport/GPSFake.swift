@@ -3,9 +3,9 @@ import Foundation
 
 /// NMEA 0183 sentences written by our own code for gpsfake: a rider moving in a straight line, or a
 /// receiver without a fix.
-enum NMEALog {
+package enum NMEALog {
     /// `seconds` of GGA + RMC at 1 Hz from (lat, lon) heading `course`° at `speed` m/s, starting now.
-    static func movingRider(latitude: Double, longitude: Double, speed: Double, course: Double, seconds: Int) -> String {
+    package static func movingRider(latitude: Double, longitude: Double, speed: Double, course: Double, seconds: Int) -> String {
         var lines = ["# rideguard test log: a rider at \(speed) m/s heading \(course)°"]
         let start = Date()
         for i in 0..<seconds {
@@ -21,14 +21,14 @@ enum NMEALog {
 
     /// A rider at `speed` m/s for `before` fixes, then stopped dead (0 m/s) for `after` fixes: what
     /// GPS shows of a collision.
-    static func stoppedDead(latitude: Double, longitude: Double, speed: Double, before: Int, after: Int) -> String {
+    package static func stoppedDead(latitude: Double, longitude: Double, speed: Double, before: Int, after: Int) -> String {
         let moving = movingRider(latitude: latitude, longitude: longitude, speed: speed, course: 0, seconds: before)
         let stopped = movingRider(latitude: latitude + speed * Double(before) / 111_320, longitude: longitude, speed: 0, course: 0, seconds: after)
         return moving + stopped.split(separator: "\r\n").dropFirst().joined(separator: "\r\n") + "\r\n"
     }
 
     /// A receiver that reports the time but no fix (antenna covered).
-    static func noFix(seconds: Int) -> String {
+    package static func noFix(seconds: Int) -> String {
         var lines = ["# rideguard test log: no fix"]
         let start = Date()
         for i in 0..<seconds {
@@ -39,24 +39,24 @@ enum NMEALog {
         return lines.joined(separator: "\r\n") + "\r\n"
     }
 
-    static func sentence(_ body: String) -> String {
+    package static func sentence(_ body: String) -> String {
         let checksum = body.utf8.reduce(UInt8(0)) { $0 ^ $1 }
         return "$" + body + "*" + String(format: "%02X", checksum)
     }
 
-    static func coordinate(_ value: Double, degreesWidth: Int) -> String {
+    package static func coordinate(_ value: Double, degreesWidth: Int) -> String {
         let a = abs(value)
         let degrees = Int(a)
         let minutes = (a - Double(degrees)) * 60
         return String(format: "%0\(degreesWidth)d%07.4f", degrees, minutes)
     }
 
-    static func hms(_ date: Date) -> String {
+    package static func hms(_ date: Date) -> String {
         let c = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: date)
         return String(format: "%02d%02d%02d.00", c.hour!, c.minute!, c.second!)
     }
 
-    static func dmy(_ date: Date) -> String {
+    package static func dmy(_ date: Date) -> String {
         let c = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: date)
         return String(format: "%02d%02d%02d", c.day!, c.month!, c.year! % 100)
     }
@@ -66,12 +66,12 @@ enum NMEALog {
 /// so that stopping it takes gpsd down too (gpsfake alone leaves it running). The port is drawn
 /// below Linux's ephemeral range (32768–60999), where a connection's own port, or one in
 /// TIME_WAIT, could already hold it.
-final class GPSFake {
-    let port: Int
+package final class GPSFake {
+    package let port: Int
     private let process: Spawned
 
     /// `cycle`: seconds between two sentences (a fix is two: GGA and RMC).
-    init(log: String, port: Int = Int.random(in: 20_000...25_999), cycle: Double = 0.1) throws {
+    package init(log: String, port: Int = Int.random(in: 20_000...25_999), cycle: Double = 0.1) throws {
         self.port = port
         let file = try Rideguard.temporaryFile("gpsfake-\(UUID().uuidString).nmea", contents: Data(log.utf8))
         // -q quiet, -P our port (2947 may be a system gpsd), -c delay between sentences, looping.
@@ -79,7 +79,7 @@ final class GPSFake {
     }
 
     /// gpsfake and its gpsd (one process group) killed at once: gpsfake takes 5 s over a SIGTERM.
-    func stop() {
+    package func stop() {
         process.kill(SIGKILL)
     }
 }

@@ -3,13 +3,13 @@ import Foundation
 
 /// A child process on a pseudo-terminal, driven like a person at an SSH prompt: wait for a
 /// question, type an answer.
-final class Terminal {
-    let process: Spawned
+package final class Terminal {
+    package let process: Spawned
     private let master: Int32
-    private(set) var output = ""
+    package private(set) var output = ""
     private var consumed: String.Index
 
-    init(_ arguments: [String]) throws {
+    package init(_ arguments: [String]) throws {
         var master: Int32 = 0, slave: Int32 = 0
         guard openpty(&master, &slave, nil, nil, nil) == 0 else { throw SpawnError(program: "openpty", code: errno) }
         self.master = master
@@ -26,7 +26,7 @@ final class Terminal {
 
     /// Reads until the output after the last match contains `text`; false after `seconds`.
     @discardableResult
-    func expect(_ text: String, seconds: Double = 20) -> Bool {
+    package func expect(_ text: String, seconds: Double = 20) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while true {
             if let found = output.range(of: text, range: consumed..<output.endIndex) {
@@ -38,13 +38,13 @@ final class Terminal {
     }
 
     /// Types `line` and Enter.
-    func type(_ line: String) {
+    package func type(_ line: String) {
         let bytes = Array((line + "\n").utf8)
         _ = bytes.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
     }
 
     /// Everything until the child closes the terminal, then its exit code.
-    func finish(seconds: Double = 30) -> Int32? {
+    package func finish(seconds: Double = 30) -> Int32? {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline, readSome(until: deadline) {}
         return process.wait(max(0, deadline.timeIntervalSinceNow))
@@ -66,7 +66,7 @@ final class Terminal {
 
 /// The path of a pseudo-terminal's slave side. `ttyname_r`: `ttyname`'s one static buffer, read
 /// while another test's thread opened a pty, gave a garbage path (and once a 34 GB allocation).
-func pseudoTerminalPath(_ fd: Int32) throws -> String {
+package func pseudoTerminalPath(_ fd: Int32) throws -> String {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
     let result = ttyname_r(fd, &buffer, buffer.count)
     guard result == 0 else { throw SpawnError(program: "ttyname_r", code: result) }

@@ -11,15 +11,15 @@ import Testing
 /// (`Agent`), the parts the configuration names (the simulated IMU playing a trace, the real modem
 /// code on a fake modem's pty, gpsd or a fixed position), and time moved by the test. A countdown,
 /// a ring or a retry takes no real time; only the peers' I/O does.
-final class InProcessAgent: Sendable {
-    let clock: ManualClock
-    let agent: Agent
-    let log: LogLines
+package final class InProcessAgent: Sendable {
+    package let clock: ManualClock
+    package let agent: Agent
+    package let log: LogLines
     private let running: Task<Void, Never>
 
     /// Starts the agent on `configuration` (and `database`, opened already, if given); the clock
     /// starts at the real time (the journal's times read as today's) unless one is given.
-    init(_ configuration: AgentConfiguration, database: RideGuardDatabase? = nil, clock: ManualClock = ManualClock(now: Date().timeIntervalSince1970),
+    package init(_ configuration: AgentConfiguration, database: RideGuardDatabase? = nil, clock: ManualClock = ManualClock(now: Date().timeIntervalSince1970),
          log: LogLines = LogLines()) throws {
         self.clock = clock
         self.log = log
@@ -30,7 +30,7 @@ final class InProcessAgent: Sendable {
 
     /// Moves the agent's time on in steps of `step` seconds until `done` holds; fails after `limit`
     /// seconds of the agent's time, with what the agent said last.
-    func advance(until done: () async throws -> Bool, limit: Double, step: Double = 0.1,
+    package func advance(until done: () async throws -> Bool, limit: Double, step: Double = 0.1,
                  sourceLocation: SourceLocation = #_sourceLocation) async throws {
         try await clock.advance(until: done, limit: limit, step: step, activity: { [log] in log.count },
                                 said: { [log] in "; the agent said:\n" + log.all.suffix(30).joined(separator: "\n") },
@@ -38,18 +38,18 @@ final class InProcessAgent: Sendable {
     }
 
     /// Moves the agent's time on by `seconds`, in steps.
-    func advance(by seconds: Double, step: Double = 0.1) async {
+    package func advance(by seconds: Double, step: Double = 0.1) async {
         let end = clock.now() + seconds
         while clock.now() + step <= end { await clock.advance(by: step) }
         if end > clock.now() { await clock.advance(by: end - clock.now()) }
     }
 
-    func advance(untilState state: WorkflowState, limit: Double, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    package func advance(untilState state: WorkflowState, limit: Double, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         try await advance(until: { await agent.state == state }, limit: limit, sourceLocation: sourceLocation)
     }
 
     /// Graceful stop, as on SIGTERM, with time moving so that parts waiting on it see the stop.
-    func stop() async {
+    package func stop() async {
         agent.stop()
         let stopped = Atomic<Bool>(false)
         let stopping = Task { [running] in
@@ -68,7 +68,7 @@ final class InProcessAgent: Sendable {
 
     /// The configuration most tests start from: everything simulated, the trace `trace` played at
     /// ×`playback`, the rider at 45.1, 5.7, a 10 s countdown, the database in `folder`.
-    static func configuration(in folder: URL, trace: URL = Rideguard.fixtures.appendingPathComponent("example-lowside.csv"),
+    package static func configuration(in folder: URL, trace: URL = Rideguard.fixtures.appendingPathComponent("example-lowside.csv"),
                               playback: Double = 8, modem: FakeModem? = nil) -> AgentConfiguration {
         var configuration = AgentConfiguration()
         configuration.database = folder.appendingPathComponent("rideguard.sqlite").path
@@ -91,25 +91,25 @@ final class InProcessAgent: Sendable {
 }
 
 /// The agent's log, kept: every line as "part: message" (or the message alone).
-final class LogLines: Sendable {
+package final class LogLines: Sendable {
     private let lines = Mutex<[String]>([])
     private let level: Logger.Level
 
     /// Keeps the lines at `level` and above.
-    init(level: Logger.Level = .info) {
+    package init(level: Logger.Level = .info) {
         self.level = level
     }
 
-    var all: [String] { lines.withLock { $0 } }
-    var count: Int { lines.withLock { $0.count } }
-    var text: String { all.joined(separator: "\n") }
+    package var all: [String] { lines.withLock { $0 } }
+    package var count: Int { lines.withLock { $0.count } }
+    package var text: String { all.joined(separator: "\n") }
 
-    func contains(_ needle: String) -> Bool { lines.withLock { $0.contains { $0.contains(needle) } } }
+    package func contains(_ needle: String) -> Bool { lines.withLock { $0.contains { $0.contains(needle) } } }
 
     fileprivate func append(_ line: String) { lines.withLock { $0.append(line) } }
 
     /// A logger whose lines are kept here: its part (a metadata key the agent sets) names the line.
-    var logger: Logger { Logger(label: "rideguard") { [self] _ in Handler(lines: self, logLevel: level) } }
+    package var logger: Logger { Logger(label: "rideguard") { [self] _ in Handler(lines: self, logLevel: level) } }
 
     private struct Handler: LogHandler {
         let lines: LogLines

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import FoundationEssentials
+import RideGuardCore
 import SystemPackage
 
 /// The Raspberry Pi's voltage monitor (`rpi_volt` under /sys/class/hwmon, where the firmware has

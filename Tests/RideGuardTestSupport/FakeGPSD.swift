@@ -6,13 +6,13 @@ import Synchronization
 /// VERSION banner, waits for the client's `?WATCH=…;`, answers DEVICES and WATCH as gpsd 3.22 does,
 /// then sends the lines the test gives for that connection (the last list again for later ones),
 /// each a `delay` apart, and keeps the connection open.
-final class FakeGPSD: @unchecked Sendable {
-    let port: Int
+package final class FakeGPSD: @unchecked Sendable {
+    package let port: Int
     private let listening: Int32
     private let state = Mutex<(connections: Int, clients: [Int32], running: Bool)>((0, [], true))
 
     /// Below Linux's ephemeral ports (32768–60999), like GPSFake's.
-    init(linesPerConnection: [[String]], delay: Double = 0.2, port: Int = Int.random(in: 22_000...25_999)) throws {
+    package init(linesPerConnection: [[String]], delay: Double = 0.2, port: Int = Int.random(in: 22_000...25_999)) throws {
         self.port = port
         listening = try listenOnLoopback(port: port, name: "fake gpsd")
         let fd = listening
@@ -31,9 +31,9 @@ final class FakeGPSD: @unchecked Sendable {
         }.start()
     }
 
-    var connections: Int { state.withLock { $0.connections } }
+    package var connections: Int { state.withLock { $0.connections } }
 
-    func stop() {
+    package func stop() {
         let clients = state.withLock { s -> [Int32] in
             s.running = false
             return s.clients
@@ -67,13 +67,13 @@ final class FakeGPSD: @unchecked Sendable {
     }
 
     /// A TPV report of a 3D fix at `time` (ISO 8601, as gpsd writes it).
-    static func tpv(time: String, latitude: Double, longitude: Double) -> String {
+    package static func tpv(time: String, latitude: Double, longitude: Double) -> String {
         #"{"class":"TPV","device":"/dev/ttyACM0","mode":3,"time":"\#(time)","ept":0.005,"lat":\#(latitude),"lon":\#(longitude),"altMSL":212.4,"epx":3.1,"epy":3.9,"eph":6.2,"track":90.0,"speed":12.5,"climb":0.0,"eps":0.8}"#
     }
 }
 
 /// A TCP socket listening on 127.0.0.1:`port`, for the fake peers.
-func listenOnLoopback(port: Int, name: String) throws -> Int32 {
+package func listenOnLoopback(port: Int, name: String) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     var yes: Int32 = 1
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))

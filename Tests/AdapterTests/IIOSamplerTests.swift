@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import IIOSensor
-import RideGuardAgent
 import RideGuardCore
 import Synchronization
+import RideGuardTestSupport
 import Testing
 
 /// libiio's network backend against the fake iiod on loopback.
@@ -25,21 +25,12 @@ import Testing
         return (sampler, collected)
     }
 
-    func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return false }
-            usleep(20_000)
-        }
-        return true
-    }
-
     @Test func valuesArriveScaledWithTheIIOTimestamps() throws {
         let server = try FakeIIOD()
         defer { server.stop() }
         let (sampler, got) = start(server)
         defer { sampler.stop() }
-        #expect(waitFor(10) { got.count >= 60 })
+        try waitFor(10) { got.count >= 60 }
         let opened = got.events.withLock { $0.first }
         #expect(opened == .opened(device: "mpu6050", gyro: true, timestamps: true, rateHz: 200, accelScale: 0.004785, mode: .buffer(trigger: nil)))
         #expect(server.state.withLock { $0.accelScale } == 0.004785)        // widest range: ±16 g
@@ -65,7 +56,7 @@ import Testing
         server.state.withLock { $0.untriggered = true }
         let (sampler, got) = start(server, rate: 100)
         defer { sampler.stop() }
-        #expect(waitFor(10) { got.count >= 150 })
+        try waitFor(10) { got.count >= 150 }
         let opened = got.events.withLock { $0.first }
         #expect(opened == .opened(device: "mpu6050", gyro: true, timestamps: false, rateHz: 100, accelScale: 0.004785,
                                   mode: .polled(reason: "INT not wired: the driver's trigger comes from the chip's interrupt line")))
@@ -90,7 +81,7 @@ import Testing
         server.state.withLock { $0.silentBuffer = true }
         let (sampler, got) = start(server, rate: 100, stall: 0.5)
         defer { sampler.stop() }
-        #expect(waitFor(10) { got.count >= 100 })
+        try waitFor(10) { got.count >= 100 }
         let opened = got.events.withLock { $0.compactMap { if case .opened(_, _, _, _, _, let mode) = $0 { mode } else { nil } } }
         #expect(opened.first == .buffer(trigger: nil))
         guard opened.count >= 2, case .polled(let reason) = opened[1] else {
@@ -116,12 +107,12 @@ import Testing
         }
         let (sampler, got) = start(server, rate: 100)
         defer { sampler.stop() }
-        #expect(waitFor(10) { got.has { if case .rateOff = $0 { true } else { false } } })
+        try waitFor(10) { got.has { if case .rateOff = $0 { true } else { false } } }
         let off = got.events.withLock { $0.compactMap { if case .rateOff(let measured, let nominal) = $0 { (measured, nominal) } else { nil } } }
         #expect(off.count == 1 && off[0].1 == 100 && off[0].0 > 5 && off[0].0 < 25, "\(off)")
         // The driver speeds up (a bus freed): the next full window at the rate says so, once.
         server.state.withLock { $0.rawReadSeconds = 0 }
-        #expect(waitFor(15) { got.has { if case .rateNormal = $0 { true } else { false } } })
+        try waitFor(15) { got.has { if case .rateNormal = $0 { true } else { false } } }
         let normal = got.events.withLock { $0.compactMap { if case .rateNormal(let measured, _) = $0 { measured } else { nil } } }
         #expect(normal.count == 1 && normal[0] > 80 && normal[0] < 120, "\(normal)")
     }
@@ -131,30 +122,30 @@ import Testing
         defer { server.stop() }
         let (sampler, got) = start(server, stall: 0.5)
         defer { sampler.stop() }
-        #expect(waitFor(10) { got.count >= 20 })
+        try waitFor(10) { got.count >= 20 }
         let stalledAt = Date()
         server.state.withLock { $0.stalled = true }
-        #expect(waitFor(3) { got.has { if case .stalled = $0 { true } else { false } } })
+        try waitFor(3) { got.has { if case .stalled = $0 { true } else { false } } }
         let delay = Date().timeIntervalSince(stalledAt)
         #expect(delay < 1.5, "stall reported after \(delay) s")
         print("stall reported \(DecimalFormat.string(delay, decimals: 2)) s after the server stopped sending (threshold 0.5 s)")
         // And when the server sends again, samples resume.
         let before = got.count
         server.state.withLock { $0.stalled = false }
-        #expect(waitFor(15) { got.count > before + 20 })
+        try waitFor(15) { got.count > before + 20 }
     }
 
     @Test func aServerRestartIsSurvived() throws {
         let server = try FakeIIOD()
         let (sampler, got) = start(server)
         defer { sampler.stop() }
-        #expect(waitFor(10) { got.count >= 20 })
+        try waitFor(10) { got.count >= 20 }
         server.stop()
-        #expect(waitFor(10) { got.has { if case .failed = $0 { true } else { false } } })
+        try waitFor(10) { got.has { if case .failed = $0 { true } else { false } } }
         let before = got.count
         try server.start()
         defer { server.stop() }
-        #expect(waitFor(20) { got.count > before + 40 })
+        try waitFor(20) { got.count > before + 40 }
         let opens = got.events.withLock { $0.filter { if case .opened = $0 { true } else { false } }.count }
         #expect(opens >= 2)
     }
@@ -163,7 +154,7 @@ import Testing
         let server = try FakeIIOD()
         defer { server.stop() }
         let (sampler, got) = start(server, stall: 5)
-        #expect(waitFor(10) { got.count >= 10 })
+        try waitFor(10) { got.count >= 10 }
         server.state.withLock { $0.stalled = true }
         usleep(200_000)
         sampler.stop()
@@ -178,7 +169,7 @@ import Testing
         server.state.withLock { $0.timestampRateFactor = 0.7 }
         let (sampler, got) = start(server)
         defer { sampler.stop() }
-        #expect(waitFor(15) { got.has { if case .rateOff = $0 { true } else { false } } })
+        try waitFor(15) { got.has { if case .rateOff = $0 { true } else { false } } }
         let event = got.events.withLock { $0.first { if case .rateOff = $0 { true } else { false } } }
         if case .rateOff(let measured, let nominal)? = event {
             #expect(abs(measured - 140) < 2 && nominal == 200)

@@ -2,6 +2,7 @@
 import Foundation
 import MQTTLink
 import Synchronization
+import RideGuardTestSupport
 import Testing
 
 /// The MQTT link (libmosquitto) against Debian's Mosquitto on loopback, with TLS, a password file

@@ -5,9 +5,9 @@ import Synchronization
 
 /// A scripted modem on a pseudo-terminal, behind a stable symlink (like udev's
 /// /dev/rideguard-modem-at), so that it can vanish and come back as a USB modem re-enumerating.
-final class FakeModem: @unchecked Sendable {
+package final class FakeModem: @unchecked Sendable {
     /// What to do with the next AT+CMGS.
-    enum Outcome: Sendable {
+    package enum Outcome: Sendable {
         case accept
         case cmsError(Int)
         /// Take the message and say nothing (the sender will time out, or be killed).
@@ -20,7 +20,7 @@ final class FakeModem: @unchecked Sendable {
     /// reports it (27.007 §7.18 +CLCC, V.250 result codes): dialling (stat 2) for half a second,
     /// then alerting (3) while it rings, active (0) once picked up; BUSY or NO CARRIER when the
     /// call ends without us.
-    enum Phone: Sendable {
+    package enum Phone: Sendable {
         /// Rings until we hang up.
         case rings
         /// Picked up this many seconds after the call was placed.
@@ -35,7 +35,7 @@ final class FakeModem: @unchecked Sendable {
         case picksUpBriefly(after: Double, for: Double)
 
         /// When the call becomes active, if it does.
-        var pickUp: Double? {
+        package var pickUp: Double? {
             switch self {
             case .answers(let after), .voicemail(let after), .picksUpBriefly(let after, _): after
             case .rings, .declines, .busy: nil
@@ -43,49 +43,51 @@ final class FakeModem: @unchecked Sendable {
         }
     }
 
-    struct Script: Sendable {
-        var echo = true
+    package struct Script: Sendable {
+        package var echo = true
         /// By number; a number not here rings until hung up.
-        var phones: [String: Phone] = [:]
+        package var phones: [String: Phone] = [:]
         /// false: a data-only modem, which answers COMMAND NOT SUPPORT to AT+CLCC=? and ATD (Huawei E1752
         /// answers that to what it lacks: python-gsmmodem's fakemodems.py).
-        var voice = true
+        package var voice = true
         /// Commands get no answer for this long after the first byte (booting), then RDY and friends.
-        var bootSeconds = 0.0
-        var bootURCs = ["RDY", "+CPIN: READY", "SMS Ready"]
+        package var bootSeconds = 0.0
+        package var bootURCs = ["RDY", "+CPIN: READY", "SMS Ready"]
         /// This many registration queries answer "searching" first.
-        var searchingQueries = 0
+        package var searchingQueries = 0
         /// Commands like AT+CMGS answer +CMS ERROR: 331 until then.
-        var networkDownUntil: Date?
-        var outcomes: [Outcome] = []
-        var urcBeforePrompt = false
-        var urcInsideResponses = false
-        var noiseBeforeAnswers = false
-        var pin: String?
+        package var networkDownUntil: Date?
+        package var outcomes: [Outcome] = []
+        package var urcBeforePrompt = false
+        package var urcInsideResponses = false
+        package var noiseBeforeAnswers = false
+        package var pin: String?
         /// Answer AT+CPIN? with `+CPIN: READY` and no final result code (Wavecom M1306, Sierra
         /// SL8084TR: python-gsmmodem issue 19, gammu pull request 422).
-        var cpinWithoutFinal = false
+        package var cpinWithoutFinal = false
         /// Send AT+CPIN?'s `OK` this long after its answer line (a slow modem), seconds.
-        var cpinLateFinal: Double?
+        package var cpinLateFinal: Double?
         /// The preferred message storages (27.005 §3.2.2 +CPMS): <mem1> read and delete (+CMGL,
         /// +CMGD), <mem2> write and send, <mem3> where received messages are stored and what +CMTI
         /// names. Cinterion modules ship with "ME","ME","SM": a new SMS lands on the SIM while
         /// +CMGL lists the phone's memory.
-        var memories = ["SM", "SM", "SM"]
+        package var memories = ["SM", "SM", "SM"]
         /// Every other command is answered this long after it arrives, seconds.
-        var answerDelay = 0.0
+        package var answerDelay = 0.0
         /// `AT+CLCC=1` is understood (SIMCom, Quectel): the call list reported as it changes.
-        var callReports = true
+        package var callReports = true
         /// A message given to AT+CMGS is accepted this long after its PDU arrives (a slow network), seconds.
-        var sendSeconds = 0.0
+        package var sendSeconds = 0.0
         /// Commands answered `ERROR`, as a module that lacks them does (a Telit or a u-blox refusing
         /// `AT+CNMI=2,…` modes it does not have, an old one without `AT+CMEE`).
-        var refused: Set<String> = []
+        package var refused: Set<String> = []
+
+        package init() {}
     }
 
-    struct Received: Sendable {
-        var decoded: SMSPDU.Decoded
-        var at: Date
+    package struct Received: Sendable {
+        package var decoded: SMSPDU.Decoded
+        package var at: Date
     }
 
     private struct State {
@@ -114,16 +116,16 @@ final class FakeModem: @unchecked Sendable {
     }
 
     /// A voice call this modem placed.
-    struct Call: Sendable {
-        var number: String
-        var placed: Date
-        var phone: Phone
+    package struct Call: Sendable {
+        package var number: String
+        package var placed: Date
+        package var phone: Phone
         /// When it was hung up by us (AT+CHUP/ATH), or ended by the other side.
-        var ended: Date?
-        var answered = false
+        package var ended: Date?
+        package var answered = false
 
         /// 27.007 <stat> at `now`, or nil when the other side has ended it, with its result code.
-        func state(at now: Date) -> (stat: Int?, ending: String?) {
+        package func state(at now: Date) -> (stat: Int?, ending: String?) {
             let t = now.timeIntervalSince(placed)
             switch phone {
             case .rings: return (t < 0.5 ? 2 : 3, nil)
@@ -137,7 +139,7 @@ final class FakeModem: @unchecked Sendable {
         }
     }
 
-    let link: String
+    package let link: String
     private let state: Mutex<State>
     /// The fake's time: the wall clock, or the test's manual clock. On that one its delays and its
     /// phones' timelines pass as the test moves the clock (its own threads wait for it), as the
@@ -146,7 +148,7 @@ final class FakeModem: @unchecked Sendable {
     /// Reads and writes so far: changes while the fake is at work.
     private let io = Atomic<Int>(0)
 
-    init(script: Script = Script(), link: String? = nil, clock: ManualClock? = nil) throws {
+    package init(script: Script = Script(), link: String? = nil, clock: ManualClock? = nil) throws {
         self.link = link ?? Scratch.path("rideguard-modem").path
         self.clock = clock
         var initial = State(script: script)
@@ -156,15 +158,15 @@ final class FakeModem: @unchecked Sendable {
         try plugIn()
     }
 
-    var received: [Received] { state.withLock { $0.received } }
+    package var received: [Received] { state.withLock { $0.received } }
     /// Every call placed, the one in progress last.
-    var calls: [Call] { state.withLock { s in s.calls + (s.call.map { [$0] } ?? []) } }
-    var commands: [String] { state.withLock { $0.commands } }
-    var pinAttempts: Int { state.withLock { $0.pinAttempts } }
-    func update(_ change: @Sendable (inout Script) -> Void) { state.withLock { change(&$0.script) } }
+    package var calls: [Call] { state.withLock { s in s.calls + (s.call.map { [$0] } ?? []) } }
+    package var commands: [String] { state.withLock { $0.commands } }
+    package var pinAttempts: Int { state.withLock { $0.pinAttempts } }
+    package func update(_ change: @Sendable (inout Script) -> Void) { state.withLock { change(&$0.script) } }
 
     /// Texts of complete messages (concatenated parts joined), in order of their last part.
-    var messages: [String] {
+    package var messages: [String] {
         var partial: [Int: [Int: String]] = [:]
         var out: [String] = []
         for r in received {
@@ -182,7 +184,7 @@ final class FakeModem: @unchecked Sendable {
     }
 
     /// A new pty behind the link: the modem (re)appears.
-    func plugIn() throws {
+    package func plugIn() throws {
         var master: Int32 = 0, slave: Int32 = 0
         guard openpty(&master, &slave, nil, nil, nil) == 0 else { throw SpawnError(program: "openpty", code: errno) }
         var options = termios()
@@ -206,7 +208,7 @@ final class FakeModem: @unchecked Sendable {
     }
 
     /// The modem disappears: the link and the pty go away; readers get an error or end of file.
-    func unplug() {
+    package func unplug() {
         state.withLock { s in
             s.running = false
             close(s.master)
@@ -485,25 +487,25 @@ final class FakeModem: @unchecked Sendable {
     }
 
     /// The modem says `line` unprompted.
-    func announce(_ line: String) {
+    package func announce(_ line: String) {
         let master = state.withLock { $0.master }
         if master >= 0 { write(master, "\r\n\(line)\r\n") }
     }
 
     /// New messages are stored in `storage` from now on (<mem3>, as the modem's own settings may change it).
-    func setReceiveStorage(_ storage: String) {
+    package func setReceiveStorage(_ storage: String) {
         state.withLock { $0.memories[2] = storage }
     }
 
     /// Messages still stored on the fake SIM.
     /// Messages stored, in every storage.
-    var stored: Int { state.withLock { $0.storages.values.reduce(0) { $0 + $1.count } } }
+    package var stored: Int { state.withLock { $0.storages.values.reduce(0) { $0 + $1.count } } }
 
     /// An SMS arrives from `number`: stored as SMS-DELIVER PDUs (3GPP TS 23.040 §9.2.2.1), in
     /// `parts` parts when more than one (UDH with a 16-bit reference), each announced with
     /// `+CMTI: "<mem3>",<index>` when the host asked for it (AT+CNMI). GSM 7-bit for ASCII, else UCS2.
     /// `only`: the parts (1-based) that arrive now, the others later with the same `reference`.
-    func deliver(from number: String, _ text: String, parts: Int = 1, only: Set<Int>? = nil, reference: Int = Int.random(in: 0...0xFFFF)) {
+    package func deliver(from number: String, _ text: String, parts: Int = 1, only: Set<Int>? = nil, reference: Int = Int.random(in: 0...0xFFFF)) {
         let pdus = Self.pdus(from: number, text, parts: parts, only: only, reference: reference)
         let (indexes, memory, master, announce) = state.withLock { s -> ([Int], String, Int32, Bool) in
             var indexes: [Int] = []
@@ -521,7 +523,7 @@ final class FakeModem: @unchecked Sendable {
 
     /// An SMS from `number` delivered directly, never stored (27.005 §3.4.1, +CNMI <mt>=2 in PDU
     /// mode): `+CMT: ,<TPDU length>` then the PDU, unsolicited, whatever command runs.
-    func deliverDirectly(from number: String, _ text: String) {
+    package func deliverDirectly(from number: String, _ text: String) {
         let master = state.withLock { $0.master }
         guard master >= 0 else { return }
         for pdu in Self.pdus(from: number, text, parts: 1, only: nil, reference: 0) {
@@ -530,7 +532,7 @@ final class FakeModem: @unchecked Sendable {
     }
 
     /// SMS-DELIVER PDUs, with an empty SMSC address first as modems list them.
-    static func pdus(from number: String, _ text: String, parts: Int, only: Set<Int>?, reference: Int) -> [String] {
+    package static func pdus(from number: String, _ text: String, parts: Int, only: Set<Int>?, reference: Int) -> [String] {
         let ucs2 = !text.allSatisfy { $0.isASCII && $0 != "`" && $0 != "^" && $0 != "{" && $0 != "}" && $0 != "[" && $0 != "]" && $0 != "~" && $0 != "\\" && $0 != "|" && $0 != "_" && $0 != "$" && $0 != "@" }
         let units = Array(text.utf16)
         let size = (units.count + parts - 1) / parts

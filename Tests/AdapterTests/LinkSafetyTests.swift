@@ -3,6 +3,7 @@ import Foundation
 @testable import Storage
 import RideGuardCore
 import SystemCalls
+import RideGuardTestSupport
 import Testing
 
 /// Links and folders a local user could plant to turn the agent's writes against it.
