@@ -83,6 +83,13 @@ bind() {
     mount --bind "$1" "$root$2"
     mounts+=("$root$2")
 }
+# What a run killed mid-way left mounted (a CI job cut off: its /src then points at a folder that
+# is gone, and mounting over it fails): nobody else uses the root while this run holds its lock,
+# so it goes, deepest first.
+findmnt -rn -o TARGET | awk -v root="$root" 'index($0, root "/") == 1' | sort -r | while read -r stale; do
+    echo "debian-swift: unmounting $stale, left by a run that did not finish" >&2
+    umount -l "$stale"
+done
 mkdir -p "$root/proc"
 mount -t proc proc "$root/proc"
 mounts+=("$root/proc")
