@@ -15,6 +15,9 @@ package enum ControlRequest: Equatable, Sendable {
     case stopRecording
     /// The buzzer's check: one short pattern, refused during an emergency.
     case buzz
+    /// The self-test SMS to the rider's own phone, now: refused during an emergency, while one
+    /// waits, or within a day of the last.
+    case selfTest
 }
 
 extension ControlRequest: Codable {
@@ -25,6 +28,7 @@ extension ControlRequest: Codable {
         switch try c.decode(String.self, forKey: .cmd) {
         case "status": self = .status
         case "buzz": self = .buzz
+        case "selftest": self = .selfTest
         case "press": self = .press(hold: try c.decodeIfPresent(Double.self, forKey: .hold) ?? 0.3)
         case "record":
             if try c.decodeIfPresent(Bool.self, forKey: .stop) == true {
@@ -34,7 +38,7 @@ extension ControlRequest: Codable {
                                seconds: try c.decodeIfPresent(Double.self, forKey: .seconds) ?? 0)
             }
         case let other:
-            throw DecodingError.dataCorruptedError(forKey: .cmd, in: c, debugDescription: "unknown command '\(other)': use status, press, record or buzz")
+            throw DecodingError.dataCorruptedError(forKey: .cmd, in: c, debugDescription: "unknown command '\(other)': use status, press, record, buzz or selftest")
         }
     }
 
@@ -45,6 +49,8 @@ extension ControlRequest: Codable {
             try c.encode("status", forKey: .cmd)
         case .buzz:
             try c.encode("buzz", forKey: .cmd)
+        case .selfTest:
+            try c.encode("selftest", forKey: .cmd)
         case .press(let hold):
             try c.encode("press", forKey: .cmd)
             try c.encode(hold, forKey: .hold)
@@ -66,13 +72,16 @@ package struct ControlReply: Equatable, Sendable {
     package var ok: Bool?
     package var holdSeconds: Double?
     package var path: String?
+    /// What was done, for a person ("a self-test SMS is on its way to …").
+    package var said: String?
     package var error: String?
 
-    package init(status: AgentStatus? = nil, ok: Bool? = nil, holdSeconds: Double? = nil, path: String? = nil, error: String? = nil) {
+    package init(status: AgentStatus? = nil, ok: Bool? = nil, holdSeconds: Double? = nil, path: String? = nil, said: String? = nil, error: String? = nil) {
         self.status = status
         self.ok = ok
         self.holdSeconds = holdSeconds
         self.path = path
+        self.said = said
         self.error = error
     }
 
@@ -81,7 +90,7 @@ package struct ControlReply: Equatable, Sendable {
 
 extension ControlReply: Codable {
     enum CodingKeys: String, CodingKey {
-        case ok, path, error
+        case ok, path, said, error
         case holdSeconds = "hold_s"
         case state
     }
@@ -93,6 +102,7 @@ extension ControlReply: Codable {
         ok = try c.decodeIfPresent(Bool.self, forKey: .ok)
         holdSeconds = try c.decodeIfPresent(Double.self, forKey: .holdSeconds)
         path = try c.decodeIfPresent(String.self, forKey: .path)
+        said = try c.decodeIfPresent(String.self, forKey: .said)
         error = try c.decodeIfPresent(String.self, forKey: .error)
     }
 
@@ -102,6 +112,7 @@ extension ControlReply: Codable {
         try c.encodeIfPresent(ok, forKey: .ok)
         try c.encodeIfPresent(holdSeconds, forKey: .holdSeconds)
         try c.encodeIfPresent(path, forKey: .path)
+        try c.encodeIfPresent(said, forKey: .said)
         try c.encodeIfPresent(error, forKey: .error)
     }
 }
@@ -296,6 +307,23 @@ package struct AgentStatus: Codable, Equatable, Sendable {
         }
     }
 
+    /// A contact as `status`, the page and MQTT show them: whether they know they are one.
+    package struct ContactLine: Codable, Equatable, Sendable {
+        package var name: String
+        /// `ContactStanding.name`: unasked, waiting, confirmed, declined, unreachable.
+        package var state: String
+        package var since: Double?
+        /// "confirmed by reply 2 h ago", "asked 3 min ago, no reply yet"…
+        package var summary: String
+
+        package init(name: String, state: String, since: Double?, summary: String) {
+            self.name = name
+            self.state = state
+            self.since = since
+            self.summary = summary
+        }
+    }
+
     package var state: WorkflowState
     /// Whether an alert would reach someone now, as the workflow says it (the one answer the
     /// buzzer, the page and the fleet follow); nil from an agent older than this field.
@@ -308,6 +336,8 @@ package struct AgentStatus: Codable, Equatable, Sendable {
     package var modem: Modem
     package var pendingMessages: Int
     package var contacts: Int
+    /// Each contact and their standing, in order; nil from an agent older than this field.
+    package var contactLines: [ContactLine]?
     /// What the calls to the contacts are doing, or did last.
     package var calls: String?
     /// Who acknowledged the emergency (answered a call, replied OK), and how.
@@ -320,7 +350,7 @@ package struct AgentStatus: Codable, Equatable, Sendable {
     package var fleet: Fleet?
 
     package init(state: WorkflowState, protection: Protection? = nil, countdownSeconds: Double?, buzzer: BuzzerPattern, sensor: Sensor, gpio: GPIO, fix: Position?,
-                modem: Modem, pendingMessages: Int, contacts: Int, calls: String? = nil, acknowledgement: Acknowledgement? = nil,
+                modem: Modem, pendingMessages: Int, contacts: Int, contactLines: [ContactLine]? = nil, calls: String? = nil, acknowledgement: Acknowledgement? = nil,
                 bike: Bike? = nil, storageProblem: String? = nil, fleet: Fleet? = nil) {
         self.fleet = fleet
         self.bike = bike
@@ -335,6 +365,7 @@ package struct AgentStatus: Codable, Equatable, Sendable {
         self.modem = modem
         self.pendingMessages = pendingMessages
         self.contacts = contacts
+        self.contactLines = contactLines
         self.calls = calls
         self.acknowledgement = acknowledgement
     }
@@ -344,6 +375,7 @@ package struct AgentStatus: Codable, Equatable, Sendable {
         case storageProblem = "storage_problem"
         case countdownSeconds = "countdown_s"
         case pendingMessages = "pending_messages"
+        case contactLines = "contact_lines"
     }
 }
 

@@ -95,9 +95,12 @@ package final class Agent: Sendable {
         let caller: any VoiceCaller = modem ?? simulatedModem
         button = configuration.gpio.simulated ? SimulatedButton(emergency: emergency, clock: clock) : nil
 
+        let selfTest = SelfTest(database: database, emergency: emergency, modem: modem, whereabouts: whereabouts, sensor: sensor,
+                                messages: configuration.messages, doorbell: doorbell, clock: clock, logger: part("self-test"))
         var services: [any Service & CustomStringConvertible] = [
             EmergencyWorkflowService(emergency: emergency),
-            OutboxService(outbox: database.outbox, transport: transport, doorbell: doorbell, emergency: emergency, clock: clock, logger: part("outbox")),
+            OutboxService(outbox: database.outbox, database: database, transport: transport, doorbell: doorbell, emergency: emergency,
+                          selfTest: selfTest, clock: clock, logger: part("outbox")),
         ]
         if let modem {
             services.append(ModemHealthService(modem: modem, outbox: database.outbox, database: database, announcer: announcer, emergency: emergency, clock: clock,
@@ -124,9 +127,10 @@ package final class Agent: Sendable {
                            logger: part("sampler")),
             ControlService(path: configuration.controlSocket, emergency: emergency, sensor: sensor, simulatedIMU: configuration.imu.simulated,
                            button: button, gpioProblems: gpioProblems, bike: bike, whereabouts: whereabouts, modem: modem, calls: calls,
-                           fleet: fleetStatus, recorder: recorder, buzzer: buzzer,
+                           fleet: fleetStatus, recorder: recorder, buzzer: buzzer, selfTest: selfTest,
                            database: database, clock: clock, logger: part("control")),
             RetentionService(database: database, keepDays: configuration.keepDays, clock: clock, logger: part("retention")),
+            SelfTestService(selfTest: selfTest, clock: clock),
             ArmingService(emergency: emergency, database: database, clock: clock, logger: part("arming")),
         ]
         if let traccar = configuration.traccar {

@@ -37,9 +37,10 @@ struct ArmingService: Service, CustomStringConvertible {
     private func watch() async throws {
         if let problem = database.startupProblem { logger.error("\(problem)") }
         var storage = database.storageProblem()
-        var problems = armingProblems()
+        var (problems, contacts) = check()
         if let storage { logger.error("storage: \(storage)") }
         await emergency.handle(.health(.storage, problem: storage, at: clock.now()))
+        await emergency.handle(.health(.contacts, problem: contacts, at: clock.now()))
         await emergency.handle(.arm(at: clock.now(), problems: problems))
         SystemdNotify.send("READY=1\nSTATUS=" + (await emergency.protection).summary)
         var nextStorageCheck = clock.now() + Self.storageEverySeconds
@@ -56,7 +57,12 @@ struct ArmingService: Service, CustomStringConvertible {
             }
             // Read every time, armed or not: the contacts an emergency alerts if the database
             // cannot be read by then are these.
-            let checked = armingProblems()
+            let (checked, standing) = check()
+            if standing != contacts {
+                contacts = standing
+                logger.info("contacts: \(standing ?? "one at least has confirmed, none declined or unreachable")")
+                emergency.post(.event(.health(.contacts, problem: standing, at: clock.now())))
+            }
             if checked != problems {
                 problems = checked
                 logger.info("\(checked.isEmpty ? "contacts: ready to protect" : "not protecting: " + checked.joined(separator: "; "))")
@@ -65,16 +71,22 @@ struct ArmingService: Service, CustomStringConvertible {
         }
     }
 
-    /// What stops the agent from protecting the rider: nobody to alert, or contacts that cannot be
-    /// read (never taken for none). Without a message of the rider's own, alerts start with the
+    /// What stops the agent from protecting the rider: nobody to alert (no contact, or every one
+    /// declined), or contacts that cannot be read (never taken for none). Without a message of the rider's own, alerts start with the
     /// default one in the configured language; a disk that refuses writes degrades protection:
     /// neither is a reason not to protect.
-    private func armingProblems() -> [String] {
+    /// And what weakens it: no contact has confirmed, or one declined or cannot be reached
+    /// (`ContactStanding.problem`); nil when the contacts are in order or cannot be read.
+    private func check() -> (arming: [String], contacts: String?) {
         do {
-            if try database.contacts().isEmpty { return ["no emergency contact (rideguard contacts add NAME NUMBER, or the phone's page)"] }
-            return []
+            let contacts = try database.contacts()
+            if contacts.allSatisfy(\.standing.isDeclined) {
+                let why = contacts.isEmpty ? "no emergency contact" : "every contact declined (replied STOP)"
+                return (["\(why) (rideguard contacts add NAME NUMBER, or the phone's page)"], nil)
+            }
+            return ([], ContactStanding.problem(contacts.map { (DisplayText.neutralised($0.name, lineBreaks: false), $0.standing) }))
         } catch {
-            return ["the contacts cannot be read from \(database.path) (\(error)): the database is damaged; restore a backup, or move it aside and add the contacts again"]
+            return (["the contacts cannot be read from \(database.path) (\(error)): the database is damaged; restore a backup, or move it aside and add the contacts again"], nil)
         }
     }
 }

@@ -26,6 +26,7 @@ struct ControlService: Service, CustomStringConvertible {
     let fleet: FleetStatus
     let recorder: Recorder
     let buzzer: BuzzerPlayer
+    let selfTest: SelfTest
     let database: RideGuardDatabase
     let clock: any ServiceClock
     let logger: Logger
@@ -79,6 +80,11 @@ struct ControlService: Service, CustomStringConvertible {
             guard !WorkflowState.emergencyUnderWay.contains(state) else { return .failed("not during an emergency (\(state.rawValue))") }
             await buzzer.check(.acknowledge)
             return ControlReply(ok: true)
+        case .selfTest:
+            switch await selfTest.run(now: clock.now()) {
+            case .success(let said): return ControlReply(ok: true, said: said)
+            case .failure(let refusal): return .failed(refusal.text)
+            }
         }
     }
 
@@ -89,6 +95,7 @@ struct ControlService: Service, CustomStringConvertible {
         let s = sensor.snapshot
         let modemStatus: AgentStatus.Modem
         if let modem { modemStatus = AgentStatus.Modem(await modem.health) } else { modemStatus = .simulated }
+        let contacts = (try? database.contacts()) ?? []
         return AgentStatus(
             state: snapshot.state, protection: snapshot.protection, countdownSeconds: snapshot.countdownRemaining(at: now), buzzer: snapshot.buzzer,
             sensor: AgentStatus.Sensor(simulated: simulatedIMU, samples: s.samples, rateHz: s.rateHz,
@@ -98,7 +105,13 @@ struct ControlService: Service, CustomStringConvertible {
             gpio: AgentStatus.GPIO(simulated: self.button != nil, problem: gpioProblems.summary, buttonDown: button.down, lastPress: button.lastPress),
             fix: whereabouts.lastFix.map { AgentStatus.Position(latitude: $0.latitude, longitude: $0.longitude, ageSeconds: now - $0.time) },
             modem: modemStatus, pendingMessages: (try? database.outbox.countPending()) ?? -1,
-            contacts: ((try? database.contacts()) ?? []).count, calls: calls.status, acknowledgement: snapshot.acknowledgement,
+            contacts: contacts.count, contactLines: contacts.map { AgentStatus.ContactLine($0, now: now) }, calls: calls.status, acknowledgement: snapshot.acknowledgement,
             bike: bike.status, storageProblem: database.storageProblem(), fleet: fleet.snapshot)
+    }
+}
+
+extension AgentStatus.ContactLine {
+    init(_ contact: Contact, now: Double) {
+        self.init(name: contact.name, state: contact.standing.name, since: contact.standing.since, summary: contact.standing.summary(now: now))
     }
 }

@@ -355,6 +355,10 @@ final class FleetService: Service, CustomStringConvertible {
         key.add("protection", protection.level.rawValue)
         if !protection.reasons.isEmpty { key.add("reasons", protection.reasons.joined(separator: "; ")) }
         key.add("context", bike.context.rawValue)
+        // Each contact's standing, in order (confirmed, waiting…): never a name or a number.
+        if let contacts = try? database.contacts() {
+            key.addRaw("contacts", "[" + contacts.map { "\"\($0.standing.name)\"" }.joined(separator: ",") + "]")
+        }
         let s = sensor.snapshot
         let seeing = !s.lastSampleWall.isNaN && now - s.lastSampleWall <= 2
         key.add("sensor", seeing ? "ok" : "no samples")

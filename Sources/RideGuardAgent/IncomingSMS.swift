@@ -7,8 +7,9 @@ import Storage
 import Synchronization
 
 /// SMS received by the modem: parts put back together, then the command, if any, carried out. A
-/// contact's WHERE gets the latest position back; a contact's OK during an emergency is their
-/// acknowledgement (it stops the calls); the rider's own phone (`profile set --phone`) may ask
+/// contact's WHERE gets the latest position back; a contact's OK (or yes in their language)
+/// confirms they are a contact, and during an emergency is their acknowledgement (it stops the
+/// calls); a contact's STOP declines (no message goes to them any more); the rider's own phone (`profile set --phone`) may ask
 /// STATUS and PAIR (a one-time link to the web page). Anything else, and anything from another number, is journaled (number masked, text
 /// never) and not answered. At most one answer per sender a minute. No SMS disarms, cancels or
 /// changes anything: a sender's number can be spoofed.
@@ -71,7 +72,7 @@ final class IncomingSMS: Sendable {
         // Who wrote decides what is done: a database that fails is never "nobody we know". The
         // contacts read last answer (as for the calls); never read, the failure is journaled.
         let contacts: [Contact]
-        do { contacts = try database.contactsToAlert() } catch {
+        do { contacts = try database.contactsAsKnown() } catch {
             contacts = []
             journal(.messages, "SMS from \(PhoneNumber.mask(sender)): the contacts cannot be read (\(error)), so it cannot be told whether a contact wrote")
         }
@@ -88,6 +89,8 @@ final class IncomingSMS: Sendable {
             ?? (fromRider ? "the rider's phone (\(PhoneNumber.mask(number)))" : "\(PhoneNumber.mask(number)) (not a contact)")
         let command = SMSCommand(text)
         switch command {
+        case .whereAreYou? where contact != nil && contact?.standing.isDeclined == true:
+            journal(.messages, "WHERE from \(who): declined to be a contact, so not told where the rider is; not answered")
         case .whereAreYou? where contact != nil:
             await answer(.whereAreYou, from: who, to: number, at: now) {
                 try messages.queueWhereReply(to: number, state: await emergency.state, protection: await emergency.protection.level)
@@ -95,7 +98,13 @@ final class IncomingSMS: Sendable {
         case .acknowledge? where contact != nil:
             // The workflow journals it, and stops the calls when an emergency is under way.
             // Handled before the modem moves on: calls waiting for it are stopped before they dial.
-            await emergency.handle(.event(.acknowledged(Acknowledgement(who: who, channel: .sms, time: now))))
+            let confirmedNow = setStanding(contact!, .confirmed(at: now, byHand: false), "confirmed by reply", at: now)
+            let state = await emergency.state
+            if !confirmedNow || WorkflowState.alertsOut.contains(state) {
+                await emergency.handle(.event(.acknowledged(Acknowledgement(who: who, channel: .sms, time: now))))
+            }
+        case .stop? where contact != nil:
+            setStanding(contact!, .declined(at: now), "declined to be an emergency contact (replied STOP): no message goes to them any more", at: now)
         case .status? where fromRider:
             let s = sensor.snapshot
             let rate = now - s.lastSampleWall <= 1 ? s.rateHz : nil      // NaN (never sampled) is not within
@@ -143,6 +152,19 @@ final class IncomingSMS: Sendable {
             journal(.messages, "\(name) from \(who): \(what) sent back")
         } catch {
             journal(.messages, "\(name) from \(who): could not queue the answer: \(error)")
+        }
+    }
+
+    /// A contact's answer to being asked; false when it was so already (a second OK, a second STOP).
+    @discardableResult
+    private func setStanding(_ contact: Contact, _ standing: ContactStanding, _ what: String, at now: Double) -> Bool {
+        do {
+            let changed = try database.setContactStanding(contact.number, standing, journal: "contact \(contact.forLogs) \(what)", now: now)
+            if changed { logger.info("contacts: \(contact.forLogs) \(what)") }
+            return changed
+        } catch {
+            logger.error("contacts: \(contact.forLogs) \(what), but the database refused to keep it: \(error)")
+            return false
         }
     }
 

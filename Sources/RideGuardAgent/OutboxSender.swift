@@ -8,6 +8,15 @@ import Storage
 import Synchronization
 import SystemCalls
 
+/// How one try to send a message ended.
+package enum SendOutcome: Sendable {
+    case sent
+    /// Given up for good: why, or nil for a damaged row the outbox set aside.
+    case gaveUp(SendError?)
+    /// Failed for now; tried again later.
+    case willRetry(SendError)
+}
+
 /// Sends what the outbox holds through the modem, oldest first, and records every outcome. A
 /// transient failure is retried with exponential backoff and jitter; a permanent one (invalid
 /// number) is given up with its reason. Nothing is deleted.
@@ -16,21 +25,20 @@ package actor OutboxSender {
     private let modem: any SMSTransport
     private let clock: any ServiceClock
     private let logger: Logger
-    /// Told of each message settled, by kind and recipient: sent (true), or given up for good
-    /// (false, also a damaged row the outbox set aside).
-    private let onSettled: @Sendable (_ kind: OutboxKind, _ recipient: String, _ sent: Bool) async -> Void
+    /// Told how each try ended, by kind and recipient (a damaged row the outbox set aside is given up).
+    private let onOutcome: @Sendable (_ kind: OutboxKind, _ recipient: String, _ outcome: SendOutcome) async -> Void
     /// First retry delay, seconds; it doubles up to 5 min.
     private let retryBase: Double
 
     package init(outbox: Outbox, modem: any SMSTransport, clock: any ServiceClock, retryBase: Double = 5,
                 logger: Logger,
-                onSettled: @escaping @Sendable (_ kind: OutboxKind, _ recipient: String, _ sent: Bool) async -> Void = { _, _, _ in }) {
+                onOutcome: @escaping @Sendable (_ kind: OutboxKind, _ recipient: String, _ outcome: SendOutcome) async -> Void = { _, _, _ in }) {
         self.retryBase = retryBase
         self.outbox = outbox
         self.modem = modem
         self.clock = clock
         self.logger = logger
-        self.onSettled = onSettled
+        self.onOutcome = onOutcome
     }
 
     /// Seconds before attempt `n + 1` after `n` failures: base, 2×, 4×, … up to 5 min, ±20 %.
@@ -54,17 +62,18 @@ package actor OutboxSender {
                 if error.permanent {
                     let line = try outbox.markFailed(id, error: error.reason, now: clock.now())
                     logger.warning("\(line)")
-                    await onSettled(message.kind, message.recipient, false)
+                    await onOutcome(message.kind, message.recipient, .gaveUp(error))
                 } else {
                     let wait = Self.backoff(afterAttempts: message.attempts, base: retryBase)
                     let line = try outbox.markRetry(id, error: error.reason, at: clock.now() + wait, now: clock.now())
                     logger.warning("\(line)")
+                    await onOutcome(message.kind, message.recipient, .willRetry(error))
                 }
                 continue
             }
             let line = try outbox.markSent(id, references: references, now: clock.now())
             logger.info("\(line)")
-            await onSettled(message.kind, message.recipient, true)
+            await onOutcome(message.kind, message.recipient, .sent)
         }
         return try outbox.countPending()
     }
@@ -73,7 +82,7 @@ package actor OutboxSender {
     private func claimNext() async throws -> OutboxMessage? {
         let message = try outbox.claimNext(now: clock.now())
         for recipient in outbox.takeSetAsideAlerts() {
-            await onSettled(.alert, recipient, false)
+            await onOutcome(.alert, recipient, .gaveUp(nil))
         }
         return message
     }

@@ -13,19 +13,27 @@ struct OutboxService: Service, CustomStringConvertible {
     static let fallbackSeconds = 5.0
 
     let outbox: Outbox
+    let database: RideGuardDatabase
     let transport: any SMSTransport
     let doorbell: Doorbell
     let emergency: EmergencyService
+    let selfTest: SelfTest
     let clock: any ServiceClock
     let logger: Logger
     var description: String { "outbox" }
 
     func run() async throws {
         let outbox = outbox, emergency = emergency, clock = clock
-        let sender = OutboxSender(outbox: outbox, modem: transport, clock: clock, logger: logger) { kind, recipient, sent in
-            guard kind == .alert else { return }
-            emergency.post(.event(sent ? .alertDelivered(contact: recipient, at: clock.now())
-                                       : .alertFailed(contact: recipient, at: clock.now())))
+        let outcomes = SMSOutcomes(database: database, emergency: emergency, selfTest: selfTest, clock: clock, logger: logger)
+        let sender = OutboxSender(outbox: outbox, modem: transport, clock: clock, logger: logger) { kind, recipient, outcome in
+            if kind == .alert {
+                switch outcome {
+                case .sent: emergency.post(.event(.alertDelivered(contact: recipient, at: clock.now())))
+                case .gaveUp: emergency.post(.event(.alertFailed(contact: recipient, at: clock.now())))
+                case .willRetry: break
+                }
+            }
+            outcomes.note(kind, to: recipient, outcome)
         }
         // Messages a power cut interrupted go first; until they could be put back (the database
         // cannot even be read), sending waits: their alert must not be passed over.

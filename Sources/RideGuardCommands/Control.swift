@@ -81,6 +81,9 @@ struct Status: ParsableCommand {
             Output.line("acknowledged: by \(acknowledgement.who), \(acknowledgement.channel.how) at \(time)")
         }
         Output.line("outbox: \(status.pendingMessages) pending; contacts: \(status.contacts)")
+        for contact in status.contactLines ?? [] {
+            Output.line("contact \(DisplayText.neutralised(contact.name, lineBreaks: false)): \(contact.summary)")
+        }
         if let fleet = status.fleet {
             let since = fleet.since.map { " since \(Times.localHourMinute($0))" } ?? ""
             Output.line("mqtt: \(fleet.device) on \(fleet.broker), " + (fleet.connected ? "connected\(since)" : "NOT connected\(since) (no IP link, or the broker is away: SMS alerts are not affected)")
@@ -89,6 +92,36 @@ struct Status: ParsableCommand {
                 Output.line("riding group: \(member.device) NEEDS HELP since \(Times.localHourMinute(member.since))" + (member.place.map { ", \($0)" } ?? ""))
             }
         }
+    }
+}
+
+extension SocketOption {
+    /// Asks the running agent: exit 2 when it cannot be reached, 1 with its reason when it refuses.
+    func ask(_ request: ControlRequest, refusal prefix: String = "") throws -> ControlReply {
+        let reply: ControlReply
+        do { reply = try ControlClient.send(request, path: try path) } catch {
+            Output.error("\(error)")
+            throw ExitCode(2)
+        }
+        if let error = reply.error {
+            Output.error(prefix + error)
+            throw ExitCode(1)
+        }
+        return reply
+    }
+}
+
+/// The SMS path proven now: the running agent sends the rider's own phone its report.
+struct SelfTestCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "selftest",
+        abstract: "Send the self-test SMS to the rider's own phone now (the agent sends one every messages.self_test_days).",
+        discussion: "Refused during an emergency, while one waits to be sent, or within a day of the last. `rideguard doctor` shows whether it went out.")
+    @OptionGroup var control: SocketOption
+
+    func run() throws {
+        let reply = try control.ask(.selfTest, refusal: "self-test: ")
+        Output.line("self-test: " + (reply.said ?? "queued"))
     }
 }
 
@@ -102,15 +135,7 @@ struct Ctl: ParsableCommand {
         @OptionGroup var control: SocketOption
 
         func run() throws {
-            let reply: ControlReply
-            do { reply = try ControlClient.send(.buzz, path: try control.path) } catch {
-                Output.error("\(error)")
-                throw ExitCode(2)
-            }
-            if let error = reply.error {
-                Output.error(error)
-                throw ExitCode(1)
-            }
+            _ = try control.ask(.buzz)
             Output.line("buzzer: three short beeps")
         }
     }
@@ -132,17 +157,7 @@ struct Ctl: ParsableCommand {
         }
 
         func run() throws {
-            let reply: ControlReply
-            do {
-                reply = try ControlClient.send(stop ? .stopRecording : .record(name: name ?? "", seconds: duration), path: try control.path)
-            } catch {
-                Output.error("\(error)")
-                throw ExitCode(2)
-            }
-            if let error = reply.error {
-                Output.error(error)
-                throw ExitCode(1)
-            }
+            let reply = try control.ask(stop ? .stopRecording : .record(name: name ?? "", seconds: duration))
             Output.line(stop ? "recording saved: \(reply.path ?? "")" : "recording \(Int(duration)) s to \(reply.path ?? "") (rideguard ctl record --stop ends it sooner)")
         }
     }
@@ -157,15 +172,7 @@ struct Ctl: ParsableCommand {
         }
 
         func run() throws {
-            let reply: ControlReply
-            do { reply = try ControlClient.send(.press(hold: hold), path: try control.path) } catch {
-                Output.error("\(error)")
-                throw ExitCode(2)
-            }
-            if let error = reply.error {
-                Output.error(error)
-                throw ExitCode(1)
-            }
+            _ = try control.ask(.press(hold: hold))
             Output.line("pressed for \(DecimalFormat.string(hold, decimals: 1)) s")
         }
     }

@@ -20,6 +20,10 @@ struct DatabaseOption: ParsableArguments {
         get throws { try database ?? configuration.load().database }
     }
 
+    /// The messages' language before the rider chose one: the configuration's (English when the
+    /// file cannot be read: the database given alone).
+    var language: MessageLanguage { (try? configuration.load().messages.language) ?? .en }
+
     func open() throws -> RideGuardDatabase {
         let path = try self.path
         do {
@@ -43,7 +47,8 @@ func refusing<T>(_ body: () throws -> T) throws -> T {
 
 struct Contacts: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "The emergency contacts who get the alert.", subcommands: [List.self, Add.self, Remove.self], defaultSubcommand: List.self)
+        abstract: "The emergency contacts who get the alert.", subcommands: [List.self, Add.self, Remove.self, Ask.self, Confirm.self],
+        defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The emergency contacts and their numbers.")
@@ -52,17 +57,22 @@ struct Contacts: ParsableCommand {
 
         func run() throws {
             let contacts = try db.open().contacts()
+            let now = Date().timeIntervalSince1970
             if json {
                 Output.line("[" + contacts.map { c in
                     var line = JSONLine()
                     line.add("name", c.name)
                     line.add("number", c.number)
+                    line.add("state", c.standing.name)
+                    if let since = c.standing.since { line.add("since", Times.iso8601(since)) }
                     return line.text
                 }.joined(separator: ",") + "]")
             } else if contacts.isEmpty {
                 Output.line("no contact yet: add one with rideguard contacts add NAME NUMBER (RideGuard will not arm without one)")
             } else {
-                for c in contacts { Output.line("\(DisplayText.neutralised(c.name, lineBreaks: false))  \(c.number)") }
+                for c in contacts {
+                    Output.line("\(DisplayText.neutralised(c.name, lineBreaks: false))  \(c.number)  \(c.standing.summary(now: now))")
+                }
             }
         }
     }
@@ -75,8 +85,38 @@ struct Contacts: ParsableCommand {
 
         func run() throws {
             let database = try db.open()
-            let contact = try refusing { try database.addContact(name: name, number: number, now: Date().timeIntervalSince1970) }
+            let now = Date().timeIntervalSince1970
+            let contact = try refusing { try database.addContact(name: name, number: number, now: now) }
             Output.line("added \(DisplayText.neutralised(contact.name, lineBreaks: false)) \(contact.number)")
+            try refusing { try database.askContact(contact.number, language: db.language, now: now) }
+            Output.line(Contacts.asked)
+        }
+    }
+
+    /// What asking a contact does, as the commands say it.
+    static let asked = "an SMS asks them to confirm: they reply OK, or STOP to decline (rideguard contacts shows their answer)"
+
+    struct Ask: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Ask a contact again, by SMS, to confirm they are one.")
+        @Argument(help: "The contact's name or number.") var nameOrNumber: String
+        @OptionGroup var db: DatabaseOption
+
+        func run() throws {
+            let database = try db.open()
+            let contact = try refusing { try database.askContact(nameOrNumber, language: db.language, now: Date().timeIntervalSince1970) }
+            Output.line("asked \(DisplayText.neutralised(contact.name, lineBreaks: false)) again: " + Contacts.asked)
+        }
+    }
+
+    struct Confirm: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Mark a contact confirmed by hand, once you have called them.")
+        @Argument(help: "The contact's name or number.") var nameOrNumber: String
+        @OptionGroup var db: DatabaseOption
+
+        func run() throws {
+            let database = try db.open()
+            let contact = try refusing { try database.confirmContactByHand(nameOrNumber, now: Date().timeIntervalSince1970) }
+            Output.line("\(DisplayText.neutralised(contact.name, lineBreaks: false)) marked confirmed by you (journaled as such)")
         }
     }
 

@@ -13,7 +13,7 @@ package struct RideGuard: AsyncParsableCommand {
         commandName: "rideguard",
         abstract: "Crash detection for motorbikes: detect a fall, count down, alert the rider's contacts.",
         version: version,
-        subcommands: [Run.self, Demo.self, Status.self, Ctl.self, Config.self, Contacts.self, Message.self, Profile.self, Events.self, Card.self, Setup.self, DoctorCommand.self, Replay.self, Record.self, Synth.self, Eval.self, Location.self, SMS.self, ModemCommand.self, Fleet.self, Web.self]
+        subcommands: [Run.self, Demo.self, Status.self, Ctl.self, Config.self, Contacts.self, Message.self, Profile.self, Events.self, Card.self, Setup.self, DoctorCommand.self, SelfTestCommand.self, Replay.self, Record.self, Synth.self, Eval.self, Location.self, SMS.self, ModemCommand.self, Fleet.self, Web.self]
     )
 }
 

@@ -82,6 +82,8 @@ struct Demo: AsyncParsableCommand {
         configuration.calls.intervalSeconds = 6
         let database = try RideGuardDatabase(path: configuration.database)
         try database.addContact(name: "Sam", number: "+33 6 12 34 56 78", now: Date().timeIntervalSince1970)
+        // Sam knows (the demo has no phone to answer the SMS that asks).
+        try database.confirmContactByHand("Sam", now: Date().timeIntervalSince1970)
         try database.setRiderName("Alex")
         try database.setMessage("This is Alex's RideGuard: I may have crashed. Please call me, and if I don't answer, call 112.")
 

@@ -107,7 +107,7 @@ struct Setup: AsyncParsableCommand {
         // 3. Contacts.
         for contact in contacts {
             let (contactName, number) = Self.split(contact)!
-            try addContact(contactName, number, to: database)
+            try addContact(contactName, number, to: database, language: chosen)
         }
         if ask.interactive && contacts.isEmpty {
             let existing = try database.contacts()
@@ -125,6 +125,8 @@ struct Setup: AsyncParsableCommand {
                     do {
                         let added = try database.addContact(name: contactName, number: number, now: Date().timeIntervalSince1970)
                         Output.line("added \(added.name) \(added.number)")
+                        try database.askContact(added.number, language: chosen, now: Date().timeIntervalSince1970)
+                        Output.line(Contacts.asked)
                         break
                     } catch let error as RecordError {
                         Output.line("✗ \(error.reason)")
@@ -188,13 +190,15 @@ struct Setup: AsyncParsableCommand {
             """)
     }
 
-    func addContact(_ name: String, _ number: String, to database: RideGuardDatabase) throws {
+    func addContact(_ name: String, _ number: String, to database: RideGuardDatabase, language: MessageLanguage) throws {
         if try database.contacts().contains(where: { (try? PhoneNumber(number))?.e164 == $0.number }) {
             Output.line("\(name) is already a contact")
             return
         }
         let added = try refusing { try database.addContact(name: name, number: number, now: Date().timeIntervalSince1970) }
         Output.line("added \(added.name) \(added.number)")
+        try refusing { try database.askContact(added.number, language: language, now: Date().timeIntervalSince1970) }
+        Output.line(Contacts.asked)
     }
 
     // MARK: - Hardware

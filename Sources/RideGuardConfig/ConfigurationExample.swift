@@ -55,6 +55,7 @@ extension ConfigurationFile {
         messages:
           language: en              # en, fr, de, es, it
           map_link: google          # google, openstreetmap, geo
+          self_test_days: 30        # a test SMS to the rider's phone this often, 1...365; 0: never
 
         # mqtt:                     # a fleet's broker (docs/fleet.md); absent: none
         #   url: mqtts://broker.example.org:8883   # mqtt://HOST[:1883] without TLS

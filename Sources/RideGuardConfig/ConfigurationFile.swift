@@ -256,6 +256,7 @@ package enum ConfigurationFile {
                 }
                 c.messages.mapLink = style
             },
+            "self_test_days": { c, n throws(ValueError) in c.messages.selfTestDays = try integer(n) },
         ],
         "detector": [:],
         "mqtt": [

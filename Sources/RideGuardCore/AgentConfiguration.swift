@@ -68,6 +68,8 @@ package struct AgentConfiguration: Equatable, Sendable {
     package struct Messages: Equatable, Sendable {
         package var language = MessageLanguage.en
         package var mapLink = MapLinkStyle.google
+        /// The self-test SMS to the rider's own phone, every this many days; 0: never.
+        package var selfTestDays = 30
     }
 
     /// An MQTT broker to report to (fleets, riding groups); `mqtt:`, absent by default.
@@ -214,6 +216,7 @@ package struct AgentConfiguration: Equatable, Sendable {
         if let pin = modem.pin { check((4...8).contains(pin.count) && pin.utf8.allSatisfy { (0x30...0x39).contains($0) }, "modem.pin", "must be 4 to 8 digits 0-9") }
         check((10...120).contains(calls.ringSeconds), "calls.ring_s", "must be 10...120 s")
         check((1...10).contains(calls.rounds), "calls.rounds", "must be 1...10")
+        check((0...365).contains(messages.selfTestDays), "messages.self_test_days", "must be 0 (never) or 1...365")
         check((60...3600).contains(calls.intervalSeconds), "calls.interval_s", "must be 60...3600 s")
         for problem in detector.validationErrors() {
             errors.append(ConfigurationError(key: "detector." + (problem.split(separator: " ").first.map(String.init) ?? ""), reason: problem))

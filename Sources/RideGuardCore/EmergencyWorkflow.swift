@@ -256,14 +256,21 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         let had = problems[part.rawValue] != nil
         problems[part.rawValue] = problem
         health = problems
-        let fleetName: FleetEvent.Name = part == .storage ? .storageFault : .sensorFault
+        // The modem's own events come from its health service; the contacts' and the self-test's
+        // reach the fleet in the protection's `degraded` event.
+        let fleetName: FleetEvent.Name? = switch part {
+        case .storage: .storageFault
+        case .sms: .modemFault
+        case .imu, .imuReading, .imuAxis, .imuRate, .button: .sensorFault
+        case .modem, .contacts, .selfTest: nil
+        }
         if let problem {
             let effect = part.blocksAlerts ? "" : " (protecting, degraded)"
             actions.append(.journal(JournalEntry(.system, "\(part.rawValue) fault: \(problem)\(effect)")))
-            if part != .modem { actions.append(.announce(FleetEvent(fleetName, summary: problem))) }
+            if let fleetName { actions.append(.announce(FleetEvent(fleetName, summary: problem))) }
         } else if had {
             actions.append(.journal(JournalEntry(.system, "\(part.rawValue): \(part.recovered)")))
-            if part != .modem { actions.append(.announce(FleetEvent(.partRecovered, summary: part.recovered))) }
+            if fleetName != nil { actions.append(.announce(FleetEvent(.partRecovered, summary: part.recovered))) }
         }
     }
 

@@ -146,6 +146,13 @@ package enum MessageComposer {
         return "RideGuard - \(c.riderName): \(w.parkedFall)\n" + position(c, w)
     }
 
+    /// To a contact just added (or asked again): who added them, what they will get and when, and
+    /// how to answer. `riderName`: nil before the rider gave theirs.
+    package static func confirmationRequest(riderName: String?, language: MessageLanguage) -> String {
+        let w = Words.for(language)
+        return "RideGuard: " + w.confirmation(riderName ?? w.someRider)
+    }
+
     /// The test SMS `rideguard setup` offers to send, plainly marked as a test.
     package static func test(riderName: String, language: MessageLanguage) -> String {
         "RideGuard TEST - \(riderName): " + Words.for(language).testNotice
@@ -200,6 +207,10 @@ struct Words {
     var cancelledByRider: String
     var falseAlarm: String
     var testNotice: String
+    /// Asking a contact to confirm, with the rider's name.
+    var confirmation: (String) -> String
+    /// Who added the contact, before the rider gave their name.
+    var someRider: String
     /// The answer to the rider's PAIR: what to do with the link that follows.
     var pairing: String
     var suggestedMessage: String
@@ -233,6 +244,8 @@ struct Words {
                   update: "position update", cancelledByRider: "the rider cancelled the alert. False alarm, rider OK.",
                   falseAlarm: "false alarm, rider OK.",
                   testNotice: "nothing happened. You are an emergency contact: if RideGuard detects a crash, you get an SMS like this with the position.",
+                  confirmation: { "\($0) made you an emergency contact. After a crash you get an SMS with the position. Reply OK to confirm, STOP to decline." },
+                  someRider: "A motorcyclist",
                   pairing: "open this on this phone, on the bike's Wi-Fi, within 10 minutes (it works once):",
                   suggestedMessage: "I may have crashed on my motorbike. Please call me, and call the emergency services if I do not answer.", stateProtecting: "protecting the rider", stateCountdown: "crash detected, countdown running",
                   stateEmergency: "emergency: contacts alerted", stateNotProtecting: "not protecting",
@@ -246,6 +259,8 @@ struct Words {
                   update: "nouvelle position", cancelledByRider: "le motard a annule l'alerte. Fausse alerte, tout va bien.",
                   falseAlarm: "fausse alerte, tout va bien.",
                   testNotice: "rien ne s'est passe. Vous etes contact d'urgence: en cas de chute, vous recevrez un SMS comme celui-ci avec la position.",
+                  confirmation: { "\($0) vous a choisi comme contact d'urgence. En cas de chute, SMS avec la position. Repondez OK pour confirmer, STOP pour refuser." },
+                  someRider: "Un motard",
                   pairing: "ouvrez ce lien sur ce telephone, sur le Wi-Fi de la moto, dans les 10 minutes (une seule fois):",
                   suggestedMessage: "J'ai peut-etre chute a moto. Appelez-moi, et appelez les secours si je ne reponds pas.", stateProtecting: "protection active", stateCountdown: "chute detectee, compte a rebours en cours",
                   stateEmergency: "urgence: contacts alertes", stateNotProtecting: "protection inactive",
@@ -259,6 +274,8 @@ struct Words {
                   update: "neue Position", cancelledByRider: "Alarm vom Fahrer aufgehoben. Fehlalarm, alles in Ordnung.",
                   falseAlarm: "Fehlalarm, alles in Ordnung.",
                   testNotice: "nichts ist passiert. Sie sind Notfallkontakt: erkennt RideGuard einen Sturz, bekommen Sie eine SMS wie diese mit der Position.",
+                  confirmation: { "\($0) hat Sie als Notfallkontakt gewaehlt. Bei einem Sturz: SMS mit Position. Antworten Sie OK zum Bestaetigen, STOP zum Ablehnen." },
+                  someRider: "Ein Motorradfahrer",
                   pairing: "oeffnen Sie diesen Link auf diesem Telefon im WLAN des Motorrads, innerhalb von 10 Minuten (nur einmal):",
                   suggestedMessage: "Ich hatte vielleicht einen Motorradunfall. Bitte ruf mich an, und ruf den Notruf, wenn ich nicht antworte.", stateProtecting: "Schutz aktiv", stateCountdown: "Sturz erkannt, Countdown laeuft",
                   stateEmergency: "Notfall: Kontakte alarmiert", stateNotProtecting: "Schutz aus",
@@ -272,6 +289,8 @@ struct Words {
                   update: "nueva posicion", cancelledByRider: "el motorista cancelo la alerta. Falsa alarma, todo bien.",
                   falseAlarm: "falsa alarma, todo bien.",
                   testNotice: "no ha pasado nada. Es contacto de emergencia: si RideGuard detecta una caida, recibira un SMS como este con la posicion.",
+                  confirmation: { "\($0) le eligio como contacto de emergencia. Si se cae, recibira un SMS con la posicion. OK para confirmar, STOP para rechazar." },
+                  someRider: "Un motorista",
                   pairing: "abra este enlace en este telefono, en el Wi-Fi de la moto, antes de 10 minutos (una sola vez):",
                   suggestedMessage: "Puede que haya tenido una caida en moto. Llamame, y llama a emergencias si no contesto.", stateProtecting: "proteccion activa", stateCountdown: "caida detectada, cuenta atras en curso",
                   stateEmergency: "emergencia: contactos avisados", stateNotProtecting: "proteccion desactivada",
@@ -285,6 +304,8 @@ struct Words {
                   update: "nuova posizione", cancelledByRider: "il motociclista ha annullato l'allarme. Falso allarme, tutto ok.",
                   falseAlarm: "falso allarme, tutto ok.",
                   testNotice: "non e successo niente. Sei un contatto di emergenza: se RideGuard rileva una caduta riceverai un SMS come questo con la posizione.",
+                  confirmation: { "\($0) ti ha scelto come contatto di emergenza. Se cade, ricevi un SMS con la posizione. OK per confermare, STOP per rifiutare." },
+                  someRider: "Un motociclista",
                   pairing: "apri questo link su questo telefono, sul Wi-Fi della moto, entro 10 minuti (una sola volta):",
                   suggestedMessage: "Potrei essere caduto in moto. Chiamami, e chiama i soccorsi se non rispondo.", stateProtecting: "protezione attiva", stateCountdown: "caduta rilevata, conto alla rovescia in corso",
                   stateEmergency: "emergenza: contatti avvisati", stateNotProtecting: "protezione disattivata",

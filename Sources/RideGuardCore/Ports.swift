@@ -27,11 +27,15 @@ package struct SendError: Error, Equatable, CustomStringConvertible, Sendable {
     package var reason: String
     /// Parts the network accepted before the failure (they may be sent again on retry).
     package var acceptedParts: Int
+    /// Whose trouble it is, where the modem said (a +CMS ERROR); nil for a modem that did not
+    /// answer or a lost port.
+    package var cause: SMSCause?
 
-    package init(permanent: Bool, reason: String, acceptedParts: Int) {
+    package init(permanent: Bool, reason: String, acceptedParts: Int, cause: SMSCause? = nil) {
         self.permanent = permanent
         self.reason = reason
         self.acceptedParts = acceptedParts
+        self.cause = cause
     }
 
     package var description: String { (permanent ? "permanent: " : "") + reason }

@@ -19,13 +19,20 @@ package enum HealthPart: String, Codable, CaseIterable, Sendable, Comparable {
     /// The IMU gives far fewer samples than the detector needs (read polled, through a driver that
     /// powers the chip up for every read): a fall is still seen, a short impact may not be.
     case imuRate = "imu_rate"
+    /// The SIM cannot send SMS (no credit, barred, not provisioned): the modem's network said so
+    /// when one was sent. Until one goes out again, no alert would leave the bike by SMS.
+    case sms
+    /// No contact has confirmed their number, or one declined or cannot be reached.
+    case contacts
+    /// The scheduled self-test SMS to the rider's own phone could not be sent.
+    case selfTest = "self_test"
 
     /// Whether a problem of this part means an alert would reach no one (NOT protecting), rather
     /// than protecting with a weakness (degraded).
     package var blocksAlerts: Bool {
         switch self {
-        case .imu, .modem: true
-        case .imuReading, .imuAxis, .storage, .button, .imuRate: false
+        case .imu, .modem, .sms: true
+        case .imuReading, .imuAxis, .storage, .button, .imuRate, .contacts, .selfTest: false
         }
     }
 
@@ -39,6 +46,9 @@ package enum HealthPart: String, Codable, CaseIterable, Sendable, Comparable {
         case .storage: "the database can be written again; what was kept in memory is written"
         case .button: "the button works again"
         case .imuRate: "the IMU gives the samples asked for again"
+        case .sms: "the SIM sends SMS again"
+        case .contacts: "the contacts are in order: one at least has confirmed, none declined or unreachable"
+        case .selfTest: "the self-test SMS was sent"
         }
     }
 

@@ -5,8 +5,10 @@
 package enum SMSCommand: Equatable, Sendable {
     /// The latest position link, its age, and the state.
     case whereAreYou
-    /// A contact acknowledges the alert.
+    /// Yes: a contact acknowledges the alert, or confirms they are a contact.
     case acknowledge
+    /// A contact declines to be one: no message goes to them any more.
+    case stop
     /// The agent's state, sensor, fix and outbox (from the rider's own number only).
     case status
     /// A one-time link to the web page (from the rider's own number only).
@@ -15,7 +17,8 @@ package enum SMSCommand: Equatable, Sendable {
     /// The words, after case and accents are folded: English, French, German, Spanish, Italian.
     static let words: [String: SMSCommand] = [
         "WHERE": .whereAreYou, "OU": .whereAreYou, "WO": .whereAreYou, "DONDE": .whereAreYou, "DOVE": .whereAreYou,
-        "OK": .acknowledge,
+        "OK": .acknowledge, "YES": .acknowledge, "OUI": .acknowledge, "JA": .acknowledge, "SI": .acknowledge,
+        "STOP": .stop, "STOPP": .stop, "ARRET": .stop, "BAJA": .stop,
         "STATUS": .status, "ETAT": .status, "ESTADO": .status, "STATO": .status,
         "PAIR": .pair,
     ]

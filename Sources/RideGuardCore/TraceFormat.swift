@@ -502,7 +502,7 @@ extension StringProtocol {
         return String(s[first...last])
     }
 
-    func trimmingSpaces() -> Substring {
+    package func trimmingSpaces() -> Substring {
         let s = Substring(self)
         guard let first = s.firstIndex(where: { $0 != " " && $0 != "\t" }),
               let last = s.lastIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }

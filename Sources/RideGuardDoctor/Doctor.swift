@@ -163,6 +163,7 @@ package struct Doctor: Sendable {
         let configuration = found.configuration
         note(found.database.map { checkContacts($0, language: (try? $0.profile().language) ?? configuration.messages.language) }
              ?? DoctorCheck("contacts", .failed, "not checked: the database cannot be opened", fix: "fix the database first (above)"))
+        note(found.database.map(checkSMS) ?? DoctorCheck("sms", .failed, "not checked: the database cannot be opened", fix: "fix the database first (above)"))
         if let mqtt = configuration.mqtt { note(fleetCheck(mqtt, found.status)) }
         note(webCheck(configuration.web, found.database))
     }
@@ -471,13 +472,46 @@ package struct Doctor: Sendable {
         return DoctorCheck("modem", .ok, text)
     }
 
+    /// What the last SMS the modem tried says of the path: sent, or why not, and whose trouble
+    /// that is (the SIM's, a contact's number, the network's for now).
+    func checkSMS(_ database: RideGuardDatabase) -> DoctorCheck {
+        let last: OutboxMessage?
+        do { last = try database.outbox.lastTried() } catch {
+            return DoctorCheck("sms", .failed, "the outbox cannot be read: \(error)", fix: "restore a backup of the database")
+        }
+        guard let last else { return DoctorCheck("sms", .ok, "no SMS tried yet") }
+        let when = Times.localHourMinute(last.updatedAt)
+        let to = PhoneNumber.mask(last.recipient)
+        guard last.status != .sent else { return DoctorCheck("sms", .ok, "the last SMS (\(last.kind), to \(to)) went out at \(when)") }
+        let reason = last.lastError ?? "no reason kept"
+        let failed = last.status == .failed ? "was given up" : "failed, and is retried"
+        switch SMSCause(reason: reason) {
+        case let cause? where cause.party == .sim:
+            return DoctorCheck("sms", .failed, "the last SMS (\(last.kind), to \(to)) \(failed) at \(when): \(reason)",
+                               fix: "the SIM cannot send SMS: \(cause.advice)")
+        case let cause? where cause.party == .contact:
+            return DoctorCheck("sms", .warning, "the last SMS (\(last.kind), to \(to)) \(failed) at \(when): \(reason)", fix: cause.advice)
+        case let cause?:
+            return DoctorCheck("sms", .warning, "the last SMS (\(last.kind), to \(to)) \(failed) at \(when): \(reason)", fix: cause.advice)
+        case nil:
+            return DoctorCheck("sms", .warning, "the last SMS (\(last.kind), to \(to)) \(failed) at \(when): \(reason)",
+                               fix: "see the modem's check above")
+        }
+    }
+
     func checkContacts(_ database: RideGuardDatabase, language: MessageLanguage) -> DoctorCheck {
         let contacts = (try? database.contacts()) ?? []
         let message = (try? database.profile().message) ?? nil
         if contacts.isEmpty {
             return DoctorCheck("contacts", .failed, "no emergency contact", fix: "sudo rideguard setup, or rideguard contacts add NAME NUMBER")
         }
-        let names = contacts.map { "\($0.name) \(PhoneNumber.mask($0.number))" }.joined(separator: ", ")
+        let now = Date().timeIntervalSince1970
+        let names = contacts.map { "\($0.name) \(PhoneNumber.mask($0.number)) (\($0.standing.brief(now: now)))" }.joined(separator: ", ")
+        if let problem = ContactStanding.problem(contacts.map { ($0.name, $0.standing) }) {
+            let waiting = contacts.first { !$0.standing.isConfirmed }?.name ?? "NAME"
+            return DoctorCheck("contacts", .warning, "\(contacts.count): \(names); \(problem)",
+                               fix: "rideguard contacts ask \(waiting) sends the question again; rideguard contacts confirm \(waiting) once you have called them")
+        }
         guard message != nil else {
             return DoctorCheck("contacts", .warning, "\(contacts.count): \(names); no alert message of your own: alerts start with the default one",
                                fix: "rideguard message set \"...\" puts your own words first (the default: \"\(MessageComposer.suggestedMessage(language))\")")

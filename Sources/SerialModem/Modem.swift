@@ -120,10 +120,8 @@ package actor Modem: SMSTransport, VoiceCaller {
             } catch let error as ATError {
                 switch error {
                 case .failed(_, let final):
-                    switch SendFailure.classify(final) {
-                    case .permanent(let reason): throw SendError(permanent: true, reason: reason, acceptedParts: references.count)
-                    case .transient(let reason): throw SendError(permanent: false, reason: reason, acceptedParts: references.count)
-                    }
+                    let failure = SendFailure.classify(final, report: await extendedReport(session))
+                    throw SendError(permanent: failure.permanent, reason: failure.reason, acceptedParts: references.count, cause: failure.cause)
                 case .disconnected, .timeout, .busy:
                     drop(session, because: error.description)
                     throw SendError(permanent: false, reason: error.description, acceptedParts: references.count)
@@ -133,6 +131,19 @@ package actor Modem: SMSTransport, VoiceCaller {
             }
         }
         return references
+    }
+
+    /// The modem's own words for the last failure (AT+CEER, 27.007 §6.10), one line of printable
+    /// text at most 120 characters; nil where it has none worth telling ("No error", numbers only
+    /// such as "0,0", or no answer).
+    private func extendedReport(_ session: ATSession) async -> String? {
+        guard let line = try? await session.run("AT+CEER", timeout: 3).first(where: { $0.hasPrefix("+CEER:") }) else { return nil }
+        let kept = String(line.dropFirst("+CEER:".count).filter { $0.isASCII && $0 != "\"" && ($0 == " " || $0.isLetter || $0.isNumber || $0.isPunctuation) })
+        let text = String(kept.trimmingSpaces().prefix(120))
+        let lower = text.lowercased()
+        let empty = ["no error", "normal, unspecified", "no cause information available"]
+        guard text.contains(where: { $0.isLetter }), !empty.contains(where: { lower.hasPrefix($0) }) else { return nil }
+        return text
     }
 
     package func close() async {

@@ -134,6 +134,13 @@ package final class RideGuardDatabase: Sendable {
             #"CREATE TABLE "web_codes" ("code" TEXT PRIMARY KEY NOT NULL, "expires" DOUBLE NOT NULL)"#,
             #"CREATE TABLE "web_sessions" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "token" TEXT NOT NULL UNIQUE, "csrf" TEXT NOT NULL, "created" DOUBLE NOT NULL, "last_seen" DOUBLE NOT NULL, "label" TEXT NOT NULL)"#,
         ]),
+        // Whether each contact knows they are one (`ContactStanding`). Older releases read the
+        // contacts as before and never look at these columns; contacts they add are 'unasked'.
+        SchemaStep("v5 contact standing", [
+            #"ALTER TABLE "contacts" ADD COLUMN "standing" TEXT NOT NULL DEFAULT 'unasked'"#,
+            #"ALTER TABLE "contacts" ADD COLUMN "standing_since" DOUBLE"#,
+            #"ALTER TABLE "contacts" ADD COLUMN "standing_detail" TEXT"#,
+        ]),
     ]
 
     /// Applies the steps the file lacks. An up-to-date file is only read (a card mounted read-only

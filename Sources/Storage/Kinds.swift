@@ -12,6 +12,10 @@ package enum OutboxKind: Hashable, Sendable, CustomStringConvertible {
     case test
     /// `rideguard sms send`.
     case manual
+    /// Asking a contact to confirm they are one.
+    case confirmation
+    /// The scheduled (or asked for) self-test report to the rider's own phone.
+    case selfTest
     case other(String)
 
     package init(_ kind: MessageKind) {
@@ -33,6 +37,8 @@ package enum OutboxKind: Hashable, Sendable, CustomStringConvertible {
         case "reply": .reply
         case "test": .test
         case "manual": .manual
+        case "confirmation": .confirmation
+        case "self_test": .selfTest
         default: .other(rawValue)
         }
     }
@@ -46,6 +52,8 @@ package enum OutboxKind: Hashable, Sendable, CustomStringConvertible {
         case .reply: "reply"
         case .test: "test"
         case .manual: "manual"
+        case .confirmation: "confirmation"
+        case .selfTest: "self_test"
         case .other(let raw): raw
         }
     }

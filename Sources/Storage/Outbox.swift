@@ -104,7 +104,7 @@ package struct Outbox: Sendable {
         }
     }
 
-    private static func new(recipient: String, kind: OutboxKind, body: String, now: Double) -> OutboxMessage {
+    static func new(recipient: String, kind: OutboxKind, body: String, now: Double) -> OutboxMessage {
         OutboxMessage(id: nil, recipient: recipient, kind: kind, body: body, status: .pending, attempts: 0,
                       lastError: nil, references: nil, createdAt: now, updatedAt: now, nextAttemptAt: now)
     }
@@ -279,6 +279,14 @@ package struct Outbox: Sendable {
         return try database.read { db in try Self.stored(id, db) }
     }
 
+    /// The message the modem tried last (sent, given up, or failed and waiting to be retried): what
+    /// the SMS path last showed; nil before any was tried.
+    package func lastTried() throws -> OutboxMessage? {
+        try database.read { db in
+            try OutboxMessage.fetch(db, "WHERE status IN ('sent', 'failed') OR attempts > 0 ORDER BY updated_at DESC, id DESC LIMIT 1").first
+        }
+    }
+
     /// Every message, with what memory holds in place of what the database says.
     package func all() throws -> [OutboxMessage] {
         merged(try database.read { db in try OutboxMessage.fetch(db, "ORDER BY id") })
@@ -287,6 +295,11 @@ package struct Outbox: Sendable {
     /// When the earliest pending message falls due (a retry waiting out its backoff), if any.
     package func nextAttempt() throws -> Double? {
         try waiting().filter { $0.status == .pending }.map(\.nextAttemptAt).min()
+    }
+
+    /// Whether a message of this kind waits to be sent (pending or being sent).
+    package func hasWaiting(_ kind: OutboxKind) throws -> Bool {
+        try waiting().contains { $0.kind == kind }
     }
 
     package func countPending() throws -> Int {

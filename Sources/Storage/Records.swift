@@ -9,6 +9,8 @@ package struct Contact: Codable, Equatable, Sendable {
     package var name: String
     package var number: String
     package var createdAt: Double
+    /// Whether they know they are a contact (not part of the JSON form: the database keeps it).
+    package var standing: ContactStanding = .unasked
 
     /// As the journal, logs and prompts name a contact: "Sam (+33•••••5678)".
     package var forLogs: String { "\(DisplayText.neutralised(name, lineBreaks: false)) (\(PhoneNumber.mask(number)))" }
@@ -21,13 +23,34 @@ package struct Contact: Codable, Equatable, Sendable {
     /// The contacts a query of `SELECT id, name, number, created_at FROM contacts …` finds. A row
     /// that is not a contact (bytes where the number belongs: a hand edit, a damaged card) is an
     /// error naming it, never a contact quietly left out of the alert.
+    /// A standing that cannot be read (a newer release's name, a hand edit) reads as never asked:
+    /// the contact is alerted all the same, and can be asked again.
+    /// A file not yet upgraded to the standing's columns (a card mounted read-only opens as it is)
+    /// reads its contacts as never asked.
     static func fetch(_ db: SQLiteConnection, _ whereAndOrder: String, _ arguments: [SQLValue] = []) throws -> [Contact] {
-        try db.query("SELECT id, name, number, created_at FROM contacts " + whereAndOrder, arguments).map { row in
+        let rows: [[SQLValue]]
+        do {
+            rows = try db.query("SELECT id, name, number, created_at, standing, standing_since, standing_detail FROM contacts " + whereAndOrder, arguments)
+        } catch {
+            guard error.message.contains("no such column: standing") else { throw error }
+            rows = try db.query("SELECT id, name, number, created_at, NULL, NULL, NULL FROM contacts " + whereAndOrder, arguments)
+        }
+        return try rows.map { row in
             guard let id = row[0].integer, let name = row[1].text, let number = row[2].text, let createdAt = row[3].real else {
                 throw RecordError(reason: "contact row \(row[0].integer.map(String.init) ?? "?") is damaged (a value that is not what a contact holds): remove it with sqlite3, or restore a backup")
             }
-            return Contact(id: id, name: name, number: number, createdAt: createdAt)
+            let standing = row[4].text.flatMap { ContactStanding(stored: $0, since: row[5].real, detail: row[6].text) } ?? .unasked
+            return Contact(id: id, name: name, number: number, createdAt: createdAt, standing: standing)
         }
+    }
+
+    /// Writes the standing into the row, and journals `line` beside it.
+    static func setStanding(_ db: SQLiteConnection, _ contact: Contact, _ standing: ContactStanding, journal line: String, now: Double) throws {
+        let stored = standing.stored
+        try db.execute("UPDATE contacts SET standing = ?, standing_since = ?, standing_detail = ? WHERE id = ?",
+                       [SQLValue(stored.name), stored.since.map { SQLValue.real($0) } ?? .null, SQLValue(stored.detail), SQLValue(contact.id)])
+        var entry = JournalRecord(id: nil, time: now, kind: .system, text: line)
+        try entry.insert(db)
     }
 }
 
@@ -125,13 +148,62 @@ extension RideGuardDatabase {
             let (above, moving) = (contacts[index - 1], contacts[index])
             // Each row takes the other's place (its id); the numbers are unique, so one steps aside first.
             try db.execute("UPDATE contacts SET number = ? WHERE id = ?", [SQLValue("moving:" + moving.number), SQLValue(moving.id)])
-            try db.execute("UPDATE contacts SET name = ?, number = ?, created_at = ? WHERE id = ?",
-                           [SQLValue(moving.name), SQLValue(moving.number), SQLValue(moving.createdAt), SQLValue(above.id)])
-            try db.execute("UPDATE contacts SET name = ?, number = ?, created_at = ? WHERE id = ?",
-                           [SQLValue(above.name), SQLValue(above.number), SQLValue(above.createdAt), SQLValue(moving.id)])
+            for (contact, place) in [(moving, above.id), (above, moving.id)] {
+                let standing = contact.standing.stored
+                try db.execute("UPDATE contacts SET name = ?, number = ?, created_at = ?, standing = ?, standing_since = ?, standing_detail = ? WHERE id = ?",
+                               [SQLValue(contact.name), SQLValue(contact.number), SQLValue(contact.createdAt), SQLValue(standing.name),
+                                standing.since.map { SQLValue.real($0) } ?? .null, SQLValue(standing.detail), SQLValue(place)])
+            }
             var entry = JournalRecord(id: nil, time: now, kind: .system, text: "contact \(moving.name) moved up to place \(index)")
             try entry.insert(db)
         }
+    }
+
+    /// Asks the contact with this name or number to confirm: the SMS (in the rider's language, or
+    /// `language` before the rider chose one) is queued, and they wait for their reply from now.
+    /// Adding a contact asks at once; asking again is the same.
+    @discardableResult
+    package func askContact(_ nameOrNumber: String, language: MessageLanguage, now: Double) throws -> Contact {
+        let profile = try profile()
+        return try write { db in
+            var contact = try Self.oneContact(db, nameOrNumber)
+            let body = MessageComposer.confirmationRequest(riderName: profile.name, language: profile.language ?? language)
+            var message = Outbox.new(recipient: contact.number, kind: .confirmation, body: body, now: now)
+            try message.insert(db)
+            contact.standing = .waiting(since: now)
+            try Contact.setStanding(db, contact, contact.standing, journal: "contact \(contact.forLogs) asked to confirm by SMS", now: now)
+            return contact
+        }
+    }
+
+    /// The rider says this contact knows (they called them): confirmed by hand, journaled as such.
+    @discardableResult
+    package func confirmContactByHand(_ nameOrNumber: String, now: Double) throws -> Contact {
+        try write { db in
+            var contact = try Self.oneContact(db, nameOrNumber)
+            contact.standing = .confirmed(at: now, byHand: true)
+            try Contact.setStanding(db, contact, contact.standing, journal: "contact \(contact.forLogs) confirmed by hand by the rider", now: now)
+            return contact
+        }
+    }
+
+    /// What a contact's reply or a failed SMS to them decided; nothing when it is already so (a
+    /// second OK is not journaled again). Returns whether it changed.
+    @discardableResult
+    package func setContactStanding(_ number: String, _ standing: ContactStanding, journal line: String, now: Double) throws -> Bool {
+        try write { db in
+            guard let contact = try Contact.fetch(db, "WHERE number = ?", [SQLValue(number)]).first, contact.standing.name != standing.name else { return false }
+            try Contact.setStanding(db, contact, standing, journal: line, now: now)
+            return true
+        }
+    }
+
+    private static func oneContact(_ db: SQLiteConnection, _ nameOrNumber: String) throws -> Contact {
+        let number = try? PhoneNumber(nameOrNumber).e164
+        let matches = try Contact.fetch(db, "WHERE name = ? OR number = ?", [SQLValue(nameOrNumber), SQLValue(number ?? "")])
+        guard let contact = matches.first else { throw RecordError(reason: "no contact named or numbered '\(nameOrNumber)'") }
+        guard matches.count == 1 else { throw RecordError(reason: "\(matches.count) contacts match '\(nameOrNumber)': give the number") }
+        return contact
     }
 
     package func contacts() throws -> [Contact] {
@@ -140,14 +212,21 @@ extension RideGuardDatabase {
         return contacts
     }
 
-    /// The contacts to alert: as the database holds them, or, when it cannot be read (a damaged
-    /// page), as last read (the agent reads them every second); throws only when it never could.
-    package func contactsToAlert() throws -> [Contact] {
+    /// Every contact, as the database holds them, or, when it cannot be read (a damaged page), as
+    /// last read (the agent reads them every second); throws only when it never could. Who wrote
+    /// an SMS is found among these, a contact who declined too (they may say OK again).
+    package func contactsAsKnown() throws -> [Contact] {
         do { return try contacts() } catch {
             let remembered = contactsRead.withLock { $0 }
             if remembered.isEmpty { throw error }
             return remembered
         }
+    }
+
+    /// The contacts to alert and call: every one but those who declined (an unconfirmed number is
+    /// tried, never skipped).
+    package func contactsToAlert() throws -> [Contact] {
+        try contactsAsKnown().filter { !$0.standing.isDeclined }
     }
 
     // MARK: Profile and message

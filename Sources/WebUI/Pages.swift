@@ -13,9 +13,11 @@ enum Pages {
                            ("/journal", "Journal"), ("/recordings", "Recordings"), ("/card", "Card")]
 
     /// What a change said once done (`?done=`): fixed texts, never taken from the address.
-    static let done = ["added": "Contact added.", "removed": "Contact removed.", "moved": "Contact moved up.",
+    static let done = ["added": "Contact added. An SMS asks them to confirm: they reply OK, or STOP to decline.",
+                       "asked": "Asked again: an SMS asks them to confirm.", "confirmed": "Marked confirmed by you.", "removed": "Contact removed.", "moved": "Contact moved up.",
                        "test": "Test SMS queued: RideGuard sends it now (it says it is a test).", "saved": "Saved.",
-                       "buzzed": "The buzzer sounded three short beeps."]
+                       "buzzed": "The buzzer sounded three short beeps.",
+                       "selftest": "A self-test SMS is on its way to your phone."]
 
     static func layout(title: String, body: String, csrf: String?, nav: String?) -> String {
         let links = csrf == nil ? "" : "<nav>" + sections.map { path, name in
@@ -105,7 +107,9 @@ enum Pages {
             rows.append(("Modem", "simulated (messages are printed, not sent)", "warn"))
         }
         rows.append(("Outbox", s.pendingMessages == 0 ? "nothing waiting" : "\(s.pendingMessages) message(s) waiting", s.pendingMessages == 0 ? "ok" : "warn"))
-        rows.append(("Contacts", "\(s.contacts)", s.contacts > 0 ? "ok" : "bad"))
+        let confirmed = (s.contactLines ?? []).filter { $0.state == "confirmed" }.count
+        let contactsText = s.contactLines == nil ? "\(s.contacts)" : "\(s.contacts), \(confirmed) confirmed"
+        rows.append(("Contacts", contactsText, s.contacts == 0 ? "bad" : confirmed == 0 && s.contactLines != nil ? "warn" : "ok"))
         rows.append(("Button", buttonState(s.gpio, now: now) ?? "Waiting for a press…", "ok"))
         if let bike = s.bike { rows.append(("Bike", bike.context + (bike.ignition.map { ", ignition \($0)" } ?? ""), "ok")) }
         html += "<dl>" + rows.map { "<div class=\($0.2)><dt>\($0.0)</dt><dd>\(esc($0.1))</dd></div>" }.joined() + "</dl>"
@@ -124,7 +128,7 @@ enum Pages {
             + "(two long beeps every 30 s) until a contact is added. Add another contact first, or remove \(contact.name) anyway."
     }
 
-    static func contacts(_ contacts: [Contact], said: String?, problem: String?, typed: (name: String, number: String),
+    static func contacts(_ contacts: [Contact], now: Double, said: String?, problem: String?, typed: (name: String, number: String),
                          confirmRemoving: Contact? = nil) -> String {
         var html = Self.said(said) + Self.problem(problem)
         if let last = confirmRemoving {
@@ -135,7 +139,11 @@ enum Pages {
         html += "<ol class=list>"
         for (index, c) in contacts.enumerated() {
             let number = "<input type=hidden name=number value=\"\(esc(c.number))\">"
-            html += "<li><div><b>\(esc(c.name))</b> <span>\(esc(c.number))</span></div><div class=row>"
+            let standing = c.standing.isConfirmed ? "ok" : c.standing.isDeclined || c.standing.name == "unreachable" ? "bad" : "warn"
+            html += "<li><div><b>\(esc(c.name))</b> <span>\(esc(c.number))</span></div>"
+                + "<p class=\"standing \(standing)\" data-state=\(c.standing.name)>\(esc(c.standing.summary(now: now)))</p><div class=row>"
+                + (c.standing.isConfirmed ? "" : form("/contacts", number + "<input type=hidden name=action value=ask>", button: "Ask again")
+                   + form("/contacts", number + "<input type=hidden name=action value=confirm>", button: "I called them: confirmed"))
                 + (index > 0 ? form("/contacts", number + "<input type=hidden name=action value=up>", button: "Move up") : "")
                 + form("/contacts", number + "<input type=hidden name=action value=test>", button: "Test SMS")
                 + form("/contacts", number + "<input type=hidden name=action value=remove>", button: "Remove", kind: "danger")
@@ -147,7 +155,8 @@ enum Pages {
             <label>Name <input name=name required maxlength=60 autocomplete=off value="\(esc(typed.name))"></label>\
             <label>Number, with its country code <input name=number type=tel required placeholder="+33 6 12 34 56 78" value="\(esc(typed.number))"></label>
             """, button: "Add")
-        html += "<p class=small>Alerts and calls go to the contacts in this order.</p>"
+        html += "<p class=small>Alerts and calls go to the contacts in this order, to every one but those who declined. "
+            + "A contact added is asked by SMS to confirm (reply OK, or STOP to decline).</p>"
         return html
     }
 
@@ -174,6 +183,8 @@ enum Pages {
         said(done) + self.problem(problem)
             + "<h2>The button</h2><p>Press the “I'm fine” button now.</p><div id=button data-live=\"/live/button\" aria-live=polite>\(live)</div>"
             + "<h2>The buzzer</h2>" + form("/checks", "<input type=hidden name=action value=buzz>", button: "Sound the buzzer")
+            + "<h2>The SMS</h2><p>RideGuard texts your own phone a short report, now (at most one a day; it does so by itself every month).</p>"
+            + form("/checks", "<input type=hidden name=action value=selftest>", button: "Send me the self-test SMS")
             + "<h2>Everything</h2><p><a class=button href=/checks/doctor>Run the doctor</a> (takes a few seconds; keep the bike still)</p>"
     }
 

@@ -21,7 +21,7 @@ extension WebApp {
     func contactsPage(_ session: WebSession, said: String?, problem: String? = nil, typed: (name: String, number: String) = ("", ""),
                       confirmRemoving: Contact? = nil, status: Int = 200) -> WebResponse {
         let contacts = (try? database.contacts()) ?? []
-        return page(session, "Contacts", Pages.contacts(contacts, said: said, problem: problem, typed: typed, confirmRemoving: confirmRemoving),
+        return page(session, "Contacts", Pages.contacts(contacts, now: now(), said: said, problem: problem, typed: typed, confirmRemoving: confirmRemoving),
                     status: status, nav: "/contacts")
     }
 
@@ -30,8 +30,15 @@ extension WebApp {
         do {
             switch form["action"] {
             case "add":
-                try database.addContact(name: name, number: number, now: now())
+                let added = try database.addContact(name: name, number: number, now: now())
+                try database.askContact(added.number, language: configuration.messages.language, now: now())
                 return WebResponse.redirect("/contacts?done=added")
+            case "ask":
+                try database.askContact(number, language: configuration.messages.language, now: now())
+                return WebResponse.redirect("/contacts?done=asked")
+            case "confirm":
+                try database.confirmContactByHand(number, now: now())
+                return WebResponse.redirect("/contacts?done=confirmed")
             case "remove":
                 // The last contact goes only once the rider has read what that means.
                 let contacts = try database.contacts()
@@ -89,15 +96,21 @@ extension WebApp {
     // MARK: Checks
 
     func checkAction(_ form: [String: String], _ session: WebSession) -> WebResponse {
-        guard form["action"] == "buzz" else { return page(session, "Checks", "<p class=bad>Unknown check.</p>", status: 400) }
+        let checks: [String: (request: ControlRequest, done: String, refused: String, down: String)] = [
+            "buzz": (.buzz, "buzzed", "The buzzer was not sounded", "RideGuard is not running: the buzzer is its to sound."),
+            "selftest": (.selfTest, "selftest", "No self-test SMS was sent", "RideGuard is not running: the self-test is its to send."),
+        ]
+        guard let (request, done, refused, down) = checks[form["action"] ?? ""] else {
+            return page(session, "Checks", "<p class=bad>Unknown check.</p>", status: 400)
+        }
         do {
-            let reply = try ControlClient.send(.buzz, path: configuration.controlSocket, timeout: 3)
+            let reply = try ControlClient.send(request, path: configuration.controlSocket, timeout: 3)
             if let error = reply.error {
-                return page(session, "Checks", Pages.checksPage(live: buttonPart(), said: nil, problem: "The buzzer was not sounded: \(error)"), status: 409, nav: "/checks")
+                return page(session, "Checks", Pages.checksPage(live: buttonPart(), said: nil, problem: "\(refused): \(error)"), status: 409, nav: "/checks")
             }
-            return WebResponse.redirect("/checks?done=buzzed")
+            return WebResponse.redirect("/checks?done=\(done)")
         } catch {
-            return page(session, "Checks", Pages.checksPage(live: buttonPart(), said: nil, problem: "RideGuard is not running: the buzzer is its to sound."), status: 503, nav: "/checks")
+            return page(session, "Checks", Pages.checksPage(live: buttonPart(), said: nil, problem: down), status: 503, nav: "/checks")
         }
     }
 

@@ -16,8 +16,8 @@ import Testing
         let folder = try Scratch.folder(name)
         if contacts {
             let database = try RideGuardDatabase(path: path ?? folder.appendingPathComponent("rideguard.sqlite").path)
-            _ = try database.addContact(name: "Sam", number: "+33612345678", now: Date().timeIntervalSince1970)
-            _ = try database.addContact(name: "Jo", number: "+4915112345678", now: Date().timeIntervalSince1970)
+            _ = try database.addConfirmedContact(name: "Sam", number: "+33612345678", now: Date().timeIntervalSince1970)
+            _ = try database.addConfirmedContact(name: "Jo", number: "+4915112345678", now: Date().timeIntervalSince1970)
             try database.setMessage("Crash! Call me.")
         }
         return folder
@@ -235,7 +235,7 @@ import Testing
         var configuration = InProcessAgent.configuration(in: folder, modem: modem)
         configuration.calls.ringSeconds = 10
         configuration.calls.intervalSeconds = 60
-        _ = try RideGuardDatabase(path: configuration.database).addContact(name: "Ana", number: "+34600000003", now: Date().timeIntervalSince1970)
+        _ = try RideGuardDatabase(path: configuration.database).addConfirmedContact(name: "Ana", number: "+34600000003", now: Date().timeIntervalSince1970)
         let agent = try InProcessAgent(configuration)
         try await agent.advance(until: { modem.calls.count == 1 }, limit: 60)
         #expect(modem.messages.count == 3, "every alert went out before the first call")
@@ -365,7 +365,7 @@ import Testing
         await agent.advance(by: 30)
         #expect(await agent.agent.state == .disarmed)
         let database = try RideGuardDatabase(path: configuration.database)
-        _ = try database.addContact(name: "Sam", number: "+33612345678", now: agent.clock.now())
+        _ = try database.addConfirmedContact(name: "Sam", number: "+33612345678", now: agent.clock.now())
         try await agent.advance(untilState: .armed, limit: 30)
         await agent.stop()
     }

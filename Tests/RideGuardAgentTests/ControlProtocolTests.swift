@@ -25,7 +25,7 @@ import AgentControl
             _ = try decode(#"{"cmd":"reboot"}"#)
             Issue.record("an unknown command was accepted")
         } catch DecodingError.dataCorrupted(let context) {
-            #expect(context.debugDescription == "unknown command 'reboot': use status, press, record or buzz")
+            #expect(context.debugDescription == "unknown command 'reboot': use status, press, record, buzz or selftest")
         }
     }
 

@@ -21,7 +21,7 @@ import RideGuardConfig
     /// the whole table. (A query plan, not a stopwatch: rideguard-bench times the same path.)
     @Test func theAlertsPathNeverReadsTheWholeHistory() throws {
         let database = try database()
-        try database.addContact(name: "Sam", number: "+33612345678", now: 0)
+        try database.addConfirmedContact(name: "Sam", number: "+33612345678", now: 0)
         try database.addHistory(messages: 200_000, journalLines: 1_000_000)
         #expect(try database.outbox.countPending() == 0 && database.journal(limit: 2).count == 2)
         var statements: [String] = []

@@ -25,7 +25,8 @@ extension AgentTests {
         #expect(imu.contains("mpu6050 with gyro") && imu.contains("(configured 200)") && imu.contains("1.01 g at rest"), "\(imu)")
         #expect(lines.contains { $0.hasPrefix("✓ gpsd: fix 45.10000, 5.70000") })
         #expect(lines.contains { $0.hasPrefix("✓ modem: \(rig.modem.link): SIM ready, network home") })
-        #expect(lines.contains("✓ contacts: 2: Sam +33•••••5678, Jo +49•••••••5678; alert message set"))
+        #expect(lines.contains("✓ contacts: 2: Sam +33•••••5678 (confirmed), Jo +49•••••••5678 (confirmed); alert message set"))
+        #expect(lines.contains("✓ sms: no SMS tried yet"))
         #expect(lines.last == "RideGuard can protect the rider.")
         #expect(!result.stdout.contains("612345678"))
     }
@@ -110,7 +111,7 @@ extension AgentTests {
         let broken = try Rideguard.run(["doctor", "--config", config.path, "--json", "--gps-wait", "0", "--modem-wait", "1"])
         #expect(broken.status == 1)
         let checks = broken.lines.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: String] }
-        #expect(checks.map { $0["part"] ?? "" } == ["configuration", "database", "agent", "IMU", "GPIO", "gpsd", "modem", "contacts", "web page"])
+        #expect(checks.map { $0["part"] ?? "" } == ["configuration", "database", "agent", "IMU", "GPIO", "gpsd", "modem", "contacts", "sms", "web page"])
         #expect(checks.first?["outcome"] == "failed")
         #expect(checks.first?["detail"] == "\(config.path):2: imu.rate_hz: 'fast' is not a number; checking the rest with the defaults")
     }

@@ -255,6 +255,16 @@ import RideGuardConfig
         return (enumerator?.allObjects as? [URL] ?? []).filter { url in suffixes.contains { url.path.hasSuffix($0) } }
     }
 
+    /// What a contact receives, as docs/rider.md shows it in each language, is what the composer
+    /// writes: the page cannot go stale.
+    @Test func theRidersGuideShowsTheContactsQuestionAsSent() throws {
+        let guide = try String(contentsOf: Self.root.appendingPathComponent("docs/rider.md"), encoding: .utf8)
+        for language in MessageLanguage.allCases {
+            let sent = MessageComposer.confirmationRequest(riderName: "Alex", language: language)
+            #expect(guide.contains("| \(language.rawValue) | \(sent) |"), "docs/rider.md lacks: \(sent)")
+        }
+    }
+
     @Test func theDocumentsTheCodeCitesExist() throws {
         let pattern = try NSRegularExpression(pattern: #"docs/[A-Za-z0-9_-]+\.md"#)
         var cited = Set<String>()

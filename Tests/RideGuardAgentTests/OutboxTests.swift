@@ -77,7 +77,8 @@ import SystemTime
         let settled = Mutex<[String]>([])
         let clock = SystemServiceClock()
         let sender = OutboxSender(outbox: database.outbox, modem: SimulatedTransport(clock: clock, logger: Logger(label: "test")),
-                                  clock: clock, logger: Logger(label: "test")) { kind, recipient, sent in
+                                  clock: clock, logger: Logger(label: "test")) { kind, recipient, outcome in
+            let sent = if case .sent = outcome { true } else { false }
             settled.withLock { $0.append("\(kind) \(recipient) \(sent ? "sent" : "failed")") }
         }
         #expect(try await sender.sendDue() == 0)

@@ -82,7 +82,7 @@ extension AgentInProcessTests {
         let modem = try FakeModem()
         let folder = try Self.folder("no-message", contacts: false)
         let configuration = InProcessAgent.configuration(in: folder, modem: modem)
-        _ = try RideGuardDatabase(path: configuration.database).addContact(name: "Sam", number: "+33612345678", now: Date().timeIntervalSince1970)
+        _ = try RideGuardDatabase(path: configuration.database).addConfirmedContact(name: "Sam", number: "+33612345678", now: Date().timeIntervalSince1970)
         let agent = try InProcessAgent(configuration)
         try await agent.advance(untilState: .armed, limit: 20)
         try await agent.advance(until: { modem.messages.count >= 1 }, limit: 60)
@@ -93,6 +93,6 @@ extension AgentInProcessTests {
         let yaml = "database: \(configuration.database)\nimu:\n  simulated: true\n  trace: \(configuration.imu.trace!)\n  speed: 8\ngpio:\n  simulated: true\ngps:\n  simulated: true\nmodem:\n  simulated: true\n"
         try Data(yaml.utf8).write(to: config)
         let doctor = try await Rideguard.run(["doctor", "--config", config.path])
-        #expect(doctor.stdout.contains("! contacts: 1: Sam +33•••••5678; no alert message of your own"), "\(doctor.stdout)")
+        #expect(doctor.stdout.contains("! contacts: 1: Sam +33•••••5678 (confirmed); no alert message of your own"), "\(doctor.stdout)")
     }
 }

@@ -38,7 +38,7 @@ extension AgentTests {
         #expect(unprotected.protection?.reasons.first?.hasPrefix("no emergency contact") == true, "\(String(describing: unprotected.protection))")
         #expect(AgentInProcessTests.journal(folder, kind: .system).contains("not protecting: no emergency contact"))
 
-        _ = try database.addContact(name: "Sam", number: "+33612345678", now: 3)
+        _ = try database.addConfirmedContact(name: "Sam", number: "+33612345678", now: 3)
         await agent.advance(by: 1.5)
         let back = try #require(try await AgentTests.status(folder))
         #expect(back.state == .armed && back.protection == Protection(.protecting) && back.buzzer != .fault)
@@ -198,7 +198,7 @@ extension FleetTests {
             }),
             ("the storage read-only", .degraded, { configuration, _ in
                 configuration.database = card.path + "/rideguard.sqlite"
-                do { _ = try RideGuardDatabase(path: configuration.database).addContact(name: "Sam", number: "+33612345678", now: 1) }
+                do { _ = try RideGuardDatabase(path: configuration.database).addConfirmedContact(name: "Sam", number: "+33612345678", now: 1) }
                 try card.remount(readOnly: true)        // with the database closed: the kernel refuses it otherwise
             }),
         ]

@@ -15,20 +15,33 @@ import Testing
         let db = database()
         let empty = Rideguard.inProcess(["contacts", "list", "--database", db])
         #expect(empty.stdout.contains("no contact yet"))
-        #expect(Rideguard.inProcess(["contacts", "add", "Sam", "0033 6 12.34.56.78", "--database", db]).stdout == "added Sam +33612345678\n")
+        #expect(Rideguard.inProcess(["contacts", "add", "Sam", "0033 6 12.34.56.78", "--database", db]).stdout
+                == "added Sam +33612345678\nan SMS asks them to confirm: they reply OK, or STOP to decline (rideguard contacts shows their answer)\n")
         #expect(Rideguard.inProcess(["contacts", "add", "Jo", "+49 151 1234 5678", "--database", db]).status == 0)
         let duplicate = Rideguard.inProcess(["contacts", "add", "Sam again", "+33612345678", "--database", db])
         #expect(duplicate.status == 1 && duplicate.stderr.contains("+33•••••5678 is already a contact"))
         let national = Rideguard.inProcess(["contacts", "add", "Pat", "06 12 34 56 78", "--database", db])
         #expect(national.status == 1 && national.stderr.contains("has no country code"))
+        // Each was asked by SMS, in the configuration's language (English with the database alone).
+        let asked = try RideGuardDatabase(path: db).outbox.all()
+        #expect(asked.map(\.kind) == [.confirmation, .confirmation] && asked.map(\.recipient) == ["+33612345678", "+4915112345678"])
+        #expect(asked[0].body == "RideGuard: A motorcyclist made you an emergency contact. After a crash you get an SMS with the position. Reply OK to confirm, STOP to decline.")
         let json = Rideguard.inProcess(["contacts", "list", "--json", "--database", db])
-        #expect(json.stdout == #"[{"name":"Sam","number":"+33612345678"},{"name":"Jo","number":"+4915112345678"}]"# + "\n")
+        #expect(json.stdout.hasPrefix(#"[{"name":"Sam","number":"+33612345678","state":"waiting","since":""#), "\(json.stdout)")
+        #expect(Rideguard.inProcess(["contacts", "list", "--database", db]).stdout.contains("Sam  +33612345678  asked 0 s ago, no reply yet"))
+        // Asked again, and confirmed by hand: each journaled as such.
+        #expect(Rideguard.inProcess(["contacts", "ask", "Jo", "--database", db]).stdout.hasPrefix("asked Jo again: an SMS asks them to confirm"))
+        #expect(try RideGuardDatabase(path: db).outbox.all().count == 3)
+        #expect(Rideguard.inProcess(["contacts", "confirm", "Jo", "--database", db]).stdout == "Jo marked confirmed by you (journaled as such)\n")
+        #expect(try RideGuardDatabase(path: db).contacts().map(\.standing.name) == ["waiting", "confirmed"])
         #expect(Rideguard.inProcess(["contacts", "remove", "+33 6 12 34 56 78", "--database", db]).stdout == "removed Sam +33612345678\n")
         let missing = Rideguard.inProcess(["contacts", "remove", "Nobody", "--database", db])
         #expect(missing.status == 1 && missing.stderr.contains("no contact named or numbered 'Nobody'"))
         #expect(try RideGuardDatabase(path: db).contacts().map(\.name) == ["Jo"])
         let journal = try RideGuardDatabase(path: db).journal(kind: .system).map(\.text)
-        #expect(journal == ["contact removed: Sam +33•••••5678", "contact added: Jo +49•••••••5678", "contact added: Sam +33•••••5678"])
+        #expect(journal == ["contact removed: Sam +33•••••5678", "contact Jo (+49•••••••5678) confirmed by hand by the rider",
+                            "contact Jo (+49•••••••5678) asked to confirm by SMS", "contact Jo (+49•••••••5678) asked to confirm by SMS",
+                            "contact added: Jo +49•••••••5678", "contact Sam (+33•••••5678) asked to confirm by SMS", "contact added: Sam +33•••••5678"])
     }
 
     /// Issue 43, point 9: a name with ESC or BEL (a terminal obeys them, XML cannot hold them) or a

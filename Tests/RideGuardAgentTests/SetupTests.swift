@@ -61,9 +61,13 @@ extension AgentTests {
         let profile = try database.profile()
         #expect(profile.name == "Alex" && profile.medicalNote == "Blutgruppe 0+" && profile.language == .de)
         #expect(profile.message == MessageComposer.suggestedMessage(.de))
-        // One SMS, to the first contact only, marked as a test in the rider's language.
-        #expect(rig.modem.received.map(\.decoded.number) == ["+33612345678"])
-        #expect(rig.modem.messages == [MessageComposer.test(riderName: "Alex", language: .de)])
+        // Each contact asked to confirm, then one test SMS, to the first contact only, marked as a
+        // test; all in the rider's language, one SMS each.
+        #expect(rig.modem.received.map(\.decoded.number) == ["+33612345678", "+4915112345678", "+33612345678"])
+        #expect(rig.modem.messages == [MessageComposer.confirmationRequest(riderName: "Alex", language: .de),
+                                       MessageComposer.confirmationRequest(riderName: "Alex", language: .de),
+                                       MessageComposer.test(riderName: "Alex", language: .de)])
+        #expect(try database.contacts().map(\.standing.name) == ["waiting", "waiting"])
     }
 
     @Test func setupWithoutInputTakesFlags() throws {
@@ -86,11 +90,13 @@ extension AgentTests {
         let card = try String(contentsOf: rig.folder.appendingPathComponent("card.svg"), encoding: .utf8)
         #expect(card.contains("Scheda di soccorso") && card.contains("Sam: +33612345678"))
         #expect(try RideGuardDatabase(path: rig.database).profile().language == .it)
-        #expect(rig.modem.messages == [MessageComposer.test(riderName: "Alex", language: .it)])
+        #expect(rig.modem.messages == [MessageComposer.confirmationRequest(riderName: "Alex", language: .it),
+                                       MessageComposer.confirmationRequest(riderName: "Alex", language: .it),
+                                       MessageComposer.test(riderName: "Alex", language: .it)])
         // Run again (a scripted install re-run): nothing doubles.
         let again = try Rideguard.run(["setup", "--config", rig.config.path, "--no-input", "--contact", "Sam=+33612345678"])
         #expect(again.status == 0 && again.stdout.contains("Sam is already a contact"))
         #expect(try RideGuardDatabase(path: rig.database).contacts().count == 2)
-        #expect(rig.modem.messages.count == 1)
+        #expect(rig.modem.messages.count == 3)
     }
 }

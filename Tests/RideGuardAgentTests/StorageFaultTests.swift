@@ -149,7 +149,7 @@ extension AgentTests {
         try FileManager.default.removeItem(atPath: blocked)
         try FileManager.default.createDirectory(atPath: blocked, withIntermediateDirectories: true)
         let contacts = try RideGuardDatabase(path: configuration.database)
-        _ = try contacts.addContact(name: "Sam", number: "+33612345678", now: clock.now())
+        _ = try contacts.addConfirmedContact(name: "Sam", number: "+33612345678", now: clock.now())
         try contacts.setMessage("Crash! Call me.")
         await clock.advance(by: 10)
         let database = try #require(await opening.value)
@@ -191,7 +191,7 @@ extension AgentTests {
         #expect(try database.outbox.countPending() == 1)
         try card.remount(readOnly: false)
         try database.reopen()
-        #expect(try database.addContact(name: "Kim", number: "+44 7700 900123", now: 1795617920).id == 2)
+        #expect(try database.addConfirmedContact(name: "Kim", number: "+44 7700 900123", now: 1795617920).id == 2)
         #expect(try SQLiteConnection(path: path).value("SELECT count(*) FROM grdb_migrations")?.integer == Int64(RideGuardDatabase.migrations.count))
         #expect(database.recordEvent("{\"event\":\"armed\",\"t\":1795617921}", at: 1795617921))
     }
@@ -205,7 +205,7 @@ extension AgentTests {
         let folder = try AgentInProcessTests.folder("newer-release", contacts: false)
         let path = folder.appendingPathComponent("rideguard.sqlite").path
         let made = try RideGuardDatabase(path: path)
-        _ = try made.addContact(name: "Sam", number: "+33612345678", now: 1795617916)
+        _ = try made.addConfirmedContact(name: "Sam", number: "+33612345678", now: 1795617916)
         try made.setMessage("Crash! Call me.")
         // A newer release's migrations, applied to the file as that release would: first a step that
         // adds a table (older releases read on), then one it marks as needing it.
@@ -267,8 +267,8 @@ extension AgentTests {
     @Test func aDamagedContactRowIsNamed() throws {
         let path = try folder() + "/rideguard.sqlite"
         let database = try RideGuardDatabase(path: path)
-        _ = try database.addContact(name: "Sam", number: "+33612345678", now: 1)
-        _ = try database.addContact(name: "Kim", number: "+447700900123", now: 2)
+        _ = try database.addConfirmedContact(name: "Sam", number: "+33612345678", now: 1)
+        _ = try database.addConfirmedContact(name: "Kim", number: "+447700900123", now: 2)
         try SQLiteConnection(path: path).execute("UPDATE contacts SET number = x'00ff' WHERE name = 'Kim'")
         #expect(throws: RecordError(reason: "contact row 2 is damaged (a value that is not what a contact holds): remove it with sqlite3, or restore a backup")) {
             try database.contacts()
@@ -314,7 +314,7 @@ extension AgentTests {
     @Test func contactsLastReadAreAlertedWhenThePageIsDamaged() throws {
         let path = try folder() + "/rideguard.sqlite"
         let database = try RideGuardDatabase(path: path)
-        try database.addContact(name: "Sam", number: "+33612345678", now: 0)
+        try database.addConfirmedContact(name: "Sam", number: "+33612345678", now: 0)
         #expect(try database.contactsToAlert().map(\.number) == ["+33612345678"])
         try AgentTests.damage(table: "contacts", in: path)
         let fresh = try RideGuardDatabase(path: path)

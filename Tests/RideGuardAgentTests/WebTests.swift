@@ -52,7 +52,7 @@ import Testing
                 database: \(database)
                 control_socket: \(folder.appendingPathComponent("run/control.sock").path)
                 """.utf8).write(to: URL(fileURLWithPath: config))
-            #expect(try Rideguard.run(["contacts", "add", "Sam", "+33 6 12 34 56 78", "--config", config]).status == 0)
+            try RideGuardDatabase(path: database).addConfirmedContact(name: "Sam", number: "+33 6 12 34 56 78", now: 0)
             #expect(try Rideguard.run(["message", "set", "I may have crashed. Please call me.", "--config", config]).status == 0)
         }
 
@@ -308,6 +308,42 @@ import Testing
         #expect(cli.stdout.hasPrefix("NOT protecting: no emergency contact"), "\(cli.stdout)")
     }
 
+    /// Issue 52 from the phone: a contact added is asked by SMS, asked again or marked confirmed
+    /// with a button, each shown; the self-test is sent with a button, and refused, with why,
+    /// without the rider's phone and a second time the same day.
+    @Test(.timeLimit(.minutes(2)))
+    func theContactsAnswersAndTheSelfTestFromThePhone() throws {
+        let bike = try Bike()
+        let agent = try bike.agent(), web = try bike.web()
+        defer { web.kill(); agent.kill() }
+        let (cookie, csrf) = try bike.paired()
+        let database = try RideGuardDatabase(path: bike.database)
+        #expect(try HTTP.post(bike.base + "/contacts", form: "action=add&name=Eve&number=%2B33611111111&csrf=" + csrf, cookie: cookie).status == 303)
+        var page = try HTTP.get(bike.base + "/contacts?done=added", cookie: cookie).text
+        #expect(page.contains("An SMS asks them to confirm") && page.contains("data-state=waiting>asked "), "\(page)")
+        #expect(page.contains("data-state=confirmed>confirmed by the rider"), "Sam, confirmed before")
+        #expect(try database.outbox.all().filter { $0.kind == .confirmation }.map(\.recipient) == ["+33611111111"])
+        #expect(try HTTP.post(bike.base + "/contacts", form: "action=ask&number=%2B33611111111&csrf=" + csrf, cookie: cookie).status == 303)
+        #expect(try database.outbox.all().filter { $0.kind == .confirmation }.count == 2)
+        #expect(try HTTP.post(bike.base + "/contacts", form: "action=confirm&number=%2B33611111111&csrf=" + csrf, cookie: cookie).status == 303)
+        page = try HTTP.get(bike.base + "/contacts", cookie: cookie).text
+        #expect(page.components(separatedBy: "data-state=confirmed>confirmed by the rider").count == 3 && !page.contains("value=ask>"), "\(page)")
+        #expect(try database.journal(kind: .system).contains { $0.text == "contact Eve (+33•••••1111) confirmed by hand by the rider" })
+
+        // The self-test: nobody to send it to yet, then sent, then not twice in a day.
+        let nobody = try HTTP.post(bike.base + "/checks", form: "action=selftest&csrf=" + csrf, cookie: cookie)
+        #expect(nobody.status == 409 && nobody.text.contains("No self-test SMS was sent: no phone of the rider") && nobody.text.contains("(rideguard profile set --phone NUMBER)"), "\(nobody.text.suffix(800))")
+        #expect(try Rideguard.run(["profile", "set", "--phone", "+33 7 00 00 00 01", "--config", bike.config]).status == 0)
+        let sent = try HTTP.post(bike.base + "/checks", form: "action=selftest&csrf=" + csrf, cookie: cookie)
+        #expect(sent.status == 303 && sent.header("location") == "/checks?done=selftest")
+        #expect(try HTTP.get(bike.base + "/checks?done=selftest", cookie: cookie).text.contains("A self-test SMS is on its way to your phone."))
+        try waitFor(20) { (try? database.outbox.all().contains { $0.kind == .selfTest && $0.status == .sent }) == true }
+        let twice = try HTTP.post(bike.base + "/checks", form: "action=selftest&csrf=" + csrf, cookie: cookie)
+        #expect(twice.status == 409 && twice.text.contains("less than a day ago: at most one a day"), "\(twice.text.suffix(800))")
+        let doctor = try Rideguard.run(["doctor", "--config", bike.config, "--gps-wait", "0"])
+        #expect(doctor.stdout.contains("✓ sms: the last SMS (self_test, to +33•••••0001) went out at "), "\(doctor.stdout)")
+    }
+
     /// Issue 43, points 5 to 7 and 10: someone else on the Wi-Fi, unpaired, from another address
     /// (127.0.0.2 here), against the real `rideguard-web` and `rideguard run`. Before (FlyingFox): a
     /// 64 KiB header line kept the page busy for seconds (its parsing grew with the square of the
@@ -472,7 +508,7 @@ import Testing
     }
 
     @Test func pagesEscapeWhatTheyShow() {
-        let page = Pages.contacts([Contact(id: 1, name: "<script>alert(1)</script>", number: "+33612345678", createdAt: 0)], said: nil,
+        let page = Pages.contacts([Contact(id: 1, name: "<script>alert(1)</script>", number: "+33612345678", createdAt: 0)], now: 0, said: nil,
                                   problem: "\"><img src=x>", typed: ("a\"b", "<"))
         #expect(!page.contains("<script>") && !page.contains("<img src=x>"))
         #expect(page.contains("&lt;script&gt;") && page.contains("value=\"a&quot;b\""))

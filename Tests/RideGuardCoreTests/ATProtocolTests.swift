@@ -105,9 +105,12 @@ func exchange(_ command: String, _ transcript: String) -> (outcomes: [ATExchange
     }
 
     @Test func errorsAreClassifiedForRetrying() {
-        #expect(SendFailure.classify(.cmsError(1)) == .permanent("+CMS ERROR: 1 (unassigned number)"))
-        #expect(SendFailure.classify(.cmsError(331)) == .transient("+CMS ERROR: 331 (no network service)"))
-        #expect(SendFailure.classify(.cmsError(500)) == .transient("+CMS ERROR: 500 (unknown error)"))
+        #expect(SendFailure.classify(.cmsError(1)) == SendFailure(permanent: true, reason: "+CMS ERROR: 1 (unassigned number)", cause: .numberNotInService))
+        #expect(SendFailure.classify(.cmsError(331)) == SendFailure(permanent: false, reason: "+CMS ERROR: 331 (no network service)", cause: .noNetwork))
+        #expect(SendFailure.classify(.cmsError(500)) == SendFailure(permanent: false, reason: "+CMS ERROR: 500 (unknown error)", cause: .other))
+        // A code that says nothing takes the cause the modem's report names in words.
+        #expect(SendFailure.classify(.cmsError(500), report: "Requested facility not subscribed")
+                == SendFailure(permanent: false, reason: "+CMS ERROR: 500 (unknown error); the modem's report: Requested facility not subscribed", cause: .notSubscribed))
     }
 
     @Test func garbageNeverBecomesALine() {

@@ -156,6 +156,25 @@ import Testing
         #expect(test.contains("TEST"))
         let suggested = MessageComposer.suggestedMessage(language)
         #expect(SMSText(suggested).encoding == .gsm7 && suggested.count <= 110, "\(suggested)")
+        // Asking a contact: one SMS with a rider's name of 20 characters, or none given; it says
+        // how to answer with the words the inbox reads.
+        for name in ["Alexandra Martinelli", nil] as [String?] {
+            let ask = MessageComposer.confirmationRequest(riderName: name, language: language)
+            #expect(SMSText(ask).encoding == .gsm7 && SMSText(ask).parts.count == 1, "\(ask.count) characters: \(ask)")
+            #expect(ask.contains(" OK ") && ask.contains("STOP") && SMSCommand("OK") == .acknowledge && SMSCommand("STOP") == .stop)
+        }
+        // The self-test: one SMS for a rider protecting with a fix, a sensor and no crash; two at
+        // most with a long reason and a crash.
+        let plain = SelfTestReport(protection: Protection(.protecting), contacts: 3, confirmed: 2, modem: "home, -71 dBm",
+                                   fixAge: 180, sensorRateHz: 200, lastCrash: nil)
+        let test1 = MessageComposer.selfTest(plain, language: language, crashDate: { _ in "2026-11-02" })
+        #expect(SMSText(test1).encoding == .gsm7 && SMSText(test1).parts.count == 1, "\(test1.count) characters: \(test1)")
+        #expect(test1.contains(" 2/3.") && test1.contains("-71 dBm") && test1.contains("200 Hz"))
+        var worst = plain
+        worst.protection = Protection(.notProtecting, reasons: ["the SIM cannot send SMS: the SIM may not send SMS (no credit, or SMS not in its plan): top it up"])
+        worst.lastCrash = 1_762_000_000
+        let test2 = MessageComposer.selfTest(worst, language: language, crashDate: { _ in "2026-11-02" })
+        #expect(SMSText(test2).encoding == .gsm7 && SMSText(test2).parts.count <= 2 && test2.contains("2026-11-02"), "\(test2)")
     }
 
     @Test func longNamesAndMessagesStillGoOut() {

@@ -6,14 +6,16 @@ import Testing
     @Test(arguments: [
         ("WHERE", SMSCommand.whereAreYou), ("where?", .whereAreYou), (" Où ? ", .whereAreYou), ("ou", .whereAreYou),
         ("Wo?", .whereAreYou), ("¿Dónde?", .whereAreYou), ("dove", .whereAreYou),
-        ("OK", .acknowledge), ("ok!", .acknowledge), ("Ok.", .acknowledge),
+        ("OK", .acknowledge), ("ok!", .acknowledge), ("Ok.", .acknowledge), ("Oui", .acknowledge), ("ja", .acknowledge),
+        ("Sí", .acknowledge), ("yes", .acknowledge),
+        ("STOP", .stop), ("Stopp", .stop), ("Arrêt", .stop), ("baja", .stop),
         ("STATUS", .status), ("État", .status), ("estado", .status), ("Stato", .status),
     ])
     func commandsInFiveLanguages(text: String, command: SMSCommand) {
         #expect(SMSCommand(text) == command)
     }
 
-    @Test(arguments: ["", "WHERE ARE YOU", "ok thanks", "OKAY", "Where's Alex", "1234", "?", "WHERE1", "STOP", "disarm"])
+    @Test(arguments: ["", "WHERE ARE YOU", "ok thanks", "OKAY", "Where's Alex", "1234", "?", "WHERE1", "STOP NOW", "non", "disarm"])
     func anythingElseIsNoCommand(text: String) {
         #expect(SMSCommand(text) == nil)
     }

@@ -9,7 +9,9 @@ package final class FakeModem: @unchecked Sendable {
     /// What to do with the next AT+CMGS.
     package enum Outcome: Sendable {
         case accept
-        case cmsError(Int)
+        /// `+CMS ERROR: code`; `report`: what AT+CEER answers after it, as the modem writes it
+        /// after "+CEER: " (nil: "No error", as a modem with nothing to add says).
+        case cmsError(Int, report: String? = nil)
         /// Take the message and say nothing (the sender will time out, or be killed).
         case silence
         /// Take the message and disappear (the device node goes away).
@@ -100,6 +102,8 @@ package final class FakeModem: @unchecked Sendable {
         var received: [Received] = []
         var commands: [String] = []
         var pinAttempts = 0
+        /// What AT+CEER reports: the last failed send's cause.
+        var lastReport: String?
         var unlocked = false
         var reference = 40
         var registrationQueries = 0
@@ -373,6 +377,8 @@ package final class FakeModem: @unchecked Sendable {
             }
         case "AT+CSQ":
             reply(master, ["+CSQ: 20,99"])
+        case "AT+CEER":
+            reply(master, ["+CEER: " + (state.withLock { $0.lastReport } ?? "No error")])
         case "AT+CSCA?":
             reply(master, ["+CSCA: \"+33609001390\",145"])
         case "AT+CREG?", "AT+CEREG?":
@@ -578,6 +584,7 @@ package final class FakeModem: @unchecked Sendable {
         let outcome = state.withLock { s -> (Outcome, Int) in
             s.received.append(Received(decoded: decoded, at: now))
             if let down = s.script.networkDownUntil, now < down { return (.cmsError(331), 0) }
+            s.lastReport = nil
             let next = s.script.outcomes.isEmpty ? .accept : s.script.outcomes.removeFirst()
             s.reference += 1
             return (next, s.reference)
@@ -586,7 +593,9 @@ package final class FakeModem: @unchecked Sendable {
         if slow > 0 { pause(slow) }
         switch outcome.0 {
         case .accept: reply(master, ["+CMGS: \(outcome.1)"])
-        case .cmsError(let code): reply(master, [], final: "+CMS ERROR: \(code)")
+        case .cmsError(let code, let report):
+            state.withLock { $0.lastReport = report }
+            reply(master, [], final: "+CMS ERROR: \(code)")
         case .silence: break
         case .vanish: DispatchQueue.global().async { self.unplug() }
         }

@@ -215,8 +215,12 @@ firstboot)
     # Set up: a contact and a message; the agent protects, and says so.
     rideguard contacts add Anna "+33 6 12 34 56 78" > /dev/null && rideguard message set "I may have crashed. Please call me." > /dev/null \
         || bad "contacts add"
+    wait_for 20 bash -c '[[ "$(systemctl show -p StatusText --value rideguard)" == "protecting, degraded: no contact has confirmed"* ]]' \
+        && ok "a contact added, asked by SMS: STATUS=protecting, degraded until she confirms" || bad "StatusText after a contact: $(prop rideguard StatusText)"
+    wait_for 20 journal_has "SMS to +33•••••5678 (simulated modem)" && ok "the contact was asked by SMS" || bad "no SMS asked the contact"
+    rideguard contacts confirm Anna > /dev/null || bad "contacts confirm"
     wait_for 20 bash -c '[ "$(systemctl show -p StatusText --value rideguard)" = "protecting the rider" ]' \
-        && ok "a contact added: STATUS=protecting the rider" || bad "StatusText after a contact: $(prop rideguard StatusText)"
+        && ok "confirmed by the rider: STATUS=protecting the rider" || bad "StatusText after confirming: $(prop rideguard StatusText)"
 
     # The real GPIO lines through the unit: a 4 s hold raises a manual SOS whose countdown sounds the
     # buzzer; a 2 s hold cancels it.

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+/// Whether an emergency contact knows they are one: asked by SMS when added, and what came of it.
+/// Alerts go to every contact but one who declined: an unconfirmed number is tried, never skipped.
+package enum ContactStanding: Equatable, Sendable {
+    /// Never asked: added before RideGuard asked its contacts (0.2.0), or by a hand in the database.
+    case unasked
+    /// Asked at `since`; no answer yet.
+    case waiting(since: Double)
+    /// Replied OK (or yes in their language), or the rider marked them confirmed (`byHand`: they
+    /// called them).
+    case confirmed(at: Double, byHand: Bool)
+    /// Replied STOP: no message goes to them any more.
+    case declined(at: Double)
+    /// An SMS to them failed for a reason that names the number (not in service, cannot receive SMS).
+    case unreachable(at: Double, reason: String)
+
+    /// The state's name as `status`, the page, MQTT and the database write it.
+    package var name: String {
+        switch self {
+        case .unasked: "unasked"
+        case .waiting: "waiting"
+        case .confirmed: "confirmed"
+        case .declined: "declined"
+        case .unreachable: "unreachable"
+        }
+    }
+
+    /// When it began; nil when never asked.
+    package var since: Double? {
+        switch self {
+        case .unasked: nil
+        case .waiting(let t), .confirmed(let t, _), .declined(let t), .unreachable(let t, _): t
+        }
+    }
+
+    package var isConfirmed: Bool { if case .confirmed = self { true } else { false } }
+    package var isDeclined: Bool { if case .declined = self { true } else { false } }
+
+    /// As stored: the name, when, and the reason or how it was confirmed ("hand", "reply").
+    package var stored: (name: String, since: Double?, detail: String?) {
+        switch self {
+        case .confirmed(_, let byHand): (name, since, byHand ? "hand" : "reply")
+        case .unreachable(_, let reason): (name, since, reason)
+        default: (name, since, nil)
+        }
+    }
+
+    /// From the stored columns; nil for a name this release does not know or a row missing its time.
+    package init?(stored name: String, since: Double?, detail: String?) {
+        switch (name, since) {
+        case ("unasked", _): self = .unasked
+        case ("waiting", let t?): self = .waiting(since: t)
+        case ("confirmed", let t?): self = .confirmed(at: t, byHand: detail == "hand")
+        case ("declined", let t?): self = .declined(at: t)
+        case ("unreachable", let t?): self = .unreachable(at: t, reason: detail ?? "the SMS to this number failed")
+        default: return nil
+        }
+    }
+
+    /// One line for a person, after the contact's name: "confirmed by reply 2 days ago".
+    package func summary(now: Double) -> String {
+        switch self {
+        case .unasked: "not asked yet (rideguard contacts ask NAME, or Ask on the page)"
+        case .waiting(let t): "asked \(Ago.text(now - t)) ago, no reply yet"
+        case .confirmed(let t, let byHand): byHand ? "confirmed by the rider \(Ago.text(now - t)) ago" : "confirmed by reply \(Ago.text(now - t)) ago"
+        case .declined(let t): "declined \(Ago.text(now - t)) ago (replied STOP): gets no alert"
+        case .unreachable(_, let reason): "unreachable: \(reason)"
+        }
+    }
+
+    /// A word or two, beside a contact in a list: "confirmed", "asked 2 h ago", "not asked".
+    package func brief(now: Double) -> String {
+        switch self {
+        case .unasked: "not asked"
+        case .waiting(let t): "asked \(Ago.text(now - t)) ago"
+        case .confirmed: "confirmed"
+        case .declined: "declined"
+        case .unreachable: "unreachable"
+        }
+    }
+
+    /// What weakens the protection, or nil: degraded while no contact has confirmed, or while one
+    /// has declined or cannot be reached. `contacts`: names (as shown) and standings, in order.
+    package static func problem(_ contacts: [(name: String, standing: ContactStanding)]) -> String? {
+        guard !contacts.isEmpty else { return nil }
+        var problems: [String] = []
+        if !contacts.contains(where: { $0.standing.isConfirmed }) {
+            problems.append("no contact has confirmed their number yet (a reply OK confirms; rideguard contacts confirm NAME once you have called them)")
+        }
+        for contact in contacts {
+            switch contact.standing {
+            case .declined: problems.append("\(contact.name) declined to be a contact: remove them, or ask again")
+            case .unreachable(_, let reason): problems.append("\(contact.name) cannot be reached: \(reason)")
+            default: break
+            }
+        }
+        return problems.isEmpty ? nil : problems.joined(separator: "; ")
+    }
+}
+
+/// A duration as people say it: "40 s", "5 min", "3 h", "2 days".
+package enum Ago {
+    package static func text(_ seconds: Double) -> String {
+        let s = max(0, seconds.isFinite ? seconds : 0)
+        if s < 60 { return "\(Int(s)) s" }
+        if s < 3600 { return "\(Int(s / 60)) min" }
+        if s < 2 * 86_400 { return "\(Int(s / 3600)) h" }
+        return "\(Int(s / 86_400)) days"
+    }
+}
