@@ -10,8 +10,11 @@ package enum SelfTestSchedule {
     /// again the next day, not in a loop).
     package static func isDue(now: Double, days: Int, firstRun: Double, lastSent: Double?, lastQueued: Double?) -> Bool {
         guard days > 0 else { return false }
-        let since = lastSent ?? firstRun
-        return now - since >= Double(days) * day && (lastQueued.map { now - $0 >= day } ?? true)
+        // A time more than a day ahead was written by a wrong clock (a Pi without a real-time clock
+        // before NTP set it, or one set ahead): it counts as never, so a test is not put off for years.
+        func past(_ t: Double?) -> Double? { t.flatMap { $0 > now + day ? nil : $0 } }
+        let since = past(lastSent) ?? past(firstRun) ?? -.infinity
+        return now - since >= Double(days) * day && (past(lastQueued).map { now - $0 >= day } ?? true)
     }
 
     /// Why no test may go now, or nil: during an emergency, while one waits, or within a day of
@@ -19,7 +22,7 @@ package enum SelfTestSchedule {
     package static func refusal(now: Double, emergency: Bool, waiting: Bool, lastSent: Double?, time: (Double) -> String) -> String? {
         if emergency { return "not during an emergency" }
         if waiting { return "a self-test SMS is already waiting to be sent" }
-        if let lastSent, now - lastSent < day { return "one went out at \(time(lastSent)), less than a day ago: at most one a day" }
+        if let lastSent, lastSent <= now + day, now - lastSent < day { return "one went out at \(time(lastSent)), less than a day ago: at most one a day" }
         return nil
     }
 }

@@ -20,6 +20,10 @@ import Testing
         let failed = start + 30 * day
         #expect(!SelfTestSchedule.isDue(now: failed + 3600, days: 30, firstRun: start, lastSent: nil, lastQueued: failed))
         #expect(SelfTestSchedule.isDue(now: failed + day, days: 30, firstRun: start, lastSent: nil, lastQueued: failed))
+        // A record written by a clock far ahead (set wrong, then put right by NTP) does not put
+        // the test off: it is due, and may go.
+        #expect(SelfTestSchedule.isDue(now: start, days: 30, firstRun: start + 400 * day, lastSent: start + 300 * day, lastQueued: start + 300 * day))
+        #expect(SelfTestSchedule.refusal(now: start, emergency: false, waiting: false, lastSent: start + 300 * day, time: { _ in "" }) == nil)
         // Off.
         #expect(!SelfTestSchedule.isDue(now: start + 400 * day, days: 0, firstRun: start, lastSent: nil, lastQueued: nil))
     }
