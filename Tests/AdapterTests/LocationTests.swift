@@ -11,6 +11,10 @@ import Testing
     @Test func locationCommandPrintsTheRidersFix() throws {
         let gps = try GPSFake(log: NMEALog.movingRider(latitude: 45.76, longitude: 4.84, speed: 15, course: 45, seconds: 60))
         defer { gps.stop() }
+        // gpsfake starts gpsd and feeds it in its own time: on a loaded CI machine the first fix once
+        // took more than 20 s. That is gpsfake's start, not what this test checks: wait for it first.
+        let ready = GPSDWatcher.probe(host: "127.0.0.1", port: String(gps.port), seconds: 90)
+        try #require(ready.fix != nil, "gpsd under gpsfake gave no fix in 90 s (connected: \(ready.connected), \(ready.problem ?? "no problem said"))")
         let result = try Rideguard.run(["location", "--gpsd", "127.0.0.1:\(gps.port)", "--json", "--wait", "20"])
         #expect(result.status == 0, "\(result.stderr)")
         let fix = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
