@@ -204,10 +204,11 @@ struct SamplerService: Service, CustomStringConvertible {
                 // implausible reading too, at the same instant as it says so: that one ends nothing).
                 guard implausibleAt.withLock({ $0 }) != t else { return }
                 service.emergency.post(.event(.health(.imuReading, problem: nil, at: clock.now())))
-            case .impact(_, let peak, _, _):
+            case .impact(_, let peak, _, _, let kind):
                 let at = clock.now(), database = service.database
-                journal.async { database.journal(JournalEntry(.detections, "impact \(DecimalFormat.string(peak, decimals: 1)) g"), at: at) }
-                service.logger.info("impact \(DecimalFormat.string(peak, decimals: 1)) g")
+                let text = "impact \(DecimalFormat.string(peak, decimals: 1)) g: \(kind.summary)"
+                journal.async { database.journal(JournalEntry(.detections, text), at: at) }
+                service.logger.info("\(text)")
             case .rearmed:
                 service.emergency.post(.event(.detectorWatching(at: clock.now())))
             }

@@ -27,8 +27,8 @@ struct Eval: ParsableCommand {
     @Option(help: "With --synth: the corpus seed.")
     var seed: UInt64 = 1
 
-    @Option(help: "With --synth: how many traces.")
-    var count: Int = 100
+    @Option(help: "With --synth: how many traces (by default every scenario five times).")
+    var count: Int = 5 * Scenario.allCases.count
 
     @Option(help: "With --synth: scale the riding before each event.")
     var ridingScale: Double = 1

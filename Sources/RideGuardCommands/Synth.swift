@@ -56,7 +56,7 @@ struct Synth: ParsableCommand {
             let number = String(index + 1)
             let name = String(repeating: "0", count: max(0, 4 - number.count)) + number + "-\(kind.rawValue).csv"
             let path = FilePath(out).appending(name).string
-            let facts = SensorFacts(seed: traceSeed, rate: rate)
+            let facts = SensorFacts(seed: traceSeed, scenario: kind, rate: rate)
             let writer = try TraceFileWriter(
                 path: path, hasGyro: facts.gyro, hasSpeed: facts.speedColumn,
                 metadata: [("rate_hz", String(Int(facts.rateHz))), ("range_g", String(Int(facts.rangeG))),

@@ -83,10 +83,12 @@ extension DetectorEvent {
         switch self {
         case .uprightLearned(_, let up):
             line.addRaw("up", "[\(DecimalFormat.string(up.x, decimals: 4)),\(DecimalFormat.string(up.y, decimals: 4)),\(DecimalFormat.string(up.z, decimals: 4))]")
-        case .impact(_, let peakG, let horizontalG, let deltaV):
+        case .impact(_, let peakG, let horizontalG, let deltaV, let kind):
             line.add("peak_g", peakG, decimals: 2)
             line.add("horizontal_g", horizontalG, decimals: 2)
             line.add("delta_v_mps", deltaV, decimals: 2)
+            line.add("kind", kind.code)
+            if case .landing(let flight) = kind { line.add("flight_s", flight, decimals: 2) }
         case .crashDetected(_, let e), .parkedFall(_, let e):
             line.add("reason", e.reason.rawValue)
             line.add("summary", e.summary)
@@ -121,8 +123,8 @@ extension DetectorEvent {
         switch self {
         case .uprightLearned:
             return padded + "upright reference learned"
-        case .impact(_, let peakG, let horizontalG, let deltaV):
-            return padded + "impact \(DecimalFormat.string(peakG, decimals: 1)) g (horizontal \(DecimalFormat.string(horizontalG, decimals: 1)) g, delta-v \(DecimalFormat.string(deltaV, decimals: 1)) m/s)"
+        case .impact(_, let peakG, let horizontalG, let deltaV, let kind):
+            return padded + "impact \(DecimalFormat.string(peakG, decimals: 1)) g (horizontal \(DecimalFormat.string(horizontalG, decimals: 1)) g, delta-v \(DecimalFormat.string(deltaV, decimals: 1)) m/s): \(kind.summary)"
         case .crashDetected(_, let e):
             return padded + "CRASH DETECTED: " + e.summary
         case .parkedFall(_, let e):

@@ -42,9 +42,9 @@ struct BikeSimulator {
     private var nextFix: Double
     private let emit: (IMUSample) -> Void
 
-    init(seed: UInt64, rate: Double? = nil, emit: @escaping (IMUSample) -> Void) {
+    init(seed: UInt64, rate: Double? = nil, range: Double? = nil, emit: @escaping (IMUSample) -> Void) {
         var rng = SeededRandom(seed: seed)
-        sensor = SensorModel(rng: &rng, rate: rate)
+        sensor = SensorModel(rng: &rng, rate: rate, range: range)
         dt = 1 / sensor.rate
         cylinders = rng.pick([1.0, 2, 2, 3, 4])
         idleRPM = rng.uniform(950...1350)

@@ -36,13 +36,21 @@ package enum Scenario: String, CaseIterable, Codable, Sendable {
     /// A crash (in the first seconds of moving or after a ride), then the fallen bike shakes before it
     /// is lifted: a wheel turning, someone taking hold of it.
     case fallenShaken = "fallen_shaken"
+    // Hard hits that are no crash (kept last): a pothole's edge or a kerb at 20–110 km/h, a jump, a
+    // drop of 0.3–2 m off a ledge or a row of whoops off road…
+    /// …and the bike is ridden on.
+    case hardHitRiddenOn = "hard_hit_ridden_on"
+    /// …then the rider stops to look and sits on the bike, feet down, before riding on.
+    case hardHitThenStop = "hard_hit_then_stop"
+    /// …then the rider stops, puts the bike on its side stand and gets off.
+    case hardHitThenOff = "hard_hit_then_off"
 
     package var isCrash: Bool {
         switch self {
         case .lowside, .highside, .collision, .pinnedCollision, .tipOverAtStop, .slowTurnDrop, .pushedThenDropped,
              .startedLyingThenCrash, .movingOffFall, .fallenShaken: true
         case .normalRide, .hardRide, .roughRoad, .offRoad, .parkedKnockedOver, .parkedLaidDown, .parkedBumped,
-             .startedLying, .trailer, .centreStandEngine: false
+             .startedLying, .trailer, .centreStandEngine, .hardHitRiddenOn, .hardHitThenStop, .hardHitThenOff: false
         }
     }
 }

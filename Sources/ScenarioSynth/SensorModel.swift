@@ -17,11 +17,13 @@ struct SensorModel: Sendable {
     var gyroNoise: Double
     var deadAxis: Int?
 
-    init(rng: inout SeededRandom, rate fixedRate: Double? = nil) {
+    /// `range`: instead of the range drawn (the draw is made all the same: the rest stays as the seed gives it).
+    init(rng: inout SeededRandom, rate fixedRate: Double? = nil, range fixedRange: Double? = nil) {
         let drawn = rng.pick([100.0, 200, 250, 400, 500, 1000])
         rate = fixedRate ?? drawn
         hasGyro = rng.chance(0.7)
         rangeG = rng.chance(0.4) ? 8 : 16
+        if let fixedRange { rangeG = fixedRange }
         gyroRange = rng.pick([250.0, 500, 1000, 2000]) * .pi / 180
         if rng.chance(0.5) {
             // A board screwed in square to the frame in one of 24 orientations, a few degrees off.

@@ -9,7 +9,7 @@ package enum TraceSynthesizer {
     /// `ridingScale` shortens (below 1) or lengthens the riding before the event, for quick tests.
     package static func generate(_ scenario: Scenario, seed: UInt64, file: String = "", ridingScale: Double = 1,
                                 rate: Double? = nil, emit: @escaping (IMUSample) -> Void) -> TraceLabel {
-        var sim = BikeSimulator(seed: seed, rate: rate, emit: emit)
+        var sim = BikeSimulator(seed: seed, rate: rate, range: range(of: scenario, seed: seed), emit: emit)
         var crashStart: Double?
         var rest: Double?
         var idling = false
@@ -104,6 +104,22 @@ package enum TraceSynthesizer {
             sim.run(sim.rng.uniform(30...120)) { _, _ in .zero }
         case .centreStandEngine:
             sim.runOnCentreStand(for: sim.rng.uniform(60...600))
+        case .hardHitRiddenOn, .hardHitThenStop, .hardHitThenOff:
+            let hit = sim.rng.pick(HardHit.allCases)
+            let style: RideStyle = hit.offRoad ? .offRoad : .normal
+            sim.ride(for: crashRiding, style: style)
+            sim.take(hit)
+            switch scenario {
+            case .hardHitRiddenOn:
+                sim.ride(for: sim.rng.uniform(30...120), style: style)
+            case .hardHitThenStop:
+                sim.stopToLook()
+                sim.sitOnStoppedBike(sim.rng.uniform(10...90))
+                sim.ride(for: sim.rng.uniform(30...90), style: style)
+            default:
+                sim.stopToLook()
+            }
+            sim.parkOnSideStand()
         }
         if scenario.isCrash {
             rest = sim.t
@@ -117,6 +133,14 @@ package enum TraceSynthesizer {
             rangeG: sim.sensor.rangeG, speedColumn: sim.speedColumn, deadAxis: sim.sensor.deadAxis,
             engineIdlingAfter: idling, parkedFall: parkedFall, seed: seed
         )
+    }
+
+    /// The hard hits are also taken by sensors of ±2 g and ±4 g, which clip their pulses (the
+    /// range drawn with a generator of its own: the rest of the trace stays as the seed gives it).
+    static func range(of scenario: Scenario, seed: UInt64) -> Double? {
+        guard scenario == .hardHitRiddenOn || scenario == .hardHitThenStop || scenario == .hardHitThenOff else { return nil }
+        var draw = SeededRandom(seed: seed ^ 0x5EED_4A4D_4817_0002)
+        return draw.pick([2.0, 4, 8, 16])
     }
 
     /// The scenario and seed of trace `index` in a corpus: every scenario in turn, seeds derived from the corpus seed.
@@ -134,8 +158,8 @@ package struct SensorFacts: Sendable {
     package var speedColumn: Bool
     package var rangeG: Double
 
-    package init(seed: UInt64, rate: Double? = nil) {
-        let sim = BikeSimulator(seed: seed, rate: rate) { _ in }
+    package init(seed: UInt64, scenario: Scenario, rate: Double? = nil) {
+        let sim = BikeSimulator(seed: seed, rate: rate, range: TraceSynthesizer.range(of: scenario, seed: seed)) { _ in }
         rateHz = sim.sensor.rate
         gyro = sim.sensor.hasGyro
         speedColumn = sim.speedColumn

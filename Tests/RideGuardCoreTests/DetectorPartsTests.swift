@@ -58,26 +58,28 @@ struct DetectorPartsTests {
         var collisions = Collisions()
         var events: [DetectorEvent] = []
         let up = Vector3(0, 0, 1), upright = Vector3(0, 0, g), dt = 0.005
+        collisions.start(upright)
         var deltaV: Double?
         var t = 0.0
         for i in 0..<60 {   // 0.1 s at 10 g backwards, then 0.2 s upright
             t = Double(i) * dt
             let a = i < 20 ? Vector3(-10 * g, 0, g) : upright
-            if let v = collisions.pulse(a, up: up, gravity: g, smoothed: upright, t: t, dt: dt, configuration: configuration, emit: { events.append($0) }) {
+            if let v = collisions.pulse(a, up: up, gravity: g, smoothed: upright, seesGravity: true, t: t, dt: dt, configuration: configuration, emit: { events.append($0) }) {
                 deltaV = v
             }
         }
         #expect(deltaV.map { $0 > 9 && $0 < 10.5 } == true, "\(String(describing: deltaV))")
-        #expect(collisions.collidedRecently(at: t + 5, configuration: configuration))
-        #expect(!collisions.collidedRecently(at: t + configuration.collisionWatchSeconds + 1, configuration: configuration))
-        #expect(events.contains { if case .impact(_, let peak, _, _) = $0 { peak > 9 } else { false } })
+        #expect(collisions.collidedRecently(at: t + 5, settledSince: t + 1, configuration: configuration))
+        #expect(!collisions.collidedRecently(at: t + 5, settledSince: t + 3, configuration: configuration), "at rest only 3 s later: ridden to a stop")
+        #expect(!collisions.collidedRecently(at: t + configuration.collisionWatchSeconds + 1, settledSince: t, configuration: configuration))
+        #expect(events.contains { if case .impact(_, let peak, _, _, _) = $0 { peak > 9 } else { false } })
 
         var bumped = Collisions()
         for i in 0..<60 {   // 3 g straight up: a pothole, no horizontal delta-v
             let a = i < 20 ? Vector3(0, 0, 4 * g) : upright
-            _ = bumped.pulse(a, up: up, gravity: g, smoothed: upright, t: Double(i) * dt, dt: dt, configuration: configuration, emit: { _ in })
+            _ = bumped.pulse(a, up: up, gravity: g, smoothed: upright, seesGravity: true, t: Double(i) * dt, dt: dt, configuration: configuration, emit: { _ in })
         }
-        #expect(!bumped.collidedRecently(at: 1, configuration: configuration))
+        #expect(!bumped.collidedRecently(at: 1, settledSince: 0.4, configuration: configuration))
     }
 
     @Test func aGPSSpeedDropIsACollisionOnlyWithAPulseJustBefore() {
@@ -86,19 +88,19 @@ struct DetectorPartsTests {
         #expect(r4 == nil)
         let unexplained = alone.speed(2, t: 1, configuration: configuration)
         #expect(unexplained == nil)      // no pulse: a glitch, or GPS
-        #expect(!alone.collidedRecently(at: 1, configuration: configuration))
+        #expect(!alone.collidedRecently(at: 1, settledSince: 0, configuration: configuration))
 
         var struck = Collisions()
         let up = Vector3(0, 0, 1), upright = Vector3(0, 0, g)
         for i in 0..<40 {
             let a = i < 10 ? Vector3(0, 0, 5 * g) : upright
-            _ = struck.pulse(a, up: up, gravity: g, smoothed: upright, t: 0.5 + Double(i) * 0.005, dt: 0.005, configuration: configuration, emit: { _ in })
+            _ = struck.pulse(a, up: up, gravity: g, smoothed: upright, seesGravity: true, t: 0.5 + Double(i) * 0.005, dt: 0.005, configuration: configuration, emit: { _ in })
         }
         let r5 = struck.speed(15, t: 0.4, configuration: configuration)
         #expect(r5 == nil)
         let r6 = struck.speed(2, t: 1.2, configuration: configuration)
         #expect(r6 == 13)
-        #expect(struck.collidedRecently(at: 2, configuration: configuration))
+        #expect(struck.collidedRecently(at: 2, settledSince: 9, configuration: configuration), "GPS saw the stop: no settling time asked")
         #expect(struck.speedReading == 2)
     }
 

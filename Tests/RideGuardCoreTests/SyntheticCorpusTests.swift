@@ -46,10 +46,16 @@ import ScenarioSynth
         expectNoAlarm(scenario)
     }
 
-    /// Every scenario that is no crash is in one of the three above.
+    /// A pothole, a kerb, a jump, a drop or whoops, then ridden on, a stop with the rider on the bike,
+    /// or a stop where the rider gets off.
+    @Test(arguments: [Scenario.hardHitRiddenOn, .hardHitThenStop, .hardHitThenOff]) func aHardHitRaisesNoAlarm(scenario: Scenario) {
+        expectNoAlarm(scenario)
+    }
+
+    /// Every scenario that is no crash is in one of the four above.
     @Test func everyScenarioThatIsNoCrashIsChecked() {
         let checked: Set<Scenario> = [.normalRide, .hardRide, .roughRoad, .offRoad, .trailer, .startedLying, .centreStandEngine,
-                                      .parkedKnockedOver, .parkedLaidDown, .parkedBumped]
+                                      .parkedKnockedOver, .parkedLaidDown, .parkedBumped, .hardHitRiddenOn, .hardHitThenStop, .hardHitThenOff]
         #expect(Set(Scenario.allCases.filter { !$0.isCrash }) == checked)
     }
 

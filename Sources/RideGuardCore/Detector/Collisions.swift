@@ -1,29 +1,60 @@
 // SPDX-License-Identifier: Apache-2.0
-/// Impact pulses and collisions. A pulse integrates the horizontal change of force from just
-/// before it, so that neither gravity (in a wheelie or a lean) nor steady braking counts as
-/// delta-v; a large horizontal peak with a large delta-v is a collision. So is a GPS speed drop
-/// faster than any brakes with a pulse just before it: it needs no axis in particular, so it still
-/// sees a pinned collision whose pulse fell on a dead or clipped axis.
+/// Impact pulses and collisions. A pulse integrates the change of force from just before it, so
+/// that neither gravity (in a wheelie or a lean) nor steady braking counts as delta-v. What a pulse
+/// was follows from the physics of what caused it:
+/// - A **collision** that stops a motorcycle takes away its forward speed: a large horizontal peak,
+///   a large horizontal delta-v, more horizontal than vertical, and the bike at rest at once (what
+///   it hit stopped it: it does not roll on and get braked to a stop).
+/// - A **landing** (a jump, a drop off a ledge, a whoop) comes after a flight: the force falls to
+///   about nothing while the bike is in the air. Its delta-v is vertical in the world; the frame's
+///   pitch at touchdown shows part of it as horizontal, so the direction alone cannot tell it.
+/// - A **hard hit** (a pothole's far edge, a bump, a kerb climbed) changes the momentum mostly
+///   along the bike's up.
+/// A GPS speed drop faster than any brakes with a pulse just before it is a collision too: it needs
+/// no axis in particular, so it still sees a pinned collision whose pulse fell on a dead or clipped
+/// axis. A GPS speed still above walking pace well after a pulse shows the bike rode on: that pulse
+/// stopped nothing.
 struct Collisions: Sendable {
     private var inPulse = false
     private var pulseStart = 0.0
     private var pulseLastAbove = 0.0
     private var pulseDeltaV = Vector3.zero
+    private var pulseVerticalDeltaV = 0.0
     private var pulsePeak = 0.0
     private var pulseHorizontalPeak = 0.0
     private var pulseBaseline = Vector3.zero
+    private var pulseAfterFlight = 0.0
     private var lastImpactReport = -Double.infinity
     private var lastPulseEnd = -Double.infinity
+    /// The force through a fast low-pass (two stages of `flightFilterSeconds`): the engine's
+    /// vibration out, a flight's fall to nothing kept.
+    private var quickStage = Vector3.zero
+    private var quick = Vector3.zero
+    private var flightStart = Double.nan
+    private var lastFlightEnd = -Double.infinity
+    private var lastFlightSeconds = 0.0
     /// GPS speed: the last reading and since when it has been read (a trace holds it between fixes).
     private(set) var speedReading = Double.nan
     private var speedReadingSince = Double.nan
     private var collisionTime = -Double.infinity
+    /// A landing or a hard hit as strong as a collision: a crash if the bike then rests tilted.
+    private var hitTime = -Double.infinity
+    /// The collision was a pulse's (not a GPS speed drop's): the bike must be at rest at once.
+    private var collisionFromPulse = false
 
-    /// Feeds one sample (`smoothed`: the force before it, the pulse's baseline). Returns the delta-v
-    /// of a pulse that ended, m/s; reports an impact strong enough to tell.
-    @inline(__always) mutating func pulse(_ a: Vector3, up: Vector3, gravity: Double, smoothed: Vector3, t: Double, dt: Double,
-                                          configuration: DetectorConfiguration, emit: (DetectorEvent) -> Void) -> Double? {
+    mutating func start(_ force: Vector3) {
+        quickStage = force
+        quick = force
+    }
+
+    /// Feeds one sample (`smoothed`: the force before it, the pulse's baseline; `seesGravity`: the
+    /// sensor reads gravity in full, so a force near nothing is a flight, not a dead axis). Returns
+    /// the delta-v of a pulse that ended, m/s; reports an impact strong enough to tell.
+    @inline(__always) mutating func pulse(_ a: Vector3, up: Vector3, gravity: Double, smoothed: Vector3, seesGravity: Bool,
+                                          t: Double, dt: Double, configuration: DetectorConfiguration,
+                                          emit: (DetectorEvent) -> Void) -> Double? {
         let g = standardGravity
+        watchFlight(a, seesGravity: seesGravity, t: t, dt: dt)
         // Compared squared: no square root per sample.
         let dynamicVector = a - up * gravity
         let dynamicSquared = dynamicVector.dot(dynamicVector)
@@ -33,28 +64,62 @@ struct Collisions: Sendable {
             pulseStart = t
             pulseLastAbove = t
             pulseDeltaV = .zero
+            pulseVerticalDeltaV = 0
             pulsePeak = 0
             pulseHorizontalPeak = 0
             pulseBaseline = smoothed
+            // In the air now, or landed a moment ago: this pulse is the landing.
+            pulseAfterFlight = !flightStart.isNaN && t - flightStart >= DetectorConfiguration.flightSeconds ? t - flightStart
+                : t - lastFlightEnd <= DetectorConfiguration.landingAfterFlightSeconds ? lastFlightSeconds : 0
         }
         let change = a - pulseBaseline
-        let horizontal = change - up * change.dot(up)
+        let vertical = change.dot(up)
+        let horizontal = change - up * vertical
         if dynamicSquared > square(DetectorConfiguration.pulseContinuesG * g) { pulseLastAbove = t }
         pulseDeltaV += horizontal * dt
+        pulseVerticalDeltaV += vertical * dt
         pulsePeak = max(pulsePeak, a.magnitude / g)
         pulseHorizontalPeak = max(pulseHorizontalPeak, horizontal.magnitude / g)
         guard t - pulseLastAbove > DetectorConfiguration.pulseEndSeconds || t - pulseStart > configuration.pulseMaximumSeconds else { return nil }
         inPulse = false
         lastPulseEnd = t
         let deltaV = pulseDeltaV.magnitude
-        if pulseHorizontalPeak >= configuration.collisionPeakG && deltaV >= configuration.collisionDeltaV {
+        let kind: ImpactKind
+        let strong = pulseHorizontalPeak >= configuration.collisionPeakG && deltaV >= configuration.collisionDeltaV
+        if pulseAfterFlight > 0 {
+            kind = .landing(flightSeconds: pulseAfterFlight)
+            if strong { hitTime = t }
+        } else if pulseHorizontalPeak < configuration.collisionPeakG || deltaV < configuration.collisionDeltaV {
+            kind = .bump
+        } else if abs(pulseVerticalDeltaV) >= DetectorConfiguration.hardHitVerticalShare * deltaV {
+            kind = .hardHit(verticalDeltaV: abs(pulseVerticalDeltaV))
+            hitTime = t
+        } else {
+            kind = .collision
             collisionTime = t
+            collisionFromPulse = true
         }
         if pulsePeak >= configuration.reportedImpactG && t - lastImpactReport >= DetectorConfiguration.impactReportInterval {
             lastImpactReport = t
-            emit(.impact(t: pulseStart, peakG: pulsePeak, horizontalG: pulseHorizontalPeak, deltaV: deltaV))
+            emit(.impact(t: pulseStart, peakG: pulsePeak, horizontalG: pulseHorizontalPeak, deltaV: deltaV, kind: kind))
         }
         return deltaV
+    }
+
+    /// A flight: the force, lightly filtered, under `freeFallG` for at least `flightSeconds`.
+    @inline(__always) private mutating func watchFlight(_ a: Vector3, seesGravity: Bool, t: Double, dt: Double) {
+        let alpha = dt / (DetectorConfiguration.flightFilterSeconds + dt)
+        quickStage += (a - quickStage) * alpha
+        quick += (quickStage - quick) * alpha
+        if seesGravity && quick.dot(quick) < square(DetectorConfiguration.freeFallG * standardGravity) {
+            if flightStart.isNaN { flightStart = t }
+        } else if !flightStart.isNaN {
+            if t - flightStart >= DetectorConfiguration.flightSeconds {
+                lastFlightEnd = t
+                lastFlightSeconds = t - flightStart
+            }
+            flightStart = .nan
+        }
     }
 
     /// A GPS speed reading. Returns the drop when it was a collision's, m/s.
@@ -68,19 +133,67 @@ struct Collisions: Sendable {
             if drop >= configuration.collisionSpeedDrop && drop > configuration.maximumBrakingG * standardGravity * interval
                 && t - lastPulseEnd <= DetectorConfiguration.speedDropPulseSeconds {
                 collisionTime = t
+                collisionFromPulse = false
                 collision = drop
             }
+        }
+        // Ridden on: a fix taken well after the pulse still reads moving.
+        if collisionFromPulse && speed > configuration.movingSpeed && t - collisionTime >= DetectorConfiguration.riddenOnAfterSeconds
+            && t - collisionTime <= configuration.collisionWatchSeconds {
+            collisionTime = -.infinity
         }
         speedReading = speed
         speedReadingSince = t
         return collision
     }
 
-    /// A collision in the last `collisionWatchSeconds`.
-    func collidedRecently(at t: Double, configuration: DetectorConfiguration) -> Bool {
-        t - collisionTime <= configuration.collisionWatchSeconds
+    /// A collision in the last `collisionWatchSeconds`, after which the bike came to rest at once
+    /// (`settledSince`: when the sensor last settled, whatever GPS says) if a pulse showed it.
+    func collidedRecently(at t: Double, settledSince: Double, configuration: DetectorConfiguration) -> Bool {
+        guard t - collisionTime <= configuration.collisionWatchSeconds else { return false }
+        return !collisionFromPulse || settledSince <= collisionTime + DetectorConfiguration.collisionStopSeconds
     }
 
-    /// The crash was handled: a collision before it is done with.
-    mutating func forgetCollision() { collisionTime = -.infinity }
+    /// A landing or a hard hit as strong as a collision in the last `collisionWatchSeconds`.
+    func hitRecently(at t: Double, configuration: DetectorConfiguration) -> Bool {
+        t - hitTime <= configuration.collisionWatchSeconds
+    }
+
+    /// The crash was handled: a collision (or a hit) before it is done with.
+    mutating func forgetCollision() {
+        collisionTime = -.infinity
+        hitTime = -.infinity
+    }
+}
+
+/// What an impact pulse was, by its physics.
+package enum ImpactKind: Equatable, Sendable {
+    /// Horizontal, large, and it may have stopped the bike.
+    case collision
+    /// After a flight of this long, seconds: a jump's or a drop's landing.
+    case landing(flightSeconds: Double)
+    /// Mostly along the bike's up (this much delta-v, m/s): a pothole, a bump, a kerb climbed.
+    case hardHit(verticalDeltaV: Double)
+    /// Short of a collision's peak or delta-v.
+    case bump
+
+    /// Its name in `rideguard replay --json`.
+    package var code: String {
+        switch self {
+        case .collision: "collision"
+        case .landing: "landing"
+        case .hardHit: "hard_hit"
+        case .bump: "bump"
+        }
+    }
+
+    /// In words, for the journal and `replay`.
+    package var summary: String {
+        switch self {
+        case .collision: "a collision if the bike is at rest at once"
+        case .landing(let flight): "a landing after \(DecimalFormat.string(flight, decimals: 2)) s in the air, not a collision"
+        case .hardHit(let vertical): "a hard hit along the bike's up (\(DecimalFormat.string(vertical, decimals: 1)) m/s), not a collision"
+        case .bump: "a bump, not a collision"
+        }
+    }
 }

@@ -193,8 +193,8 @@ package struct CrashDetector: Sendable {
         let lying = isLying(cosine: cosine, uncertain: uncertain,
                             from: lowered ? configuration.fallenLyingAngleDegrees : configuration.lyingAngleDegrees)
 
-        if let deltaV = collisions.pulse(a, up: up, gravity: gravity, smoothed: smoothed, t: t, dt: dt,
-                                         configuration: configuration, emit: emit) {
+        if let deltaV = collisions.pulse(a, up: up, gravity: gravity, smoothed: smoothed, seesGravity: !degenerate && !axes.deadAxis,
+                                         t: t, dt: dt, configuration: configuration, emit: emit) {
             evidence.add(deltaV: deltaV)
         }
         if let speed = sample.speed, let drop = collisions.speed(speed, t: t, configuration: configuration) { evidence.add(deltaV: drop) }
@@ -242,7 +242,7 @@ package struct CrashDetector: Sendable {
             // The reference may be a bike lying on its side (started lying, stored, carried): lifted,
             // it would seem to lie. Until riding confirms it only a fall into lying (the swing of a
             // bike going over under its own weight, not a lift) or a collision raises a crash.
-            if collisions.collidedRecently(at: t, configuration: configuration) && still && stillFor >= configuration.collisionRestSeconds {
+            if collisions.collidedRecently(at: t, settledSince: stillness.settledSince, configuration: configuration) && still && stillFor >= configuration.collisionRestSeconds {
                 declareCrash(.collisionThenStill, t: t, stillFor: stillFor, emit: emit)
                 return
             }
@@ -267,7 +267,14 @@ package struct CrashDetector: Sendable {
             declareCrash(.lyingStill, t: t, stillFor: stillFor, emit: emit)
             return
         }
-        if collisions.collidedRecently(at: t, configuration: configuration) && still && stillFor >= configuration.collisionRestSeconds {
+        if collisions.collidedRecently(at: t, settledSince: stillness.settledSince, configuration: configuration) && still && stillFor >= configuration.collisionRestSeconds {
+            declareCrash(.collisionThenStill, t: t, stillFor: stillFor, emit: emit)
+            return
+        }
+        // A landing or a hard hit is no collision while the bike stays about upright (the rider on
+        // it, or on its side stand); one that leaves it resting tilted was a crash.
+        if collisions.hitRecently(at: t, configuration: configuration) && still && stillFor >= configuration.collisionRestSeconds
+            && postureDegrees >= DetectorConfiguration.tiltedAfterHitDegrees {
             declareCrash(.collisionThenStill, t: t, stillFor: stillFor, emit: emit)
             return
         }
@@ -283,6 +290,7 @@ package struct CrashDetector: Sendable {
     private mutating func start(with sample: IMUSample) {
         lastT = sample.t
         smoothing.start(sample)
+        collisions.start(sample.accel)
         stillness.start(sample)
         upright.start(at: sample.t)
         evidence.start(at: sample.t)

@@ -357,6 +357,31 @@ extension DetectorConfiguration {
     static let gpsFixInterval = 1.0
     /// A GPS speed drop is a collision only with an impact pulse ending this close before it, seconds.
     static let speedDropPulseSeconds = 1.5
+    /// A collision's pulse stops the bike: the sensor has settled within this long of its end (a pinned
+    /// bike settles, its lean and the smoothing included, within about 2 s; a rider who rode on and braked to a stop takes longer: a
+    /// reaction, then braking from what speed was left), seconds.
+    static let collisionStopSeconds = 2.5
+    /// The sensor has settled while its smoothed force stays within this of where it settled, m/s²
+    /// (0.15 g: braking moves it by 0.3 g and more).
+    static let settledTolerance = 1.5
+    /// A landing or a hard hit after which the bike rests tilted this far or more (a rider's foot
+    /// holds it within 15°, a side stand at 8–16°) was a crash: a highside landing on its wheels and
+    /// tumbling to rest on its bars at 56° is one, degrees.
+    static let tiltedAfterHitDegrees = 30.0
+    /// A GPS fix this long after a collision's pulse that still reads moving: the bike rode on (the
+    /// fix's latency is under a second), seconds.
+    static let riddenOnAfterSeconds = 1.2
+    /// A pulse whose delta-v along the bike's up is at least this share of its horizontal delta-v is
+    /// a hard hit (a pothole, a bump, a kerb climbed), not a collision: more than 45° from the
+    /// bike's horizontal, where a collision's deceleration stays within about 20° of it.
+    static let hardHitVerticalShare = 1.0
+    /// In the air: the force, through two low-pass stages of `flightFilterSeconds` (the engine's
+    /// 20–200 Hz out), under `freeFallG` for at least `flightSeconds` (a fall of 5 cm), in g and seconds.
+    static let freeFallG = 0.3
+    static let flightFilterSeconds = 0.025
+    static let flightSeconds = 0.1
+    /// A pulse beginning this soon after a flight ended is its landing, seconds.
+    static let landingAfterFlightSeconds = 0.3
 
     // MARK: Riding windows
 

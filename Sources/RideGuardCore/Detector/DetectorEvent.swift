@@ -3,8 +3,8 @@
 package enum DetectorEvent: Equatable, Sendable {
     /// The reference "up" of the bike was first established.
     case uprightLearned(t: Double, up: Vector3)
-    /// A shock worth reporting (not an alarm on its own).
-    case impact(t: Double, peakG: Double, horizontalG: Double, deltaV: Double)
+    /// A shock worth reporting (not an alarm on its own), and what it was.
+    case impact(t: Double, peakG: Double, horizontalG: Double, deltaV: Double, kind: ImpactKind)
     /// The bike has gone down: the moment the alert countdown starts.
     case crashDetected(t: Double, evidence: CrashEvidence)
     /// A parked bike (nobody riding it) fell over: no countdown, no contact; the rider is told.
@@ -15,7 +15,7 @@ package enum DetectorEvent: Equatable, Sendable {
 
     package var t: Double {
         switch self {
-        case .uprightLearned(let t, _), .impact(let t, _, _, _), .crashDetected(let t, _), .parkedFall(let t, _),
+        case .uprightLearned(let t, _), .impact(let t, _, _, _, _), .crashDetected(let t, _), .parkedFall(let t, _),
              .rearmed(let t), .sensorFault(let t, _):
             return t
         }
