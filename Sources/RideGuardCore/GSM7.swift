@@ -15,6 +15,29 @@ package enum GSM7 {
         return codes
     }()
 
+    /// The nearest letter of the alphabet for each Latin letter French, Spanish, German and Italian
+    /// write that it lacks (ê→e, á→a, ç→c, œ→oe).
+    static let nearest: [Character: String] = [
+        "á": "a", "â": "a", "ã": "a", "ç": "c", "ê": "e", "ë": "e", "í": "i", "î": "i", "ï": "i", "ó": "o", "ô": "o",
+        "õ": "o", "ú": "u", "û": "u", "ý": "y", "ÿ": "y", "œ": "oe", "À": "A", "Á": "A", "Â": "A", "È": "E", "Ê": "E", "Ë": "E",
+        "Í": "I", "Î": "I", "Ì": "I", "Ó": "O", "Ô": "O", "Ò": "O", "Ú": "U", "Û": "U", "Ù": "U", "Œ": "OE", "’": "'", "«": "\"",
+        "»": "\"", "\u{A0}": " ", "\u{202F}": " ",
+    ]
+
+    /// `text` with each letter the alphabet lacks replaced by its nearest one, and nothing else
+    /// changed. Only RideGuard's own words are folded, never a rider's name or words.
+    package static func folded(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            if basicCodes[character] != nil || extended[character] != nil {
+                out.append(character)
+            } else {
+                out += nearest[character] ?? String(character)
+            }
+        }
+        return out
+    }
+
     /// The septets for `text` (escape pairs for extension characters), or nil when a character is
     /// not in the alphabet (the text then needs UCS2).
     package static func septets(_ text: String) -> [UInt8]? {

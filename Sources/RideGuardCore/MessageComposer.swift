@@ -78,9 +78,38 @@ package struct MessageContext: Sendable {
     }
 }
 
-/// The texts of the alert, the location updates and the all-clear, in five languages. Wording stays
-/// in the GSM 7-bit alphabet (no accents it lacks), so messages take as few SMS parts as possible.
+/// The texts of the alert, the location updates and the all-clear, in five languages, each with its
+/// language's own spelling. The GSM 7-bit alphabet carries German's and Italian's letters and most of
+/// French's and Spanish's (é è à ù ì ò ñ Ç, not ê â î ô û ç á í ó ú). A message that holds one of
+/// those goes in UCS-2 (70 characters a part instead of 160) when it still fits the parts allowed
+/// for it (`partsAllowed`); otherwise those letters of RideGuard's own words, and only those, take
+/// the nearest letter of the alphabet (ê→e, á→a). The rider's own words and names are never changed:
+/// when they need UCS-2 the message goes in UCS-2 whatever its length, and ours keep their spelling.
 package enum MessageComposer {
+    /// How many SMS parts each message may take in UCS-2 to keep its spelling: the alert three (one
+    /// more than its usual two in GSM 7-bit: the one message a family must trust at a glance), the
+    /// monthly test two, every other message one.
+    package enum PartsAllowed {
+        package static let alert = 3
+        package static let selfTest = 2
+        package static let other = 1
+    }
+
+    /// The text `build` writes with the language's words, spelled right, or with those words folded
+    /// to the GSM 7-bit alphabet when spelling them right would take more than `partsAllowed` parts.
+    static func written(_ language: MessageLanguage, partsAllowed: Int = PartsAllowed.other, _ build: (Words) -> String) -> String {
+        let words = Words.for(language)
+        return spelledOrFolded(build(words), partsAllowed: partsAllowed) { build(words.folded) }
+    }
+
+    static func spelledOrFolded(_ spelled: String, partsAllowed: Int, folded: () -> String) -> String {
+        let text = SMSText(spelled)
+        guard text.encoding == .ucs2, text.parts.count > partsAllowed else { return spelled }
+        let other = folded()
+        // The rider's own words need UCS-2 anyway: ours keep their spelling.
+        return SMSText(other).encoding == .gsm7 ? other : spelled
+    }
+
     /// A fix older than this is called out with its age, seconds.
     package static let freshFix = 60.0
 
@@ -92,7 +121,10 @@ package enum MessageComposer {
     }
 
     package static func alert(_ c: MessageContext) -> String {
-        let w = Words.for(c.language)
+        written(c.language, partsAllowed: PartsAllowed.alert) { w in alert(c, w) }
+    }
+
+    private static func alert(_ c: MessageContext, _ w: Words) -> String {
         var lines = [c.riderMessage.trimmingSpaces().description]
         lines.append(position(c, w))
         var facts: [String] = []
@@ -115,55 +147,53 @@ package enum MessageComposer {
     }
 
     package static func locationUpdate(_ c: MessageContext) -> String {
-        let w = Words.for(c.language)
-        return "RideGuard - \(c.riderName): \(w.update)\n" + position(c, w)
+        written(c.language) { w in "RideGuard - \(c.riderName): \(w.update)\n" + position(c, w) }
     }
 
     /// `byRider`: the rider cancelled after the alert (else the alert is withdrawn as false).
     package static func allClear(_ c: MessageContext, byRider: Bool = true) -> String {
-        let w = Words.for(c.language)
-        return "RideGuard - \(c.riderName): " + (byRider ? w.cancelledByRider : w.falseAlarm)
+        written(c.language) { w in "RideGuard - \(c.riderName): " + (byRider ? w.cancelledByRider : w.falseAlarm) }
     }
 
     /// The answer to a contact's WHERE: what the agent is doing, and the latest position.
     package static func whereReply(_ c: MessageContext, state: WorkflowState, protection: Protection.Level) -> String {
-        let w = Words.for(c.language)
-        return "RideGuard - \(c.riderName): \(w.doing(state, protection))\n" + position(c, w)
+        written(c.language) { w in "RideGuard - \(c.riderName): \(w.doing(state, protection))\n" + position(c, w) }
     }
 
     /// The answer to the rider's own STATUS: what the agent is doing, whether the IMU sends
     /// samples, what waits in the outbox, and the latest position.
     package static func statusReply(_ c: MessageContext, state: WorkflowState, protection: Protection.Level, sensorRateHz: Double?,
                                     waiting: Int) -> String {
-        let w = Words.for(c.language)
-        let sensor = sensorRateHz.map { "\(w.sensorWorking), \(Int($0.rounded())) Hz" } ?? w.sensorSilent
-        return "RideGuard - \(c.riderName): \(w.doing(state, protection))\n\(sensor); \(w.waiting(waiting))\n" + position(c, w)
+        written(c.language) { w in
+            let sensor = sensorRateHz.map { "\(w.sensorWorking), \(Int($0.rounded())) Hz" } ?? w.sensorSilent
+            return "RideGuard - \(c.riderName): \(w.doing(state, protection))\n\(sensor); \(w.waiting(waiting))\n" + position(c, w)
+        }
     }
 
     /// To the rider's own phone, never a contact: the parked bike fell over, and where it is.
     package static func parkedFall(_ c: MessageContext) -> String {
-        let w = Words.for(c.language)
-        return "RideGuard - \(c.riderName): \(w.parkedFall)\n" + position(c, w)
+        written(c.language) { w in "RideGuard - \(c.riderName): \(w.parkedFall)\n" + position(c, w) }
     }
 
     /// To a contact just added (or asked again): who added them, what they will get and when, and
     /// how to answer. `riderName`: nil before the rider gave theirs.
     package static func confirmationRequest(riderName: String?, language: MessageLanguage) -> String {
-        let w = Words.for(language)
-        return "RideGuard: " + w.confirmation(riderName ?? w.someRider)
+        written(language) { w in "RideGuard: " + w.confirmation(riderName ?? w.someRider) }
     }
 
     /// The test SMS `rideguard setup` offers to send, plainly marked as a test.
     package static func test(riderName: String, language: MessageLanguage) -> String {
-        "RideGuard TEST - \(riderName): " + Words.for(language).testNotice
+        written(language) { w in "RideGuard TEST - \(riderName): " + w.testNotice }
     }
 
     /// A first alert message `rideguard setup` proposes; the rider's own words replace it.
     /// The answer to the rider's PAIR: the one-time link to the web page.
     package static func pairing(link: String, language: MessageLanguage) -> String {
-        "RideGuard: " + Words.for(language).pairing + " " + link
+        written(language) { w in "RideGuard: " + w.pairing + " " + link }
     }
 
+    /// Spelled right: it becomes the rider's own words, which are never folded (so it goes in UCS-2
+    /// where its language needs a letter GSM lacks).
     package static func suggestedMessage(_ language: MessageLanguage) -> String {
         Words.for(language).suggestedMessage
     }
@@ -187,8 +217,8 @@ package enum MessageComposer {
     }
 }
 
-/// One language's words. Only characters of the GSM 7-bit alphabet (Spanish drops the acute
-/// accents GSM lacks; a test checks every template).
+/// One language's words, spelled as the language spells them (a test checks every template's
+/// alphabet and parts).
 struct Words {
     var positionUnknown: String
     var accuracy: String
@@ -223,6 +253,22 @@ struct Words {
     var waiting: (Int) -> String
     var parkedFall: String
 
+    /// The same words with each letter GSM 7-bit lacks replaced by its nearest (the rider's name,
+    /// put into the confirmation, is not).
+    var folded: Words {
+        let f = GSM7.folded
+        let confirmation = self.confirmation, ageMinutes = self.ageMinutes, waiting = self.waiting
+        let template = f(confirmation("\u{1}"))
+        return Words(positionUnknown: f(positionUnknown), accuracy: f(accuracy), ageMinutes: { f(ageMinutes($0)) },
+                     crashAt: f(crashAt), sosAt: f(sosAt), moving: f(moving), heading: f(heading), compass: compass.map(f),
+                     onItsSide: f(onItsSide), upsideDown: f(upsideDown), collision: f(collision), impact: f(impact),
+                     medical: f(medical), update: f(update), cancelledByRider: f(cancelledByRider), falseAlarm: f(falseAlarm),
+                     testNotice: f(testNotice), confirmation: { template.replacing("\u{1}", with: $0) }, someRider: f(someRider),
+                     pairing: f(pairing), suggestedMessage: suggestedMessage, stateProtecting: f(stateProtecting),
+                     stateCountdown: f(stateCountdown), stateEmergency: f(stateEmergency), stateNotProtecting: f(stateNotProtecting),
+                     sensorWorking: f(sensorWorking), sensorSilent: f(sensorSilent), waiting: { f(waiting($0)) }, parkedFall: f(parkedFall))
+    }
+
     /// What the agent is doing, as the workflow's protection says it (armed is not protecting
     /// while the IMU is blind or the modem does not answer).
     func doing(_ state: WorkflowState, _ protection: Protection.Level) -> String {
@@ -252,65 +298,65 @@ struct Words {
                   sensorWorking: "IMU OK", sensorSilent: "IMU silent: blind", waiting: { "SMS waiting: \($0)" },
                   parkedFall: "your parked bike fell over. Nobody was riding it: your contacts were not told.")
         case .fr:
-            Words(positionUnknown: "Position inconnue (pas de GPS).", accuracy: "precision",
-                  ageMinutes: { "position d'il y a \($0) min" }, crashAt: "Chute a", sosAt: "SOS lance par le motard a", moving: "roulait a",
-                  heading: "direction", compass: ["N", "NE", "E", "SE", "S", "SO", "O", "NO"], onItsSide: "moto couchee",
-                  upsideDown: "moto retournee", collision: "collision", impact: "choc", medical: "Medical",
-                  update: "nouvelle position", cancelledByRider: "le motard a annule l'alerte. Fausse alerte, tout va bien.",
+            Words(positionUnknown: "Position inconnue (pas de GPS).", accuracy: "précision",
+                  ageMinutes: { "position d'il y a \($0) min" }, crashAt: "Chute à", sosAt: "SOS lancé par le motard à", moving: "roulait à",
+                  heading: "direction", compass: ["N", "NE", "E", "SE", "S", "SO", "O", "NO"], onItsSide: "moto couchée",
+                  upsideDown: "moto retournée", collision: "collision", impact: "choc", medical: "Médical",
+                  update: "nouvelle position", cancelledByRider: "le motard a annulé l'alerte. Fausse alerte, tout va bien.",
                   falseAlarm: "fausse alerte, tout va bien.",
-                  testNotice: "rien ne s'est passe. Vous etes contact d'urgence: en cas de chute, vous recevrez un SMS comme celui-ci avec la position.",
-                  confirmation: { "\($0) vous a choisi comme contact d'urgence. En cas de chute, SMS avec la position. Repondez OK pour confirmer, STOP pour refuser." },
+                  testNotice: "rien ne s'est passé. Contact d'urgence, vous recevrez en cas de chute un SMS comme celui-ci avec la position.",
+                  confirmation: { "\($0) vous a choisi comme contact d'urgence. En cas de chute, SMS avec la position. Répondez OK pour confirmer, STOP pour refuser." },
                   someRider: "Un motard",
-                  pairing: "ouvrez ce lien sur ce telephone, sur le Wi-Fi de la moto, dans les 10 minutes (une seule fois):",
-                  suggestedMessage: "J'ai peut-etre chute a moto. Appelez-moi, et appelez les secours si je ne reponds pas.", stateProtecting: "protection active", stateCountdown: "chute detectee, compte a rebours en cours",
-                  stateEmergency: "urgence: contacts alertes", stateNotProtecting: "protection inactive",
+                  pairing: "ouvrez ce lien sur ce téléphone, sur le Wi-Fi de la moto, dans les 10 minutes (une seule fois) :",
+                  suggestedMessage: "Il se peut que j'aie chuté à moto. Appelez-moi, et appelez le 112 si je ne réponds pas.", stateProtecting: "protection active", stateCountdown: "chute détectée, compte à rebours en cours",
+                  stateEmergency: "urgence : contacts alertés", stateNotProtecting: "protection inactive",
                   sensorWorking: "capteur OK", sensorSilent: "capteur muet", waiting: { "\($0) SMS en attente" },
-                  parkedFall: "votre moto garee est tombee. Personne ne la conduisait: vos contacts ne sont pas prevenus.")
+                  parkedFall: "votre moto garée est tombée. Personne ne la conduisait : vos contacts ne sont pas prévenus.")
         case .de:
             Words(positionUnknown: "Position unbekannt (kein GPS).", accuracy: "Genauigkeit",
-                  ageMinutes: { "Position vor \($0) Min." }, crashAt: "Sturz um", sosAt: "SOS vom Fahrer ausgeloest um", moving: "fuhr",
+                  ageMinutes: { "Position vor \($0) Min." }, crashAt: "Sturz um", sosAt: "SOS vom Fahrer ausgelöst um", moving: "fuhr",
                   heading: "Richtung", compass: ["N", "NO", "O", "SO", "S", "SW", "W", "NW"], onItsSide: "Motorrad liegt",
                   upsideDown: "Motorrad auf dem Kopf", collision: "Kollision", impact: "Aufprall", medical: "Medizinisch",
                   update: "neue Position", cancelledByRider: "Alarm vom Fahrer aufgehoben. Fehlalarm, alles in Ordnung.",
                   falseAlarm: "Fehlalarm, alles in Ordnung.",
                   testNotice: "nichts ist passiert. Sie sind Notfallkontakt: erkennt RideGuard einen Sturz, bekommen Sie eine SMS wie diese mit der Position.",
-                  confirmation: { "\($0) hat Sie als Notfallkontakt gewaehlt. Bei einem Sturz: SMS mit Position. Antworten Sie OK zum Bestaetigen, STOP zum Ablehnen." },
+                  confirmation: { "\($0) hat Sie als Notfallkontakt gewählt. Bei einem Sturz: SMS mit Position. Antworten Sie OK zum Bestätigen, STOP zum Ablehnen." },
                   someRider: "Ein Motorradfahrer",
-                  pairing: "oeffnen Sie diesen Link auf diesem Telefon im WLAN des Motorrads, innerhalb von 10 Minuten (nur einmal):",
-                  suggestedMessage: "Ich hatte vielleicht einen Motorradunfall. Bitte ruf mich an, und ruf den Notruf, wenn ich nicht antworte.", stateProtecting: "Schutz aktiv", stateCountdown: "Sturz erkannt, Countdown laeuft",
+                  pairing: "öffnen Sie diesen Link auf diesem Telefon im WLAN des Motorrads, innerhalb von 10 Minuten (nur einmal):",
+                  suggestedMessage: "Ich hatte vielleicht einen Motorradunfall. Bitte ruf mich an, und ruf den Notruf 112, wenn ich nicht antworte.", stateProtecting: "Schutz aktiv", stateCountdown: "Sturz erkannt, Countdown läuft",
                   stateEmergency: "Notfall: Kontakte alarmiert", stateNotProtecting: "Schutz aus",
                   sensorWorking: "Sensor OK", sensorSilent: "Sensor stumm: blind", waiting: { "SMS wartend: \($0)" },
                   parkedFall: "Ihr geparktes Motorrad ist umgefallen. Niemand fuhr: Ihre Kontakte wurden nicht benachrichtigt.")
         case .es:
-            Words(positionUnknown: "Posicion desconocida (sin GPS).", accuracy: "precision",
-                  ageMinutes: { "posicion de hace \($0) min" }, crashAt: "Caida a las", sosAt: "SOS lanzado por el motorista a las", moving: "iba a",
+            Words(positionUnknown: "Lugar desconocido (sin GPS).", accuracy: "margen",
+                  ageMinutes: { "dato de hace \($0) min" }, crashAt: "Accidente a las", sosAt: "SOS lanzado por el motorista a las", moving: "iba a",
                   heading: "rumbo", compass: ["N", "NE", "E", "SE", "S", "SO", "O", "NO"], onItsSide: "moto tumbada",
-                  upsideDown: "moto volcada", collision: "choque", impact: "impacto", medical: "Medico",
-                  update: "nueva posicion", cancelledByRider: "el motorista cancelo la alerta. Falsa alarma, todo bien.",
+                  upsideDown: "moto volcada", collision: "choque", impact: "impacto", medical: "Datos médicos",
+                  update: "nuevo punto en el mapa", cancelledByRider: "el motorista ha cancelado la alerta. Falsa alarma, todo bien.",
                   falseAlarm: "falsa alarma, todo bien.",
-                  testNotice: "no ha pasado nada. Es contacto de emergencia: si RideGuard detecta una caida, recibira un SMS como este con la posicion.",
-                  confirmation: { "\($0) le eligio como contacto de emergencia. Si se cae, recibira un SMS con la posicion. OK para confirmar, STOP para rechazar." },
+                  testNotice: "no ha pasado nada. Es contacto de emergencia: si RideGuard detecta un accidente, le llega un SMS como este con el lugar en el mapa.",
+                  confirmation: { "\($0) le ha elegido como contacto de emergencia. Si se cae, recibe un SMS con el lugar. OK para confirmar, STOP para rechazar." },
                   someRider: "Un motorista",
-                  pairing: "abra este enlace en este telefono, en el Wi-Fi de la moto, antes de 10 minutos (una sola vez):",
-                  suggestedMessage: "Puede que haya tenido una caida en moto. Llamame, y llama a emergencias si no contesto.", stateProtecting: "proteccion activa", stateCountdown: "caida detectada, cuenta atras en curso",
-                  stateEmergency: "emergencia: contactos avisados", stateNotProtecting: "proteccion desactivada",
+                  pairing: "abra este enlace en este teléfono, en el Wi-Fi de la moto, antes de 10 minutos (una sola vez):",
+                  suggestedMessage: "Puede que haya tenido un accidente de moto. Llame a este teléfono, y al 112 si no contesto.", stateProtecting: "vigilancia activa", stateCountdown: "accidente detectado, cuenta regresiva en curso",
+                  stateEmergency: "emergencia: contactos avisados", stateNotProtecting: "vigilancia desactivada",
                   sensorWorking: "sensor OK", sensorSilent: "sensor mudo: ciego", waiting: { "SMS pendientes: \($0)" },
-                  parkedFall: "su moto aparcada se ha caido. Nadie la conducia: sus contactos no han sido avisados.")
+                  parkedFall: "su moto aparcada ha volcado. Nadie la llevaba: sus contactos no han sido avisados.")
         case .it:
             Words(positionUnknown: "Posizione sconosciuta (niente GPS).", accuracy: "precisione",
                   ageMinutes: { "posizione di \($0) min fa" }, crashAt: "Caduta alle", sosAt: "SOS lanciato dal motociclista alle", moving: "andava a",
                   heading: "direzione", compass: ["N", "NE", "E", "SE", "S", "SO", "O", "NO"], onItsSide: "moto a terra",
-                  upsideDown: "moto capovolta", collision: "urto", impact: "impatto", medical: "Medico",
+                  upsideDown: "moto capovolta", collision: "urto", impact: "impatto", medical: "Dati medici",
                   update: "nuova posizione", cancelledByRider: "il motociclista ha annullato l'allarme. Falso allarme, tutto ok.",
                   falseAlarm: "falso allarme, tutto ok.",
-                  testNotice: "non e successo niente. Sei un contatto di emergenza: se RideGuard rileva una caduta riceverai un SMS come questo con la posizione.",
+                  testNotice: "non è successo niente. Sei un contatto di emergenza: se RideGuard rileva una caduta riceverai un SMS come questo con la posizione.",
                   confirmation: { "\($0) ti ha scelto come contatto di emergenza. Se cade, ricevi un SMS con la posizione. OK per confermare, STOP per rifiutare." },
                   someRider: "Un motociclista",
                   pairing: "apri questo link su questo telefono, sul Wi-Fi della moto, entro 10 minuti (una sola volta):",
-                  suggestedMessage: "Potrei essere caduto in moto. Chiamami, e chiama i soccorsi se non rispondo.", stateProtecting: "protezione attiva", stateCountdown: "caduta rilevata, conto alla rovescia in corso",
+                  suggestedMessage: "Potrei essere caduto in moto. Chiamami, e chiama il 112 se non rispondo.", stateProtecting: "protezione attiva", stateCountdown: "caduta rilevata, conto alla rovescia in corso",
                   stateEmergency: "emergenza: contatti avvisati", stateNotProtecting: "protezione disattivata",
                   sensorWorking: "sensore OK", sensorSilent: "sensore muto: cieco", waiting: { "SMS in attesa: \($0)" },
-                  parkedFall: "la tua moto parcheggiata e caduta. Nessuno la guidava: i tuoi contatti non sono stati avvisati.")
+                  parkedFall: "la tua moto parcheggiata è caduta. Nessuno la guidava: i tuoi contatti non sono stati avvisati.")
         }
     }
 }

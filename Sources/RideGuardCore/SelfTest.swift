@@ -56,7 +56,13 @@ extension MessageComposer {
     /// The self-test SMS, to the rider's own phone. `crashDate` formats the last crash's time for
     /// the rider ("2026-11-02").
     package static func selfTest(_ r: SelfTestReport, language: MessageLanguage, crashDate: (Double) -> String) -> String {
-        let w = SelfTestWords.for(language)
+        let words = SelfTestWords.for(language)
+        return spelledOrFolded(selfTest(r, words, crashDate: crashDate), partsAllowed: PartsAllowed.selfTest) {
+            selfTest(r, words.folded, crashDate: crashDate)
+        }
+    }
+
+    private static func selfTest(_ r: SelfTestReport, _ w: SelfTestWords, crashDate: (Double) -> String) -> String {
         let fix = r.fixAge.map { w.fixAge(Ago.text($0)) } ?? w.noFix
         let sensor = r.sensorRateHz.map { "\(w.sensor) \(Int($0.rounded())) Hz" } ?? w.sensorSilent
         let crash = r.lastCrash.map { "\(w.lastCrash) \(crashDate($0))" } ?? w.noCrash
@@ -74,7 +80,7 @@ extension MessageComposer {
     }
 }
 
-/// The self-test's words, by language (GSM 7-bit letters only, as the other messages).
+/// The self-test's words, by language, spelled right (folded as the other messages' when they must be).
 struct SelfTestWords {
     var title: String
     var protecting: String
@@ -91,6 +97,13 @@ struct SelfTestWords {
     var noCrash: String
     var noReply: String
 
+    var folded: SelfTestWords {
+        let f = GSM7.folded, fixAge = self.fixAge
+        return SelfTestWords(title: f(title), protecting: f(protecting), degraded: f(degraded), notProtecting: f(notProtecting),
+                             contacts: f(contacts), simulated: f(simulated), fixAge: { f(fixAge($0)) }, noFix: f(noFix), sensor: f(sensor),
+                             sensorSilent: f(sensorSilent), lastCrash: f(lastCrash), noCrash: f(noCrash), noReply: f(noReply))
+    }
+
     static func `for`(_ language: MessageLanguage) -> SelfTestWords {
         switch language {
         case .en:
@@ -99,20 +112,20 @@ struct SelfTestWords {
                           noFix: "No GPS fix", sensor: "Sensor", sensorSilent: "Sensor silent", lastCrash: "Last crash",
                           noCrash: "No crash detected", noReply: "No reply needed.")
         case .fr:
-            SelfTestWords(title: "test", protecting: "protection active", degraded: "protection degradee", notProtecting: "PAS de protection",
-                          contacts: "Contacts confirmes:", simulated: "modem simule", fixAge: { "GPS il y a \($0)" },
-                          noFix: "Pas de GPS", sensor: "Capteur", sensorSilent: "Capteur muet", lastCrash: "Derniere chute",
-                          noCrash: "Aucune chute detectee", noReply: "Inutile de repondre.")
+            SelfTestWords(title: "test", protecting: "protection active", degraded: "protection dégradée", notProtecting: "PAS de protection",
+                          contacts: "Contacts confirmés :", simulated: "modem simulé", fixAge: { "GPS il y a \($0)" },
+                          noFix: "Pas de GPS", sensor: "Capteur", sensorSilent: "Capteur muet", lastCrash: "Dernière chute",
+                          noCrash: "Aucune chute détectée", noReply: "Inutile de répondre.")
         case .de:
-            SelfTestWords(title: "Test", protecting: "Schutz aktiv", degraded: "Schutz eingeschraenkt", notProtecting: "KEIN Schutz",
-                          contacts: "Kontakte bestaetigt:", simulated: "simuliertes Modem", fixAge: { "GPS vor \($0)" },
+            SelfTestWords(title: "Test", protecting: "Schutz aktiv", degraded: "Schutz eingeschränkt", notProtecting: "KEIN Schutz",
+                          contacts: "Kontakte bestätigt:", simulated: "simuliertes Modem", fixAge: { "GPS vor \($0)" },
                           noFix: "Kein GPS", sensor: "Sensor", sensorSilent: "Sensor stumm", lastCrash: "Letzter Sturz",
-                          noCrash: "Kein Sturz erkannt", noReply: "Keine Antwort noetig.")
+                          noCrash: "Kein Sturz erkannt", noReply: "Keine Antwort nötig.")
         case .es:
-            SelfTestWords(title: "prueba", protecting: "proteccion activa", degraded: "proteccion degradada", notProtecting: "SIN proteccion",
-                          contacts: "Contactos confirmados:", simulated: "modem simulado", fixAge: { "GPS hace \($0)" },
-                          noFix: "Sin GPS", sensor: "Sensor", sensorSilent: "Sensor mudo", lastCrash: "Ultima caida",
-                          noCrash: "Ninguna caida detectada", noReply: "No responda.")
+            SelfTestWords(title: "prueba", protecting: "vigilancia activa", degraded: "vigilancia limitada", notProtecting: "SIN vigilancia",
+                          contacts: "Contactos confirmados:", simulated: "simulador", fixAge: { "GPS hace \($0)" },
+                          noFix: "Sin GPS", sensor: "Sensor", sensorSilent: "Sensor mudo", lastCrash: "Accidente anterior",
+                          noCrash: "Sin accidentes detectados", noReply: "No responda.")
         case .it:
             SelfTestWords(title: "test", protecting: "protezione attiva", degraded: "protezione ridotta", notProtecting: "NESSUNA protezione",
                           contacts: "Contatti confermati:", simulated: "modem simulato", fixAge: { "GPS \($0) fa" },

@@ -265,6 +265,37 @@ import RideGuardConfig
         }
     }
 
+    /// Each language's alert as a contact receives it, as set up and with a long message and a
+    /// medical note, with its SMS parts: docs/rider.md shows what the composer writes. (With
+    /// RIDEGUARD_ALERTS_OUT=FILE set, the section the guide must hold is written there.)
+    @Test func theRidersGuideShowsEachLanguagesAlertAsSent() throws {
+        let guide = try String(contentsOf: Self.root.appendingPathComponent("docs/rider.md"), encoding: .utf8)
+        let more: [MessageLanguage: (words: String, medical: String)] = [
+            .en: ("I usually ride alone on the mountain roads near Annecy.", "type 1 diabetic, allergic to penicillin"),
+            .fr: ("Je roule souvent seul sur les routes de montagne près d'Annecy.", "diabétique de type 1, allergique à la pénicilline"),
+            .de: ("Ich fahre meist allein auf den Bergstraßen bei Annecy.", "Diabetiker Typ 1, Penicillinallergie"),
+            .es: ("Suelo ir solo por las carreteras de montaña cerca de Annecy.", "diabético tipo 1, alérgico a la penicilina"),
+            .it: ("Di solito guido da solo sulle strade di montagna vicino ad Annecy.", "diabetico di tipo 1, allergico alla penicillina"),
+        ]
+        var section = ""
+        for language in MessageLanguage.allCases {
+            let suggested = MessageComposer.suggestedMessage(language)
+            for (name, words, medical) in [("as set up", suggested, nil), ("with more words and a medical note", suggested + " " + more[language]!.words, more[language]!.medical)] as [(String, String, String?)] {
+                let evidence = try JSONDecoder().decode(CrashEvidence.self, from: Data(#"{"reason":"lying_still","postureDegrees":88,"stillSeconds":2,"peakG":7.9,"deltaV":0}"#.utf8))
+                let c = MessageContext(riderName: "Alex Martin", riderMessage: words, medicalNote: medical, language: language,
+                                       trigger: .crash, crashTime: "14:32", evidence: evidence,
+                                       fix: Fix(time: 0, latitude: 45.89912, longitude: 6.12934, accuracy: 8), fixAge: 5,
+                                       speedBefore: 17.2, headingBefore: 40)
+                let alert = MessageComposer.alert(c)
+                let sms = SMSText(alert)
+                let encoding = sms.encoding == SMSText.Encoding.gsm7 ? "GSM 7-bit" : "UCS-2"
+                section += "**\(language.rawValue)**, \(name): \(sms.parts.count) SMS part\(sms.parts.count == 1 ? "" : "s"), \(encoding)\n\n```text\n\(alert)\n```\n\n"
+            }
+        }
+        if let out = ProcessInfo.processInfo.environment["RIDEGUARD_ALERTS_OUT"] { try section.write(toFile: out, atomically: true, encoding: .utf8) }
+        #expect(guide.contains(section), "docs/rider.md lacks the alerts as the composer writes them (RIDEGUARD_ALERTS_OUT=FILE writes them)")
+    }
+
     @Test func theDocumentsTheCodeCitesExist() throws {
         let pattern = try NSRegularExpression(pattern: #"docs/[A-Za-z0-9_-]+\.md"#)
         var cited = Set<String>()

@@ -119,62 +119,135 @@ import Testing
         #expect(link.contains("48.85837") && link.contains("2.29448"))
     }
 
-    /// Every template in every language stays in the GSM 7-bit alphabet, and this many SMS parts:
-    /// alert 2 (rider's message of 55 characters, fix, facts), update 1, all-clear 1.
+    /// How a message goes out in `language`: German's, Italian's and English's letters are all in the
+    /// GSM 7-bit alphabet, so theirs always go in 7 bits; French's and Spanish's go in UCS-2 within
+    /// `ucs2Parts`, or else in 7 bits with only the letters GSM lacks folded (never more than
+    /// `gsmParts` parts). Returns the text.
+    @discardableResult
+    func expectSent(_ text: String, _ language: MessageLanguage, gsmParts: Int, ucs2Parts: Int = MessageComposer.PartsAllowed.other,
+                    sourceLocation: SourceLocation = #_sourceLocation) -> String {
+        let sms = SMSText(text)
+        switch sms.encoding {
+        case .gsm7:
+            #expect(sms.parts.count <= gsmParts, "\(language): \(sms.parts.count) parts: \(text)", sourceLocation: sourceLocation)
+        case .ucs2:
+            #expect(language == .fr || language == .es, "\(language) needs no UCS-2: \(text)", sourceLocation: sourceLocation)
+            #expect(sms.parts.count <= ucs2Parts, "\(language): \(sms.parts.count) UCS-2 parts: \(text)", sourceLocation: sourceLocation)
+            #expect(GSM7.folded(text) != text, "UCS-2 only for a letter GSM lacks: \(text)", sourceLocation: sourceLocation)
+        }
+        return text
+    }
+
+    /// Every message in every language, with its language's spelling, in this many SMS parts: alert
+    /// 2 in GSM 7-bit (rider's message of 55 characters, fix, facts) or 3 in UCS-2, the monthly test
+    /// 1 (2 with a long reason) or 2 in UCS-2, every other message 1. The words each language spells
+    /// with letters GSM carries keep them.
     @Test(arguments: MessageLanguage.allCases)
-    func everyLanguageStaysGSM7AndShort(language: MessageLanguage) {
+    func everyMessageKeepsItsSpellingWithinItsParts(language: MessageLanguage) {
+        var sent: [String] = []
         for fixCase in [fix, nil] as [Fix?] {
             for age in [5.0, 600] {
                 let c = context(language, fix: fixCase, age: age)
-                let alert = SMSText(MessageComposer.alert(c))
-                #expect(alert.encoding == .gsm7, "\(language) alert: \(MessageComposer.alert(c))")
-                #expect(alert.parts.count <= 2, "\(language) alert takes \(alert.parts.count) parts")
-                let update = SMSText(MessageComposer.locationUpdate(c))
-                #expect(update.encoding == .gsm7)
-                #expect(update.parts.count == 1, "\(language) update: \(MessageComposer.locationUpdate(c))")
+                sent.append(expectSent(MessageComposer.alert(c), language, gsmParts: 2, ucs2Parts: MessageComposer.PartsAllowed.alert))
+                sent.append(expectSent(MessageComposer.locationUpdate(c), language, gsmParts: 1))
             }
             for state in WorkflowState.allCases {
                 let reply = MessageComposer.whereReply(context(language, fix: fixCase, age: 600), state: state, protection: state == .armed ? .protecting : .notProtecting)
-                #expect(SMSText(reply).encoding == .gsm7 && SMSText(reply).parts.count == 1, "\(language) WHERE reply: \(reply)")
+                sent.append(expectSent(reply, language, gsmParts: 1))
                 if fixCase != nil { #expect(reply.contains("48.85837,2.29448"), "the reply carries the position: \(reply)") }
             }
             for rate in [200.0, nil] as [Double?] {
                 let reply = MessageComposer.statusReply(context(language, fix: fixCase, age: 600), state: .armed, protection: .protecting, sensorRateHz: rate, waiting: 12)
-                #expect(SMSText(reply).encoding == .gsm7 && SMSText(reply).parts.count == 1, "\(language) STATUS reply, \(reply.count) characters: \(reply)")
+                sent.append(expectSent(reply, language, gsmParts: 1))
                 #expect(reply.contains("12") && reply.contains(rate == nil ? ":" : "200 Hz"), "\(reply)")
                 if fixCase != nil { #expect(reply.contains("48.85837,2.29448"), "the reply carries the position: \(reply)") }
             }
             for byRider in [true, false] {
-                let clear = SMSText(MessageComposer.allClear(context(language, fix: fixCase), byRider: byRider))
-                #expect(clear.encoding == .gsm7)
-                #expect(clear.parts.count == 1)
+                sent.append(expectSent(MessageComposer.allClear(context(language, fix: fixCase), byRider: byRider), language, gsmParts: 1))
             }
+            sent.append(expectSent(MessageComposer.parkedFall(context(language, fix: fixCase)), language, gsmParts: 2))
         }
+        var sos = context(language, fix: fix)
+        sos.trigger = .manual
+        sent.append(expectSent(MessageComposer.alert(sos), language, gsmParts: 2, ucs2Parts: MessageComposer.PartsAllowed.alert))
+        sent.append(expectSent(MessageComposer.whereReply(context(language, fix: fix), state: .alertCountdown, protection: .protecting), language, gsmParts: 1))
+        sent.append(expectSent(MessageComposer.pairing(link: "http://10.42.0.1/p/2f8a1c", language: language), language, gsmParts: 1))
         // Setup's test SMS and its suggested message: one part each, and the test says it is one.
-        let test = MessageComposer.test(riderName: "Alexandra", language: language)
-        #expect(SMSText(test).encoding == .gsm7 && SMSText(test).parts.count == 1, "\(test)")
+        let test = expectSent(MessageComposer.test(riderName: "Alexandra", language: language), language, gsmParts: 1)
+        sent.append(test)
         #expect(test.contains("TEST"))
         let suggested = MessageComposer.suggestedMessage(language)
-        #expect(SMSText(suggested).encoding == .gsm7 && suggested.count <= 110, "\(suggested)")
+        #expect(suggested.count <= 110 && suggested.contains(language == .en ? "emergency services" : "112"), "\(suggested)")
         // Asking a contact: one SMS with a rider's name of 20 characters, or none given; it says
         // how to answer with the words the inbox reads.
         for name in ["Alexandra Martinelli", nil] as [String?] {
-            let ask = MessageComposer.confirmationRequest(riderName: name, language: language)
-            #expect(SMSText(ask).encoding == .gsm7 && SMSText(ask).parts.count == 1, "\(ask.count) characters: \(ask)")
+            let ask = expectSent(MessageComposer.confirmationRequest(riderName: name, language: language), language, gsmParts: 1)
+            sent.append(ask)
             #expect(ask.contains(" OK ") && ask.contains("STOP") && SMSCommand("OK") == .acknowledge && SMSCommand("STOP") == .stop)
         }
         // The self-test: one SMS for a rider protecting with a fix, a sensor and no crash; two at
         // most with a long reason and a crash.
         let plain = SelfTestReport(protection: Protection(.protecting), contacts: 3, confirmed: 2, modem: "home, -71 dBm",
                                    fixAge: 180, sensorRateHz: 200, lastCrash: nil)
-        let test1 = MessageComposer.selfTest(plain, language: language, crashDate: { _ in "2026-11-02" })
-        #expect(SMSText(test1).encoding == .gsm7 && SMSText(test1).parts.count == 1, "\(test1.count) characters: \(test1)")
+        let test1 = expectSent(MessageComposer.selfTest(plain, language: language, crashDate: { _ in "2026-11-02" }), language,
+                               gsmParts: 1, ucs2Parts: MessageComposer.PartsAllowed.selfTest)
+        sent.append(test1)
         #expect(test1.contains(" 2/3.") && test1.contains("-71 dBm") && test1.contains("200 Hz"))
         var worst = plain
         worst.protection = Protection(.notProtecting, reasons: ["the SIM cannot send SMS: the SIM may not send SMS (no credit, or SMS not in its plan): top it up"])
         worst.lastCrash = 1_762_000_000
-        let test2 = MessageComposer.selfTest(worst, language: language, crashDate: { _ in "2026-11-02" })
-        #expect(SMSText(test2).encoding == .gsm7 && SMSText(test2).parts.count <= 2 && test2.contains("2026-11-02"), "\(test2)")
+        let test2 = expectSent(MessageComposer.selfTest(worst, language: language, crashDate: { _ in "2026-11-02" }), language,
+                               gsmParts: 2, ucs2Parts: MessageComposer.PartsAllowed.selfTest)
+        sent.append(test2)
+        #expect(test2.contains("2026-11-02"), "\(test2)")
+        // Each language's own letters, where GSM carries them, are kept (and never the ASCII that
+        // stood for them before).
+        let kept: [MessageLanguage: [String]] = [
+            .en: [],
+            .fr: ["annulé", "garée est tombée", "prévenus", "détectée", "Répondez", "téléphone", "Chute à"],
+            .de: ["ausgelöst", "läuft", "gewählt", "Bestätigen", "öffnen", "bestätigt", "nötig"],
+            .es: ["teléfono", "detectado", "Accidente a las", "SIN vigilancia"],
+            .it: ["è successo", "è caduta"],
+        ]
+        let all = sent.joined(separator: "\n")
+        for word in kept[language]! {
+            #expect(all.contains(word) || all.contains(GSM7.folded(word)) && GSM7.folded(word) != word, "\(language): \(word) missing")
+            if GSM7.folded(word) == word { #expect(all.contains(word), "\(language): \(word) lost its accent") }
+        }
+        let ascii: [MessageLanguage: [String]] = [
+            .en: [], .fr: ["annule ", "garee", "prevenus", "detectee", "Repondez"], .de: ["ausgeloest", "laeuft", "gewaehlt", "oeffnen", "noetig"],
+            .es: ["telefono", "Medico"], .it: ["non e successo", "e caduta"],
+        ]
+        for word in ascii[language]! {
+            #expect(!all.contains(word), "\(language): \(word) written in ASCII")
+        }
+    }
+
+    /// The letters GSM lacks take their nearest letter, the ones it has are kept; nothing else changes.
+    @Test func onlyTheLettersGSMLacksAreFolded() {
+        #expect(GSM7.folded("peut-être à ça, Ça, où, Llámame, caída, posición, Über, Straße, è, œuvre") ==
+                "peut-etre à ca, Ça, où, Llamame, caida, posicion, Über, Straße, è, oeuvre")
+        #expect(GSM7.septets(GSM7.folded("Répondez, êtes, reçu, más, sí, aún")) != nil)
+    }
+
+    /// The rider's own words and name are never folded: when they need UCS-2 the alert goes in UCS-2,
+    /// whatever its length, and RideGuard's words keep their spelling with them.
+    @Test func theRidersWordsAndNameAreNeverChanged() {
+        let words = "Puede que haya tenido una caída en moto. Llámame, y llama al 112 si no contesto. Voy solo."
+        var c = context(.es, fix: fix, name: "José Martínez", message: words)
+        c.medicalNote = "alergia a la penicilina, grupo sanguíneo 0+"
+        let alert = MessageComposer.alert(c)
+        #expect(alert.hasPrefix(words) && alert.contains("José Martínez") && alert.contains("grupo sanguíneo"))
+        #expect(alert.contains("Accidente a las 14:32") && alert.contains("Datos médicos") && alert.contains("margen 8 m"), "\(alert)")
+        #expect(SMSText(alert).encoding == .ucs2 && SMSText(alert).parts.count > MessageComposer.PartsAllowed.alert)
+        // Folded words around a name GSM carries: only RideGuard's letters change.
+        let ask = MessageComposer.confirmationRequest(riderName: "Begoña", language: .es)
+        #expect(ask == "RideGuard: Begoña le ha elegido como contacto de emergencia. Si se cae, recibe un SMS con el lugar. OK para confirmar, STOP para rechazar.")
+        #expect(SMSText(ask).encoding == .gsm7)
+        // A French parked-fall notice spelled right fits one SMS part in UCS-2? No: folded, it keeps
+        // its é and à; a name GSM lacks puts it in UCS-2, and then the words keep every letter.
+        let fall = MessageComposer.parkedFall(MessageContext(riderName: "Anaïs", riderMessage: "x", language: .fr))
+        #expect(fall.contains("Anaïs") && fall.contains("garée est tombée") && SMSText(fall).encoding == .ucs2, "\(fall)")
     }
 
     @Test func longNamesAndMessagesStillGoOut() {
@@ -194,7 +267,7 @@ import Testing
         c.medicalNote = "diabetic, allergic to penicillin"
         c.trigger = .manual
         let text = MessageComposer.alert(c)
-        #expect(text.contains("Medico: diabetic, allergic to penicillin"))
+        #expect(text.contains("Dati medici: diabetic, allergic to penicillin"))
         #expect(text.contains("SOS lanciato dal motociclista alle 14:32") && !text.contains("Caduta"))
     }
 
