@@ -84,21 +84,24 @@ struct Setup: AsyncParsableCommand {
             Output.error("cannot open the database \(configuration.database): \(error) (run setup with sudo)")
             throw ExitCode(2)
         }
-        let ask = Prompter(interactive: !noInput)
         Output.line("RideGuard setup: \(config), \(configuration.database)")
 
-        // 1. Language, the rider's (the configuration's messages.language until chosen).
+        // 1. Language, the rider's (the configuration's messages.language until chosen): asked in
+        // it, and every question after it in the one chosen.
         let spoken = try database.profile().language ?? configuration.messages.language
-        let chosen = try language ?? ask.choice("Language of the alerts", MessageLanguage.allCases.map(\.rawValue),
+        var ask = Prompter(interactive: !noInput, text: ScreenText(spoken))
+        let chosen = try language ?? ask.choice(ask.text(.setupLanguageQuestion), MessageLanguage.allCases.map(\.rawValue),
                                                default: spoken.rawValue).flatMap(MessageLanguage.init) ?? spoken
         try refusing { try database.setLanguage(chosen) }
         configuration.messages.language = chosen
-        Output.line("language: \(chosen.rawValue)")
+        ask.text = ScreenText(chosen)
+        let t = ask.text
+        Output.line(t(.setupLanguageChosen, chosen.rawValue))
 
         // 2. The rider.
         let profile = try database.profile()
-        let riderName = try name ?? ask.text("Rider's name, as the alerts sign it", default: profile.name) ?? profile.name
-        let note = try medical ?? ask.text("Medical note for rescuers, e.g. blood group, allergies (- for none)", default: profile.medicalNote)
+        let riderName = try name ?? ask.answer(t(.setupRiderName), default: profile.name) ?? profile.name
+        let note = try medical ?? ask.answer(t(.setupMedicalNote), default: profile.medicalNote)
         try refusing {
             if let riderName { try database.setRiderName(riderName) }
             if let note { try database.setMedicalNote(note == "-" ? "" : note) }
@@ -107,26 +110,29 @@ struct Setup: AsyncParsableCommand {
         // 3. Contacts.
         for contact in contacts {
             let (contactName, number) = Self.split(contact)!
-            try addContact(contactName, number, to: database, language: chosen)
+            try addContact(contactName, number, to: database, language: chosen, t)
         }
         if ask.interactive && contacts.isEmpty {
             let existing = try database.contacts()
-            if !existing.isEmpty { Output.line("contacts: " + existing.map { "\($0.name) \($0.number)" }.joined(separator: ", ")) }
+            if !existing.isEmpty { Output.line(t(.setupContacts, existing.map { "\($0.name) \($0.number)" }.joined(separator: ", "))) }
             while true {
                 let have = try database.contacts().count
-                let prompt = have == 0 ? "Emergency contact's name" : "Another contact's name (empty when done)"
-                guard let contactName = try ask.text(prompt, default: nil) else {
+                guard let contactName = try ask.answer(t(have == 0 ? .setupContactName : .setupAnotherContact), default: nil) else {
                     if have > 0 { break }
-                    Output.line("RideGuard needs at least one contact to alert.")
+                    Output.line(t(.setupNeedsAContact))
                     continue
                 }
                 while true {
-                    guard let number = try ask.text("\(contactName)'s mobile number, with its country code (+33 6 12 34 56 78)", default: nil) else { continue }
+                    guard let number = try ask.answer(t(.setupNumber, contactName), default: nil) else { continue }
+                    if case .failure(let problem) = PhoneNumber.cleaned(number) {
+                        Output.line("✗ " + t.numberProblem(problem, typed: number))
+                        continue
+                    }
                     do {
                         let added = try database.addContact(name: contactName, number: number, now: Date().timeIntervalSince1970)
-                        Output.line("added \(added.name) \(added.number)")
+                        Output.line(t(.setupAdded, added.name, added.number))
                         try database.askContact(added.number, language: chosen, now: Date().timeIntervalSince1970)
-                        Output.line(Contacts.asked)
+                        Output.line(t(.setupAsked))
                         break
                     } catch let error as RecordError {
                         Output.line("✗ \(error.reason)")
@@ -135,7 +141,7 @@ struct Setup: AsyncParsableCommand {
             }
         }
         guard try !database.contacts().isEmpty else {
-            Output.error("no emergency contact: give --contact NAME=NUMBER")
+            Output.error(t(.setupNoContact))
             throw ExitCode(1)
         }
 
@@ -144,17 +150,17 @@ struct Setup: AsyncParsableCommand {
         var text = message
         while text == nil {
             guard ask.interactive else { break }
-            let answer = try ask.text("Alert message, first in every alert", default: current ?? MessageComposer.suggestedMessage(chosen))
+            let answer = try ask.answer(t(.setupAlertMessage), default: current ?? MessageComposer.suggestedMessage(chosen))
             do {
                 try MessageComposer.validateRiderMessage(answer ?? "")
                 text = answer
             } catch {
-                Output.line("✗ \(error.reason)")
+                Output.line("✗ " + t(.messageTooShort))
             }
         }
         if let text { try refusing { try database.setMessage(text) } }
         guard try database.profile().message != nil else {
-            Output.error("no alert message: give --message \"...\"")
+            Output.error(t(.setupNoMessage))
             throw ExitCode(1)
         }
 
@@ -166,68 +172,66 @@ struct Setup: AsyncParsableCommand {
         // 6. A test SMS to the first contact.
         let first = try database.contacts()[0]
         let sendTest = ask.interactive
-            ? try ask.yes("Send a test SMS to \(first.forLogs)?", default: false)
+            ? try ask.yes(t(.setupSendTest, first.forLogs), default: false)
             : testSms
         if sendTest {
-            let body = MessageComposer.test(riderName: try database.profile().name ?? "the rider", language: chosen)
-            try await sendTestSMS(body, to: first, configuration, database)
+            let body = MessageComposer.test(riderName: try database.profile().name ?? t(.setupRider), language: chosen)
+            try await sendTestSMS(body, to: first, configuration, database, t)
         }
 
         // 7. The rescue card for the helmet.
         let cardPath: String? = ask.interactive
-            ? try ask.yes("Write a rescue card for the helmet (name, medical note, contacts, QR code)?", default: true)
-                ? try ask.text("Card file", default: "rescue-card.svg") : nil
+            ? try ask.yes(t(.setupWriteCard), default: true)
+                ? try ask.answer(t(.setupCardFile), default: "rescue-card.svg") : nil
             : card
         if let cardPath {
             let rescueCard = try Card.card(database, language: chosen)
             try Card.write(rescueCard, try Card.qr(rescueCard), to: cardPath)
         }
 
-        Output.line("""
-            setup done: \(try database.contacts().count) contact(s), message set, alerts in \(chosen.rawValue).
-            next: rideguard doctor --config \(config)    (checks every part; keep the bike still)
-                  sudo systemctl enable --now rideguard   (a running agent arms by itself within 10 s)
-            """)
+        Output.line(t(.setupDone, String(try database.contacts().count), chosen.rawValue))
+        Output.line(t(.setupNext, config))
     }
 
-    func addContact(_ name: String, _ number: String, to database: RideGuardDatabase, language: MessageLanguage) throws {
+    func addContact(_ name: String, _ number: String, to database: RideGuardDatabase, language: MessageLanguage, _ t: ScreenText) throws {
         if try database.contacts().contains(where: { (try? PhoneNumber(number))?.e164 == $0.number }) {
-            Output.line("\(name) is already a contact")
+            Output.line(t(.setupAlreadyAContact, name))
             return
         }
         let added = try refusing { try database.addContact(name: name, number: number, now: Date().timeIntervalSince1970) }
-        Output.line("added \(added.name) \(added.number)")
+        Output.line(t(.setupAdded, added.name, added.number))
         try refusing { try database.askContact(added.number, language: language, now: Date().timeIntervalSince1970) }
-        Output.line(Contacts.asked)
+        Output.line(t(.setupAsked))
     }
 
     // MARK: - Hardware
 
     func checkHardware(_ configuration: AgentConfiguration, _ ask: Prompter) throws {
+        let t = ask.text
         if case .running = Doctor.agentStatus(configuration.controlSocket) {
-            Output.line("hardware check skipped: the running agent holds the button and the buzzer (sudo systemctl stop rideguard, then setup again)")
+            Output.line(t(.setupHardwareSkipped))
             return
         }
         if configuration.gpio.simulated {
-            _ = try ask.text("Press the button now (simulated GPIO: press Enter)", default: "")
-            Output.line("✓ button pressed")
-            Output.line("buzzer: beep beep beep (simulated)")
+            _ = try ask.answer(t(.setupPressSimulated), default: "")
+            Output.line(t(.setupButtonPressed))
+            Output.line(t(.setupBuzzerSimulated))
         } else {
-            let pressed = waitForPress(configuration.gpio, seconds: 20)
+            let pressed = waitForPress(configuration.gpio, seconds: 20, t)
             switch pressed {
-            case .success(true): Output.line("✓ button pressed")
-            case .success(false): Output.line("✗ no press in 20 s: the button goes between \(configuration.gpio.button) and ground")
-            case .failure(let error): Output.line("✗ button \(configuration.gpio.button): \(error)")
+            case .success(true): Output.line(t(.setupButtonPressed))
+            case .success(false): Output.line(t(.setupNoPress, "20", configuration.gpio.button))
+            case .failure(let error): Output.line(t(.setupButtonFailed, configuration.gpio.button, "\(error)"))
             }
             beep(configuration.gpio.buzzer)
         }
-        if try !ask.yes("Did you hear the buzzer?", default: true) {
-            Output.line("✗ check the buzzer: its + to 5 V, its − to the transistor's collector, the emitter to ground, the base to \(configuration.gpio.buzzer) through 1 kΩ (boards/wiring.md)")
+        if try !ask.yes(t(.setupHeardBuzzer), default: true) {
+            Output.line(t(.setupCheckBuzzer, configuration.gpio.buzzer))
         }
     }
 
-    func waitForPress(_ gpio: AgentConfiguration.GPIO, seconds: Double) -> Result<Bool, GPIOError> {
-        Output.line("Press the button now (\(Int(seconds)) s)…")
+    func waitForPress(_ gpio: AgentConfiguration.GPIO, seconds: Double, _ t: ScreenText) -> Result<Bool, GPIOError> {
+        Output.line(t(.setupPressNow, String(Int(seconds))))
         Output.flush()
         let seen = Mutex<Result<Bool, GPIOError>?>(nil)
         let address = GPIOLineAddress(gpio.button)
@@ -264,22 +268,23 @@ struct Setup: AsyncParsableCommand {
 
     /// Through the outbox, like every message: the running agent sends it if there is one,
     /// otherwise setup brings the modem up itself.
-    func sendTestSMS(_ body: String, to contact: Contact, _ configuration: AgentConfiguration, _ database: RideGuardDatabase) async throws {
+    func sendTestSMS(_ body: String, to contact: Contact, _ configuration: AgentConfiguration, _ database: RideGuardDatabase,
+                     _ t: ScreenText) async throws {
         let who = contact.forLogs
         if configuration.modem.simulated {
-            Output.line("SMS to \(who) (simulated modem):\n\(body)")
+            Output.line(t(.setupSMSSimulated, who) + "\n" + body)
             return
         }
         let clock = SystemServiceClock()
         let queued = try database.outbox.enqueue(recipient: contact.number, kind: .test, body: body, now: clock.now())
         let deadline = clock.now() + smsTimeout
         if case .running = Doctor.agentStatus(configuration.controlSocket) {
-            Output.line("test SMS handed to the running agent…")
+            Output.line(t(.setupTestHanded))
             while clock.now() < deadline, let status = try database.outbox.message(queued.id!)?.status, status == .pending || status == .sending {
                 try await Task.sleep(for: .milliseconds(500))
             }
         } else {
-            Output.line("sending the test SMS to \(who) through \(configuration.modem.device)…")
+            Output.line(t(.setupSendingTest, who, configuration.modem.device))
             Output.flush()
             let modem = Modem(configuration: ModemConfiguration(configuration.modem), clock: clock, logger: .silent)
             let sender = OutboxSender(outbox: database.outbox, modem: modem, clock: clock, logger: .silent)
@@ -289,22 +294,27 @@ struct Setup: AsyncParsableCommand {
         let final = try database.outbox.message(queued.id!)
         switch final?.status {
         case .sent:
-            Output.line("✓ test SMS sent to \(who): ask them whether it arrived")
+            Output.line(t(.setupTestSent, who))
         case .failed:
-            Output.line("✗ test SMS not sent: \(final?.lastError ?? "unknown reason") (rideguard doctor checks the modem)")
+            Output.line(t(.setupTestNotSent, final?.lastError ?? t(.setupNoAnswer)))
         default:
             // Not sent in time: it must not go out later, out of the blue.
             _ = try? database.outbox.cancelPending(kind: .test, now: clock.now())
-            Output.line("✗ test SMS not sent in \(Int(smsTimeout)) s: \(final?.lastError ?? "no answer") (rideguard doctor checks the modem)")
+            Output.line(t(.setupTestNotSentIn, String(Int(smsTimeout)), final?.lastError ?? t(.setupNoAnswer)))
         }
     }
 }
 
-/// Questions on the terminal, with a default in brackets taken on an empty answer.
+/// Questions on the terminal, with a default in brackets taken on an empty answer, and the refusals
+/// of a wrong answer in the rider's language.
 struct Prompter {
     var interactive: Bool
+    var text: ScreenText
 
     struct NoAnswer: Error {}
+
+    /// French puts a space before a colon.
+    var colon: String { text.language == .fr ? " :" : ":" }
 
     func read(_ question: String) throws -> String {
         Output.line(question, terminator: " ")
@@ -318,30 +328,30 @@ struct Prompter {
     }
 
     /// The answer, the default on an empty answer, or nil when neither. Not interactive: the default.
-    func text(_ question: String, default value: String?) throws -> String? {
+    func answer(_ question: String, default value: String?) throws -> String? {
         guard interactive else { return value }
-        let answer = try read(question + (value.map { value in value.isEmpty ? ":" : " [\(value)]:" } ?? ":"))
+        let answer = try read(question + (value.map { value in value.isEmpty ? colon : " [\(value)]" + colon } ?? colon))
         return answer.isEmpty ? value : answer
     }
 
     func choice(_ question: String, _ options: [String], default value: String) throws -> String? {
         guard interactive else { return value }
         while true {
-            let answer = try read("\(question) (\(options.joined(separator: "/"))) [\(value)]:").lowercased()
+            let answer = try read("\(question) (\(options.joined(separator: "/"))) [\(value)]" + colon).lowercased()
             if answer.isEmpty { return value }
             if options.contains(answer) { return answer }
-            Output.line("✗ '\(answer)' is not one of \(options.joined(separator: ", "))")
+            Output.line(text(.setupNotOneOf, answer, options.joined(separator: ", ")))
         }
     }
 
     func yes(_ question: String, default value: Bool) throws -> Bool {
         guard interactive else { return value }
         while true {
-            let answer = try read(question + (value ? " [Y/n]:" : " [y/N]:")).lowercased()
+            let answer = try read(question + text(value ? .setupYesByDefault : .setupNoByDefault)).lowercased()
             if answer.isEmpty { return value }
-            if ["y", "yes", "o", "oui", "j", "ja", "s", "si", "sí"].contains(answer) { return true }
+            if ["y", "yes", "o", "oui", "j", "ja", "s", "si", "sí", "sì"].contains(answer) { return true }
             if ["n", "no", "non", "nein"].contains(answer) { return false }
-            Output.line("✗ answer y or n")
+            Output.line(text(.setupAnswerYesOrNo))
         }
     }
 }

@@ -3,29 +3,44 @@
 package struct PhoneNumber: Hashable, Codable, Sendable, CustomStringConvertible {
     package let e164: String
 
+    /// Why a typed number cannot be made E.164.
+    package enum Problem: Error, Equatable, Sendable {
+        case noCountryCode, notDigits, digitCount(Int), countryCodeZero
+
+        /// In English, with what was typed.
+        func reason(_ text: String) -> String {
+            switch self {
+            case .noCountryCode: "'\(text)' has no country code: write it as +CC… (e.g. +33 6 12 34 56 78) or 00CC…"
+            case .notDigits: "'\(text)' has characters that are not digits"
+            case .digitCount(let count): "'\(text)' has \(count) digits; an international number has 8 to 15"
+            case .countryCodeZero: "'\(text)': a country code never starts with 0"
+            }
+        }
+    }
+
     /// Cleans what a person typed: spaces, dashes, dots and brackets go, a leading `00` becomes `+`.
     /// A number without its country code cannot be made E.164 and is refused with the reason.
     package init(_ text: String) throws(ConfigurationError) {
+        switch Self.cleaned(text) {
+        case .success(let number): e164 = number
+        case .failure(let problem): throw ConfigurationError(key: "number", reason: problem.reason(text))
+        }
+    }
+
+    /// What was typed as E.164, or why it cannot be.
+    package static func cleaned(_ text: String) -> Result<String, Problem> {
         var cleaned = ""
         for character in text.trimmingSpaces() {
             if " -.()/\u{00A0}".contains(character) { continue }
             cleaned.append(character)
         }
         if cleaned.hasPrefix("00") { cleaned = "+" + cleaned.dropFirst(2) }
-        guard cleaned.hasPrefix("+") else {
-            throw ConfigurationError(key: "number", reason: "'\(text)' has no country code: write it as +CC… (e.g. +33 6 12 34 56 78) or 00CC…")
-        }
+        guard cleaned.hasPrefix("+") else { return .failure(.noCountryCode) }
         let digits = cleaned.dropFirst()
-        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else {
-            throw ConfigurationError(key: "number", reason: "'\(text)' has characters that are not digits")
-        }
-        guard (8...15).contains(digits.count) else {
-            throw ConfigurationError(key: "number", reason: "'\(text)' has \(digits.count) digits; an international number has 8 to 15")
-        }
-        guard digits.first != "0" else {
-            throw ConfigurationError(key: "number", reason: "'\(text)': a country code never starts with 0")
-        }
-        e164 = cleaned
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return .failure(.notDigits) }
+        guard (8...15).contains(digits.count) else { return .failure(.digitCount(digits.count)) }
+        guard digits.first != "0" else { return .failure(.countryCodeZero) }
+        return .success(cleaned)
     }
 
     package var description: String { e164 }

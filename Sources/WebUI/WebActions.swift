@@ -21,20 +21,25 @@ extension WebApp {
     func contactsPage(_ session: WebSession, said: String?, problem: String? = nil, typed: (name: String, number: String) = ("", ""),
                       confirmRemoving: Contact? = nil, status: Int = 200) -> WebResponse {
         let contacts = (try? database.contacts()) ?? []
-        return page(session, "Contacts", Pages.contacts(contacts, now: now(), said: said, problem: problem, typed: typed, confirmRemoving: confirmRemoving),
+        let t = texts()
+        return page(session, t(.navContacts), Pages.contacts(contacts, now: now(), said: said, problem: problem, typed: typed,
+                                                             confirmRemoving: confirmRemoving, t),
                     status: status, nav: "/contacts")
     }
 
     func changeContacts(_ form: [String: String], _ session: WebSession) -> WebResponse {
         let number = form["number"] ?? "", name = form["name"] ?? ""
+        let t = texts()
         do {
             switch form["action"] {
             case "add":
+                // A number refused in the rider's language (the command line says it in English).
+                if case .failure(let problem) = PhoneNumber.cleaned(number) { throw RecordError(reason: t.numberProblem(problem, typed: number)) }
                 let added = try database.addContact(name: name, number: number, now: now())
-                try database.askContact(added.number, language: configuration.messages.language, now: now())
+                try database.askContact(added.number, language: language, now: now())
                 return WebResponse.redirect("/contacts?done=added")
             case "ask":
-                try database.askContact(number, language: configuration.messages.language, now: now())
+                try database.askContact(number, language: language, now: now())
                 return WebResponse.redirect("/contacts?done=asked")
             case "confirm":
                 try database.confirmContactByHand(number, now: now())
@@ -43,7 +48,7 @@ extension WebApp {
                 // The last contact goes only once the rider has read what that means.
                 let contacts = try database.contacts()
                 if contacts.count == 1, contacts[0].number == number, form["confirm"] != "last" {
-                    return contactsPage(session, said: nil, problem: Pages.lastContactWarning(contacts[0]), confirmRemoving: contacts[0], status: 409)
+                    return contactsPage(session, said: nil, problem: Pages.lastContactWarning(contacts[0], t), confirmRemoving: contacts[0], status: 409)
                 }
                 try database.removeContact(number, now: now())
                 return WebResponse.redirect("/contacts?done=removed")
@@ -51,9 +56,9 @@ extension WebApp {
                 try database.moveContactUp(number, now: now())
                 return WebResponse.redirect("/contacts?done=moved")
             case "test":
-                guard (try database.contacts()).contains(where: { $0.number == number }) else { throw RecordError(reason: "no such contact") }
+                guard (try database.contacts()).contains(where: { $0.number == number }) else { throw RecordError(reason: t(.noSuchContact)) }
                 let profile = try database.profile()
-                let body = MessageComposer.test(riderName: profile.name ?? "the rider", language: profile.language ?? configuration.messages.language)
+                let body = MessageComposer.test(riderName: profile.name ?? t(.setupRider), language: language)
                 try database.outbox.enqueue(recipient: number, kind: .test, body: body, now: now())
                 return WebResponse.redirect("/contacts?done=test")
             default:
@@ -62,7 +67,7 @@ extension WebApp {
         } catch let error as RecordError {
             return contactsPage(session, said: nil, problem: error.reason, typed: (name, number), status: 422)
         } catch {
-            return contactsPage(session, said: nil, problem: "not saved: \(error)", typed: (name, number), status: 500)
+            return contactsPage(session, said: nil, problem: t(.notSaved, "\(error)"), typed: (name, number), status: 500)
         }
     }
 
@@ -70,47 +75,54 @@ extension WebApp {
 
     func profilePage(_ session: WebSession, said: String?, problem: String? = nil, status: Int = 200) -> WebResponse {
         let profile = (try? database.profile()) ?? RiderProfile(name: nil, medicalNote: nil, message: nil, phone: nil)
-        return page(session, "Rider", Pages.profile(profile, language: profile.language ?? configuration.messages.language,
-                                                    said: said, problem: problem), status: status, nav: "/profile")
+        let t = texts()
+        return page(session, t(.navRider), Pages.profile(profile, language: profile.language ?? configuration.messages.language,
+                                                         said: said, problem: problem, t), status: status, nav: "/profile")
     }
 
     func changeProfile(_ form: [String: String], _ session: WebSession) -> WebResponse {
+        let t = texts()
         do {
             let before = try database.profile()
             if let name = form["name"], name != (before.name ?? "") { try database.setRiderName(name) }
             if let note = form["medical"], note != (before.medicalNote ?? "") { try database.setMedicalNote(note) }
             if let phone = form["phone"], phone != (before.phone ?? "") { try database.setRiderPhone(phone) }
-            if let message = form["message"], message != (before.message ?? "") { try database.setMessage(message) }
+            if let message = form["message"], message != (before.message ?? "") {
+                // Refused in the rider's language (the command line says it in English).
+                guard (try? MessageComposer.validateRiderMessage(message)) != nil else { throw RecordError(reason: t(.messageTooShort)) }
+                try database.setMessage(message)
+            }
             if let code = form["language"], code != (before.language ?? configuration.messages.language).rawValue {
-                guard let language = MessageLanguage(rawValue: code) else { throw RecordError(reason: "unknown language '\(code)'") }
+                guard let language = MessageLanguage(rawValue: code) else { throw RecordError(reason: t(.unknownLanguage, code)) }
                 try database.setLanguage(language)
             }
             return WebResponse.redirect("/profile?done=saved")
         } catch let error as RecordError {
             return profilePage(session, said: nil, problem: error.reason, status: 422)
         } catch {
-            return profilePage(session, said: nil, problem: "not saved: \(error)", status: 500)
+            return profilePage(session, said: nil, problem: t(.notSaved, "\(error)"), status: 500)
         }
     }
 
     // MARK: Checks
 
     func checkAction(_ form: [String: String], _ session: WebSession) -> WebResponse {
-        let checks: [String: (request: ControlRequest, done: String, refused: String, down: String)] = [
-            "buzz": (.buzz, "buzzed", "The buzzer was not sounded", "RideGuard is not running: the buzzer is its to sound."),
-            "selftest": (.selfTest, "selftest", "No self-test SMS was sent", "RideGuard is not running: the self-test is its to send."),
+        let t = texts()
+        let checks: [String: (request: ControlRequest, done: String, refused: ScreenKey, down: ScreenKey)] = [
+            "buzz": (.buzz, "buzzed", .buzzerNotSounded, .buzzerIsTheAgents),
+            "selftest": (.selfTest, "selftest", .selfTestNotSent, .selfTestIsTheAgents),
         ]
         guard let (request, done, refused, down) = checks[form["action"] ?? ""] else {
-            return page(session, "Checks", "<p class=bad>Unknown check.</p>", status: 400)
+            return page(session, t(.navChecks), "<p class=bad>\(esc(t(.unknownCheck)))</p>", status: 400)
         }
         do {
             let reply = try ControlClient.send(request, path: configuration.controlSocket, timeout: 3)
             if let error = reply.error {
-                return page(session, "Checks", Pages.checksPage(live: buttonPart(), said: nil, problem: "\(refused): \(error)"), status: 409, nav: "/checks")
+                return page(session, t(.navChecks), Pages.checksPage(live: buttonPart(), said: nil, problem: "\(t(refused)): \(error)", t), status: 409, nav: "/checks")
             }
             return WebResponse.redirect("/checks?done=\(done)")
         } catch {
-            return page(session, "Checks", Pages.checksPage(live: buttonPart(), said: nil, problem: down), status: 503, nav: "/checks")
+            return page(session, t(.navChecks), Pages.checksPage(live: buttonPart(), said: nil, problem: t(down), t), status: 503, nav: "/checks")
         }
     }
 
@@ -121,7 +133,8 @@ extension WebApp {
         doctor.opensHardware = false
         let checks = Mutex<[DoctorCheck]>([])
         let canProtect = await doctor.run { check in checks.withLock { $0.append(check) } }
-        return page(session, "Doctor", Pages.doctor(checks.withLock { $0 }, canProtect: canProtect), nav: "/checks")
+        let t = texts()
+        return page(session, t(.titleDoctor), Pages.doctor(checks.withLock { $0 }, canProtect: canProtect, t), nav: "/checks")
     }
 
     // MARK: Journal
@@ -130,14 +143,15 @@ extension WebApp {
         let kind = query["kind"].flatMap { $0.isEmpty ? nil : JournalKind(rawValue: $0) }
         let sinceText = (query["since"] ?? "").trimmingCharacters(in: " ")
         let since = sinceText.isEmpty ? nil : JournalSince.time(sinceText, now: now())
+        let t = texts()
         if !sinceText.isEmpty && since == nil {
-            return page(session, "Journal", Pages.journal([], kind: kind, since: sinceText, problem: "“since” must be \(JournalSince.help)"), status: 422, nav: "/journal")
+            return page(session, t(.navJournal), Pages.journal([], kind: kind, since: sinceText, problem: t(.sinceMust, JournalSince.help), t), status: 422, nav: "/journal")
         }
         do {
             let records = try database.journal(kind: kind, since: since)
-            return page(session, "Journal", Pages.journal(records, kind: kind, since: sinceText, problem: nil), nav: "/journal")
+            return page(session, t(.navJournal), Pages.journal(records, kind: kind, since: sinceText, problem: nil, t), nav: "/journal")
         } catch {
-            return page(session, "Journal", Pages.journal([], kind: kind, since: sinceText, problem: "The journal cannot be read: \(error)"), status: 500, nav: "/journal")
+            return page(session, t(.navJournal), Pages.journal([], kind: kind, since: sinceText, problem: t(.journalUnreadable, "\(error)"), t), status: 500, nav: "/journal")
         }
     }
 
@@ -159,16 +173,18 @@ extension WebApp {
     }
 
     func recordingsPage(_ session: WebSession, said: String?, problem: String? = nil, status: Int = 200) -> WebResponse {
-        page(session, "Recordings", Pages.recordings(recordings(), said: said, problem: problem), status: status, nav: "/recordings")
+        let t = texts()
+        return page(session, t(.navRecordings), Pages.recordings(recordings(), said: said, problem: problem, t), status: status, nav: "/recordings")
     }
 
     func recordingAction(_ form: [String: String], _ session: WebSession) -> WebResponse {
+        let t = texts()
         let request: ControlRequest
         if form["action"] == "stop" {
             request = .stopRecording
         } else {
             guard let minutes = Double(form["minutes"] ?? ""), minutes > 0, minutes <= 120 else {
-                return recordingsPage(session, said: nil, problem: "the length must be 1 to 120 minutes", status: 422)
+                return recordingsPage(session, said: nil, problem: t(.recordingLength), status: 422)
             }
             // No name given: the date and time, as a rider would look for it later.
             let typed = (form["name"] ?? "").trimmingCharacters(in: " ")
@@ -179,9 +195,9 @@ extension WebApp {
             let reply = try ControlClient.send(request, path: configuration.controlSocket, timeout: 3)
             if let error = reply.error { return recordingsPage(session, said: nil, problem: error, status: 409) }
             let name = reply.path.map { FilePath($0).lastComponent?.string ?? $0 } ?? ""
-            return recordingsPage(session, said: request == .stopRecording ? "Stopped: \(name)" : "Recording to \(name)")
+            return recordingsPage(session, said: request == .stopRecording ? t(.recordingStopped, name) : t(.recordingTo, name))
         } catch {
-            return recordingsPage(session, said: nil, problem: "RideGuard is not running: recordings are made by it.", status: 503)
+            return recordingsPage(session, said: nil, problem: t(.recordingsAreTheAgents), status: 503)
         }
     }
 
@@ -193,21 +209,21 @@ extension WebApp {
 
     func recordingFile(_ name: String, _ session: WebSession) -> WebResponse {
         guard let path = recordingPath(name) else {
-            return page(session, "Recordings", "<p class=bad>No such recording.</p>", status: 404, nav: "/recordings")
+            return page(session, texts()(.navRecordings), "<p class=bad>\(esc(texts()(.noSuchRecording)))</p>", status: 404, nav: "/recordings")
         }
         return WebResponse.file([], type: "text/csv; charset=utf-8", name: name, path: path)
     }
 
     func recordingReport(_ name: String, _ session: WebSession) -> WebResponse {
         guard let path = recordingPath(name) else {
-            return page(session, "Recordings", "<p class=bad>No such recording.</p>", status: 404, nav: "/recordings")
+            return page(session, texts()(.navRecordings), "<p class=bad>\(esc(texts()(.noSuchRecording)))</p>", status: 404, nav: "/recordings")
         }
         do {
             let report = try TraceReport.build(path: path, configuration: configuration.detector)
             return WebResponse.html(ReportHTML.render(report, configuration: configuration.detector),
                                     policy: "default-src 'none'; style-src 'unsafe-inline'; img-src data:")   // the report has no script
         } catch {
-            return page(session, "Recordings", "<p class=bad>\(esc(name)) cannot be read: \(esc("\(error)"))</p>", status: 422, nav: "/recordings")
+            return page(session, texts()(.navRecordings), "<p class=bad>\(esc(texts()(.recordingUnreadable, name, "\(error)")))</p>", status: 422, nav: "/recordings")
         }
     }
 

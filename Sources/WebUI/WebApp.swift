@@ -64,14 +64,15 @@ package final class WebApp: Sendable {
         do {
             session = try database.webSession(token: request.cookies[Self.cookie] ?? "", now: now(), maxIdle: maxIdle)
         } catch {
-            return .answer(page(nil, "RideGuard", "<p class=bad>The database cannot be read: \(esc("\(error)"))</p>", status: 500))
+            return .answer(page(nil, "RideGuard", "<p class=bad>\(esc(texts()(.databaseUnreadable, "\(error)")))</p>", status: 500))
         }
+        let t = texts()
         guard let session else {
-            return .answer(page(nil, "Not paired", Pages.notPaired, status: 401))
+            return .answer(page(nil, t(.titleNotPaired), t(.notPaired), status: 401))
         }
         if request.method == "POST" {
             guard Self.sameOrigin(request), Self.equalInConstantTime(request.form["csrf"] ?? "", session.csrf) else {
-                return .answer(page(session, "Refused", "<p class=bad>This change did not come from RideGuard's own page (its form token is missing or wrong): open the page again and retry.</p>", status: 403))
+                return .answer(page(session, t(.titleRefused), "<p class=bad>\(esc(t(.refusedForm)))</p>", status: 403))
             }
         } else if request.method != "GET" {
             return .answer(WebResponse(status: 405, headers: [("Allow", "GET, POST")] + WebResponse.common))
@@ -82,24 +83,26 @@ package final class WebApp: Sendable {
 
     private func route(_ request: WebRequest, _ session: WebSession) -> WebResponse {
         let post = request.method == "POST"
+        let t = texts()
+        let done = request.query["done"].flatMap { Pages.done[$0] }.map { t($0) }
         switch request.path {
-        case "/": return page(session, "Status", Pages.statusPage(live: statusPart()), nav: "/")
+        case "/": return page(session, t(.navStatus), Pages.statusPage(live: statusPart(), t), nav: "/")
         case "/live/status": return part(statusPart())
-        case "/contacts": return post ? changeContacts(request.form, session) : contactsPage(session, said: request.query["done"].flatMap { Pages.done[$0] })
-        case "/profile": return post ? changeProfile(request.form, session) : profilePage(session, said: request.query["done"].flatMap { Pages.done[$0] })
-        case "/checks": return post ? checkAction(request.form, session) : page(session, "Checks", Pages.checksPage(live: buttonPart(), said: request.query["done"].flatMap { Pages.done[$0] }), nav: "/checks")
+        case "/contacts": return post ? changeContacts(request.form, session) : contactsPage(session, said: done)
+        case "/profile": return post ? changeProfile(request.form, session) : profilePage(session, said: done)
+        case "/checks": return post ? checkAction(request.form, session) : page(session, t(.navChecks), Pages.checksPage(live: buttonPart(), said: done, t), nav: "/checks")
         case "/live/button": return part(buttonPart())
         case "/journal": return journalPage(request.query, session)
         case "/recordings": return post ? recordingAction(request.form, session) : recordingsPage(session, said: nil)
         case "/recordings/file": return recordingFile(request.query["name"] ?? "", session)
         case "/recordings/report": return recordingReport(request.query["name"] ?? "", session)
-        case "/card": return page(session, "Rescue card", Pages.cardPage(svg: cardSVG()), nav: "/card")
+        case "/card": return page(session, t(.titleRescueCard), Pages.cardPage(svg: cardSVG(), t), nav: "/card")
         case "/card.svg": return cardSVG().map { WebResponse.file(Array($0.utf8), type: "image/svg+xml", name: "rescue-card.svg") }
-            ?? page(session, "Rescue card", "<p class=bad>The card's text does not fit: shorten the medical note.</p>", status: 422)
+            ?? page(session, t(.titleRescueCard), "<p class=bad>\(esc(t(.cardTooLong)))</p>", status: 422)
         case "/forget" where post:
             _ = try? database.revokeWebSession(session.id, now: now())
             return WebResponse.redirect("/", extra: [("Set-Cookie", "\(Self.cookie)=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict")])
-        default: return page(session, "Not found", "<p>There is no such page. <a href=/>Status</a></p>", status: 404)
+        default: return page(session, t(.titleNotFound), "<p>\(esc(t(.notFound))) <a href=/>\(esc(t(.navStatus)))</a></p>", status: 404)
         }
     }
 
@@ -107,20 +110,20 @@ package final class WebApp: Sendable {
 
     private func pair(_ request: WebRequest) -> WebResponse {
         let remote = request.remote, at = now()
+        let t = texts()
         guard limiter.withLock({ $0.allowed(remote, now: at) }) else {
-            return page(nil, "Too many tries", "<p class=bad>Too many wrong pairing codes: wait a minute, then open the link again.</p>",
-                        status: 429, extra: [("Retry-After", "60")])
+            return page(nil, t(.titleTooManyTries), "<p class=bad>\(esc(t(.tooManyTries)))</p>", status: 429, extra: [("Retry-After", "60")])
         }
         let code = (request.query["code"] ?? "").lowercased()
         let session: WebSession?
         do {
             session = code.count == 12 ? try database.redeemPairingCode(code, label: request.headers["user-agent"] ?? "a browser", now: at, maxIdle: maxIdle) : nil
         } catch {
-            return page(nil, "Pairing", "<p class=bad>The pairing could not be saved (\(esc("\(error)"))): is the SD card full or read-only?</p>", status: 500)
+            return page(nil, t(.titlePairing), "<p class=bad>\(esc(t(.pairingNotSaved, "\(error)")))</p>", status: 500)
         }
         guard let session else {
             limiter.withLock { $0.failed(remote, now: at) }
-            return page(nil, "Pairing", Pages.badCode, status: 403)
+            return page(nil, t(.titlePairing), t(.badCode), status: 403)
         }
         let cookie = "\(Self.cookie)=\(session.token); Path=/; Max-Age=\(Int(maxIdle)); HttpOnly; SameSite=Strict"
         return WebResponse.redirect("/", extra: [("Set-Cookie", cookie)])
@@ -148,28 +151,35 @@ package final class WebApp: Sendable {
         case down(String)
     }
 
-    func agent() -> Agent {
+    func agent(_ t: ScreenText) -> Agent {
         switch Doctor.agentStatus(configuration.controlSocket, timeout: 3) {
         case .running(let status): return .running(status)
-        case .notRunning: return .down("RideGuard is NOT running: no crash can be detected. On the Pi: sudo systemctl start rideguard")
-        case .unreachable(let reason): return .down("RideGuard's control socket cannot be used (\(reason)): the page's user must be in the rideguard group")
+        case .notRunning: return .down(t(.agentNotRunning))
+        case .unreachable(let reason): return .down(t(.agentUnreachable, reason))
         }
     }
+
+    /// The rider's language (the configuration's until the rider chose one): the page's own texts.
+    var language: MessageLanguage { ((try? database.profile())?.language) ?? configuration.messages.language }
+
+    func texts() -> ScreenText { ScreenText(language) }
 
     /// The status, with the agent's own word on whether it protects.
     func statusPart() -> String {
         let profile = try? database.profile()
-        return Pages.status(agent(), hasMessage: profile?.message != nil, now: now())
+        let t = ScreenText(profile?.language ?? configuration.messages.language)
+        return Pages.status(agent(t), hasMessage: profile?.message != nil, now: now(), t)
     }
 
     func buttonPart() -> String {
-        Pages.button(agent(), now: now())
+        let t = texts()
+        return Pages.button(agent(t), now: now(), t)
     }
 
     func part(_ html: String) -> WebResponse { WebResponse.html(html) }
 
     func page(_ session: WebSession?, _ title: String, _ body: String, status: Int = 200, nav: String? = nil, extra: [(String, String)] = []) -> WebResponse {
-        WebResponse.html(Pages.layout(title: title, body: body, csrf: session?.csrf, nav: nav), status: status, extra: extra)
+        WebResponse.html(Pages.layout(title: title, body: body, csrf: session?.csrf, nav: nav, texts()), status: status, extra: extra)
     }
 }
 

@@ -220,7 +220,7 @@ extension FleetTests {
             #expect(protection.warning.map { $0 == status.buzzer } ?? (status.buzzer != .fault && status.buzzer != .degraded),
                     "\(item.name): buzzer \(status.buzzer) for \(protection)")
             // The page says the same.
-            let page = Pages.status(.running(status), hasMessage: true, now: 0)
+            let page = Pages.status(.running(status), hasMessage: true, now: 0, ScreenText(.en))
             let said = switch item.level {
             case .protecting: ">Protecting<"
             case .degraded: "Protecting, degraded: "

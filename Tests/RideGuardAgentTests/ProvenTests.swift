@@ -47,7 +47,7 @@ import Testing
         var status = try #require(try await AgentTests.status(folder))
         #expect(status.protection?.reasons.first?.hasPrefix("no contact has confirmed their number yet") == true, "\(String(describing: status.protection))")
         #expect(status.contactLines?.map(\.state) == ["waiting", "waiting"])
-        #expect(Pages.status(.running(status), hasMessage: true, now: 0).contains("2, 0 confirmed"))
+        #expect(Pages.status(.running(status), hasMessage: true, now: 0, ScreenText(.en)).contains("2, 0 confirmed"))
         var state = try await offThread { try broker.subscribe("rideguard/bike1/state") }
         #expect(state.first?.contains(#""protection":"degraded""#) == true && state.first?.contains(#""contacts":["waiting","waiting"]"#) == true, "\(state)")
 
@@ -59,7 +59,7 @@ import Testing
         #expect(status.contactLines?.map(\.summary).first?.hasPrefix("confirmed by reply") == true, "\(String(describing: status.contactLines))")
         let printed = try await Rideguard.run(["status", "--socket", folder.appendingPathComponent("control.sock").path])
         #expect(printed.stdout.contains("contact Sam: confirmed by reply") && printed.stdout.contains("contact Jo: asked "), "\(printed.stdout)")
-        let page = Pages.contacts(try database.contacts(), now: agent.clock.now(), said: nil, problem: nil, typed: ("", ""))
+        let page = Pages.contacts(try database.contacts(), now: agent.clock.now(), said: nil, problem: nil, typed: ("", ""), ScreenText(.en))
         #expect(page.contains("data-state=confirmed>confirmed by reply") && page.contains("data-state=waiting>asked "), "\(page)")
         #expect(page.components(separatedBy: "value=ask>").count == 2, "only Jo can be asked again")
         state = try await offThread { try broker.subscribe("rideguard/bike1/state") }

@@ -183,6 +183,46 @@ import Testing
         }
     }
 
+    /// The page in the rider's language (French here, then German chosen on the page), in Chromium:
+    /// its sections, its words, and the refusals a rider meets (a number without its country code, a
+    /// message too short) said in French.
+    @Test(.timeLimit(.minutes(3)))
+    func thePageSpeaksTheRidersLanguageInChromium() throws {
+        let bike = try Bike()
+        #expect(try Rideguard.run(["profile", "set", "--language", "fr", "--config", bike.config]).status == 0)
+        let agent = try bike.agent(), web = try bike.web()
+        defer { web.kill(); agent.kill() }
+        let shots = Rideguard.packageRoot.appendingPathComponent(".build/web-screenshots")
+        try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
+        let script = Rideguard.packageRoot.appendingPathComponent("Tests/browser/phone-language.py").path
+        let out = bike.folder.appendingPathComponent("phone-language.json")
+        let phone = try Spawned(["/usr/bin/python3", script, bike.base, try bike.pairingCode().code, shots.path],
+                                environment: ["PATH=/usr/bin:/bin", "HOME=/tmp"], stdout: out.path, stderr: out.path + ".err")
+        let exit = phone.wait(150)
+        let said = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
+        let errors = (try? String(contentsOf: URL(fileURLWithPath: out.path + ".err"), encoding: .utf8)) ?? ""
+        #expect(exit == 0, "the phone: \(said) \(errors.suffix(1500))")
+        struct Seen: Decodable { var lang: String; var text: String; var nav: [String]; var said: [String]; var alert: [String] }
+        let seen = try JSONDecoder().decode([String: Seen].self, from: Data(said.utf8))
+        let notPaired = try #require(seen["not_paired"]), status = try #require(seen["status"])
+        #expect(notPaired.lang == "fr" && notPaired.text.contains("Ce téléphone n'est pas appairé avec le RideGuard de la moto."), "\(notPaired)")
+        #expect(status.nav == ["État", "Contacts", "Motard", "Vérifications", "Journal", "Enregistrements", "Carte"], "\(status.nav)")
+        #expect(status.text.contains("Protection active") && status.text.contains("Désappairer ce téléphone"), "\(status.text)")
+        #expect(seen["bad_number"]?.alert == ["« 06 98 76 54 32 » n'a pas d'indicatif de pays : écrivez-le +CC… (ex. +33 6 12 34 56 78) ou 00CC…"],
+                "\(String(describing: seen["bad_number"]))")
+        let added = try #require(seen["added"])
+        #expect(added.said == ["Contact ajouté. Un SMS lui demande de confirmer : il répond OK, ou STOP pour refuser."], "\(added.said)")
+        #expect(added.text.contains("Léa") && added.text.contains("sollicité il y a") && added.text.contains("Ajouter un contact"), "\(added.text)")
+        #expect(seen["short_message"]?.alert == ["le message d'alerte doit avoir au moins 5 caractères"], "\(String(describing: seen["short_message"]))")
+        let german = try #require(seen["german"]), checks = try #require(seen["german_checks"])
+        #expect(german.lang == "de" && german.said == ["Gespeichert."] && german.nav.contains("Kontakte"), "\(german)")
+        #expect(checks.text.contains("Summer ertönen lassen") && checks.text.contains("Drücken Sie jetzt den „Alles gut“-Knopf."), "\(checks.text)")
+        // Léa was asked in French, the rider's language when she was added.
+        let bodies = try RideGuardDatabase(path: bike.database).outbox.all().map(\.body)
+        #expect(bodies.contains(MessageComposer.confirmationRequest(riderName: nil, language: .fr)), "\(bodies)")
+        #expect(try RideGuardDatabase(path: bike.database).profile().message == "I may have crashed. Please call me.", "the short message was not saved")
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func sessionsCSRFAndAnAgentThatIsNotRunning() throws {
         let bike = try Bike()
@@ -242,14 +282,15 @@ import Testing
         #expect(try HTTP.get(bike.base + "/journal?since=yesterday", cookie: cookie).status == 422)
         let journal = try HTTP.get(bike.base + "/journal?kind=system&since=1h", cookie: cookie)
         #expect(journal.status == 200 && journal.text.contains("contact added: Eve") && journal.text.contains("moved up"))
-        // The buzzer is the agent's: not running, the page says so.
+        // The buzzer is the agent's: not running, the page says so, in the rider's language now Italian.
         let buzz = try HTTP.post(bike.base + "/checks", form: "action=buzz&csrf=" + csrf, cookie: cookie)
-        #expect(buzz.status == 503 && buzz.text.contains("not running"))
+        #expect(buzz.status == 503 && buzz.text.contains(Markup.escaped("RideGuard non è in funzione: è lui a far suonare il cicalino.")), "\(buzz.text)")
+        #expect(buzz.text.contains("<html lang=it>") && buzz.text.contains(">Contatti</a>"))
 
         // A recording is the agent's: not running, the page says so; a length out of range is refused first.
         #expect(try HTTP.post(bike.base + "/recordings", form: "action=start&minutes=500&csrf=" + csrf, cookie: cookie).status == 422)
         let record = try HTTP.post(bike.base + "/recordings", form: "action=start&minutes=5&csrf=" + csrf, cookie: cookie)
-        #expect(record.status == 503 && record.text.contains("not running"))
+        #expect(record.status == 503 && record.text.contains(Markup.escaped("RideGuard non è in funzione: è lui a registrare.")))
 
         // Revoked with the command line: the cookie no longer opens anything.
         let sessions = try Rideguard.run(["web", "sessions", "--config", bike.config])
@@ -278,7 +319,7 @@ import Testing
         let armed = AgentStatus(state: .armed, protection: Protection(.protecting), countdownSeconds: nil, buzzer: .armed,
                                 sensor: .init(simulated: true, samples: 100, rateHz: 100, lastSampleAgeSeconds: 0.01, gravityG: 1, lastFault: nil),
                                 gpio: .init(simulated: true, problem: nil), fix: nil, modem: .simulated, pendingMessages: 0, contacts: 1)
-        let page = Pages.status(.running(armed), hasMessage: false, now: 0)
+        let page = Pages.status(.running(armed), hasMessage: false, now: 0, ScreenText(.en))
         #expect(page.contains("Protecting") && page.contains("No alert message of the rider's own yet"))
     }
 
@@ -509,7 +550,7 @@ import Testing
 
     @Test func pagesEscapeWhatTheyShow() {
         let page = Pages.contacts([Contact(id: 1, name: "<script>alert(1)</script>", number: "+33612345678", createdAt: 0)], now: 0, said: nil,
-                                  problem: "\"><img src=x>", typed: ("a\"b", "<"))
+                                  problem: "\"><img src=x>", typed: ("a\"b", "<"), ScreenText(.fr))
         #expect(!page.contains("<script>") && !page.contains("<img src=x>"))
         #expect(page.contains("&lt;script&gt;") && page.contains("value=\"a&quot;b\""))
         #expect(WebRequest.fields("a=1&b=x+y%21&c=%E2%82%AC&a=2") == ["a": "1", "b": "x y!", "c": "€"])

@@ -13,10 +13,9 @@ import subprocess
 import sys
 import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+
+from phone_browser import chromium, main_text, waited
 
 base, code, shots, press = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
 seen = {}
@@ -34,23 +33,12 @@ def check(condition, reason):
 
 def wait_for(predicate, seconds, reason):
     """`reason` is called when the wait fails (what the page shows then)."""
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        try:
-            if predicate():
-                return
-        except Exception:
-            pass
-        time.sleep(0.2)
-    fail(reason())
+    if not waited(predicate, seconds):
+        fail(reason())
 
 
 def text():
-    """The page's main text; empty while a new page loads."""
-    try:
-        return driver.find_element(By.TAG_NAME, "main").text
-    except Exception:
-        return ""
+    return main_text(driver)
 
 
 def fits(name):
@@ -60,15 +48,7 @@ def fits(name):
     driver.save_screenshot(f"{shots}/{name}.png")
 
 
-options = Options()
-options.binary_location = "/usr/bin/chromium"
-for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=360,740"]:
-    options.add_argument(argument)
-options.add_experimental_option("mobileEmulation", {
-    "deviceMetrics": {"width": 360, "height": 740, "pixelRatio": 1.0},
-    "userAgent": "Mozilla/5.0 (Linux; Android 14; Pixel 7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0 Mobile Safari/537.36",
-})
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver = chromium()
 try:
     # Not paired yet: the page says how to pair, and shows nothing of the rider's.
     driver.get(base + "/contacts")
