@@ -42,15 +42,18 @@ extension BikeSimulator {
     }
 
     /// A wheel strikes an edge: a pothole's far side (3–10 cm deep: the push is 48–64° above the
-    /// horizontal) or a kerb (8–15 cm high: 30–48°). The frame's peak and stroke give its delta-v; a
-    /// wheel that rides over keeps most of its speed (at most 35 % goes: losing more is a collision).
-    /// The vertical speed it gains, the frame gives back as the suspension extends.
+    /// horizontal) or a kerb (8–15 cm high: 30–48°). The frame's peak and stroke give its delta-v.
+    /// The edge turns the wheel's path up (by 40–55° for a kerb): the wheel (15–25 kg) loses up to
+    /// 40 % of its forward speed, and the whole bike with its rider (250–330 kg) only what the fork
+    /// passes on of that: 2–8 % of its speed, whatever the peak. The vertical speed it gains, the
+    /// frame gives back as the suspension extends.
     mutating func strikeEdge(kerb: Bool, share: Double = 1) {
         let angle = (kerb ? rng.uniform(30...48) : rng.uniform(48...64)) * .pi / 180
         let duration = rng.uniform(0.02...0.06)
         var peak = share * (kerb ? rng.uniform(5...15) : rng.uniform(3...12)) * Self.g
         let horizontalLoss = 2 * peak * duration / .pi * cos(angle)
-        if horizontalLoss > 0.35 * speed { peak *= 0.35 * speed / horizontalLoss }
+        let largestLoss = rng.uniform(0.02...0.08) * speed
+        if horizontalLoss > largestLoss { peak *= largestLoss / horizontalLoss }
         let deltaV = 2 * peak * duration / .pi
         let direction = Vector3(0, 0, sin(angle)) - forward * cos(angle)
         let from = speed

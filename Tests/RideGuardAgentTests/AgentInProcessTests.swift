@@ -438,7 +438,7 @@ import Testing
         await agent.advance(by: 5)
         await agent.stop()
         let answer = replies("+33700000001")[0]
-        #expect(answer.hasPrefix("RideGuard: ouvrez ce lien sur ce telephone") && answer.contains("http://192.168.4.1:8080/pair?code="), "\(answer)")
+        #expect(answer.hasPrefix("RideGuard: ouvrez ce lien sur ce téléphone") && answer.contains("http://192.168.4.1:8080/pair?code="), "\(answer)")
         let code = String(try #require(answer.components(separatedBy: "code=").last))
         #expect(try database.redeemPairingCode(code, label: "test", now: agent.clock.now(), maxIdle: 86_400) != nil, "the link pairs")
         #expect(try database.redeemPairingCode(code, label: "test", now: agent.clock.now(), maxIdle: 86_400) == nil, "once")

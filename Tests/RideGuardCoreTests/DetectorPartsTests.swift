@@ -69,17 +69,28 @@ struct DetectorPartsTests {
             }
         }
         #expect(deltaV.map { $0 > 9 && $0 < 10.5 } == true, "\(String(describing: deltaV))")
-        #expect(collisions.collidedRecently(at: t + 5, settledSince: t + 1, configuration: configuration))
-        #expect(!collisions.collidedRecently(at: t + 5, settledSince: t + 3, configuration: configuration), "at rest only 3 s later: ridden to a stop")
-        #expect(!collisions.collidedRecently(at: t + configuration.collisionWatchSeconds + 1, settledSince: t, configuration: configuration))
-        #expect(events.contains { if case .impact(_, let peak, _, _, _) = $0 { peak > 9 } else { false } })
+        // At rest at once (the smoothed force steady from the pulse's end): a collision's stop.
+        var pinned = collisions
+        for i in 1...200 { _ = pinned.pulse(upright, up: up, gravity: g, smoothed: upright, seesGravity: true, t: t + Double(i) * dt, dt: dt, configuration: configuration, emit: { _ in }) }
+        #expect(pinned.collidedRecently(at: t + 1, configuration: configuration))
+        #expect(!pinned.collidedRecently(at: t + configuration.collisionWatchSeconds + 1, configuration: configuration))
+        // Ridden on, then braked at 0.4 g for 3 s to a stop: it came to rest late, by its rider's hand.
+        var ridden = collisions
+        var u = t
+        for i in 1...1000 {
+            u = t + Double(i) * dt
+            let smoothed = u < t + 3 ? Vector3(-0.4 * g * (i % 200 < 100 ? 1 : 0.5), 0, g) : upright
+            _ = ridden.pulse(smoothed, up: up, gravity: g, smoothed: smoothed, seesGravity: true, t: u, dt: dt, configuration: configuration, emit: { _ in })
+        }
+        #expect(!ridden.collidedRecently(at: u, configuration: configuration), "at rest only 3 s later: ridden to a stop")
+        #expect(events.contains { if case .impact(_, let peak, _, _, .collision) = $0 { peak > 9 } else { false } })
 
         var bumped = Collisions()
         for i in 0..<60 {   // 3 g straight up: a pothole, no horizontal delta-v
             let a = i < 20 ? Vector3(0, 0, 4 * g) : upright
             _ = bumped.pulse(a, up: up, gravity: g, smoothed: upright, seesGravity: true, t: Double(i) * dt, dt: dt, configuration: configuration, emit: { _ in })
         }
-        #expect(!bumped.collidedRecently(at: 1, settledSince: 0.4, configuration: configuration))
+        #expect(!bumped.collidedRecently(at: 1, configuration: configuration))
     }
 
     @Test func aGPSSpeedDropIsACollisionOnlyWithAPulseJustBefore() {
@@ -88,7 +99,7 @@ struct DetectorPartsTests {
         #expect(r4 == nil)
         let unexplained = alone.speed(2, t: 1, configuration: configuration)
         #expect(unexplained == nil)      // no pulse: a glitch, or GPS
-        #expect(!alone.collidedRecently(at: 1, settledSince: 0, configuration: configuration))
+        #expect(!alone.collidedRecently(at: 1, configuration: configuration))
 
         var struck = Collisions()
         let up = Vector3(0, 0, 1), upright = Vector3(0, 0, g)
@@ -100,7 +111,7 @@ struct DetectorPartsTests {
         #expect(r5 == nil)
         let r6 = struck.speed(2, t: 1.2, configuration: configuration)
         #expect(r6 == 13)
-        #expect(struck.collidedRecently(at: 2, settledSince: 9, configuration: configuration), "GPS saw the stop: no settling time asked")
+        #expect(struck.collidedRecently(at: 2, configuration: configuration), "GPS saw the stop: no settling asked")
         #expect(struck.speedReading == 2)
     }
 

@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 @testable import RideGuardCore
+import ScenarioSynth
 
 /// A hard hit is not a crash (issue 53). Each trace below raised `collision_then_still` before its
 /// rule existed: a pulse with a horizontal peak of 6 g or more and 2 m/s or more of horizontal
@@ -112,5 +113,23 @@ import Testing
         pinned.feed(0.6) { t in vibrating(rolled(-0.14 * (t - start) / 0.6), t, amplitude: 0.3) }
         pinned.feed(15) { t in vibrating(rolled(-0.14), t, amplitude: 0.3) }
         #expect(pinned.crashes.first?.evidence.reason == .collisionThenStill)
+    }
+
+    /// Parked for 20 minutes, then a car's bump: 6 g sideways, 5 m/s, as hard as a collision. It rocks
+    /// on its stand long enough to seem moved about, and the context leaves `parked`; before, the
+    /// collision then counted. A blow to a parked bike hits nobody, whatever follows.
+    @Test func aBlowToAParkedBikeIsNoCollisionWhateverFollows() {
+        let (scenario, seed) = TraceSynthesizer.plan(seed: 16, index: 106)
+        #expect(scenario == .parkedBumped)
+        var detector = CrashDetector()
+        var crashes = 0, collisions = 0
+        _ = TraceSynthesizer.generate(.parkedBumped, seed: seed, ridingScale: 1) { sample in
+            detector.process(sample) { event in
+                if case .crashDetected = event { crashes += 1 }
+                if case .impact(_, _, _, _, .collision) = event { collisions += 1 }
+            }
+        }
+        #expect(collisions == 1, "the bump is as hard as a collision")
+        #expect(crashes == 0)
     }
 }

@@ -26,9 +26,8 @@ struct Collisions: Sendable {
     private var pulseAfterFlight = 0.0
     private var lastImpactReport = -Double.infinity
     private var lastPulseEnd = -Double.infinity
-    /// The force through a fast low-pass (two stages of `flightFilterSeconds`): the engine's
-    /// vibration out, a flight's fall to nothing kept.
-    private var quickStage = Vector3.zero
+    /// The force through a fast low-pass (`flightFilterSeconds`): the engine's vibration out, a
+    /// flight's fall to nothing kept.
     private var quick = Vector3.zero
     private var flightStart = Double.nan
     private var lastFlightEnd = -Double.infinity
@@ -41,9 +40,14 @@ struct Collisions: Sendable {
     private var hitTime = -Double.infinity
     /// The collision was a pulse's (not a GPS speed drop's): the bike must be at rest at once.
     private var collisionFromPulse = false
+    /// After a pulse's collision, while it is watched: when the smoothed force last settled within
+    /// `settledTolerance` (whatever GPS and the gyro say), and where. Braking to a stop moves it by
+    /// 0.3 g and more; a pinned bike's lean settling, or a rider shifting on a standing bike, less.
+    private var watchingSettling = false
+    private var settledSince = Double.nan
+    private var settledAnchor = Vector3.zero
 
     mutating func start(_ force: Vector3) {
-        quickStage = force
         quick = force
     }
 
@@ -55,6 +59,7 @@ struct Collisions: Sendable {
                                           emit: (DetectorEvent) -> Void) -> Double? {
         let g = standardGravity
         watchFlight(a, seesGravity: seesGravity, t: t, dt: dt)
+        if watchingSettling { watchSettling(smoothed, t: t, configuration: configuration) }
         // Compared squared: no square root per sample.
         let dynamicVector = a - up * gravity
         let dynamicSquared = dynamicVector.dot(dynamicVector)
@@ -81,6 +86,12 @@ struct Collisions: Sendable {
         pulsePeak = max(pulsePeak, a.magnitude / g)
         pulseHorizontalPeak = max(pulseHorizontalPeak, horizontal.magnitude / g)
         guard t - pulseLastAbove > DetectorConfiguration.pulseEndSeconds || t - pulseStart > configuration.pulseMaximumSeconds else { return nil }
+        return endPulse(seesGravity: seesGravity, t: t, configuration: configuration, emit: emit)
+    }
+
+    /// The pulse ended: what it was (rarely: out of the per-sample path). Returns its delta-v.
+    private mutating func endPulse(seesGravity: Bool, t: Double, configuration: DetectorConfiguration,
+                                   emit: (DetectorEvent) -> Void) -> Double {
         inPulse = false
         lastPulseEnd = t
         let deltaV = pulseDeltaV.magnitude
@@ -89,15 +100,20 @@ struct Collisions: Sendable {
         if pulseAfterFlight > 0 {
             kind = .landing(flightSeconds: pulseAfterFlight)
             if strong { hitTime = t }
-        } else if pulseHorizontalPeak < configuration.collisionPeakG || deltaV < configuration.collisionDeltaV {
+        } else if !strong {
             kind = .bump
-        } else if abs(pulseVerticalDeltaV) >= DetectorConfiguration.hardHitVerticalShare * deltaV {
+        } else if seesGravity && abs(pulseVerticalDeltaV) >= DetectorConfiguration.hardHitVerticalShare * deltaV {
+            // (Not with a dead axis: the up is then learned from part of gravity, and the split
+            // between vertical and horizontal is not to be trusted.)
             kind = .hardHit(verticalDeltaV: abs(pulseVerticalDeltaV))
             hitTime = t
         } else {
             kind = .collision
             collisionTime = t
             collisionFromPulse = true
+            watchingSettling = true
+            settledSince = .nan
+            settledAnchor = .zero
         }
         if pulsePeak >= configuration.reportedImpactG && t - lastImpactReport >= DetectorConfiguration.impactReportInterval {
             lastImpactReport = t
@@ -108,9 +124,9 @@ struct Collisions: Sendable {
 
     /// A flight: the force, lightly filtered, under `freeFallG` for at least `flightSeconds`.
     @inline(__always) private mutating func watchFlight(_ a: Vector3, seesGravity: Bool, t: Double, dt: Double) {
-        let alpha = dt / (DetectorConfiguration.flightFilterSeconds + dt)
-        quickStage += (a - quickStage) * alpha
-        quick += (quickStage - quick) * alpha
+        // dt/τ rather than dt/(τ + dt): no division per sample; the time constant is then 30–40 ms
+        // from 100 Hz to 1 kHz, all the same to a flight of 0.1 s or more.
+        quick += (a - quick) * min(1, dt * (1 / DetectorConfiguration.flightFilterSeconds))
         if seesGravity && quick.dot(quick) < square(DetectorConfiguration.freeFallG * standardGravity) {
             if flightStart.isNaN { flightStart = t }
         } else if !flightStart.isNaN {
@@ -147,9 +163,24 @@ struct Collisions: Sendable {
         return collision
     }
 
+    /// Times the settling after a pulse's collision, until it is no longer watched.
+    private mutating func watchSettling(_ smoothed: Vector3, t: Double, configuration: DetectorConfiguration) {
+        guard t - collisionTime <= configuration.collisionWatchSeconds else {
+            watchingSettling = false
+            return
+        }
+        let drifted = smoothed - settledAnchor
+        if drifted.dot(drifted) <= square(DetectorConfiguration.settledTolerance) {
+            if settledSince.isNaN { settledSince = t }
+        } else {
+            settledAnchor = smoothed
+            settledSince = .nan
+        }
+    }
+
     /// A collision in the last `collisionWatchSeconds`, after which the bike came to rest at once
-    /// (`settledSince`: when the sensor last settled, whatever GPS says) if a pulse showed it.
-    func collidedRecently(at t: Double, settledSince: Double, configuration: DetectorConfiguration) -> Bool {
+    /// if a pulse showed it (its sensor settled within `collisionStopSeconds`).
+    func collidedRecently(at t: Double, configuration: DetectorConfiguration) -> Bool {
         guard t - collisionTime <= configuration.collisionWatchSeconds else { return false }
         return !collisionFromPulse || settledSince <= collisionTime + DetectorConfiguration.collisionStopSeconds
     }

@@ -196,6 +196,9 @@ package struct CrashDetector: Sendable {
         if let deltaV = collisions.pulse(a, up: up, gravity: gravity, smoothed: smoothed, seesGravity: !degenerate && !axes.deadAxis,
                                          t: t, dt: dt, configuration: configuration, emit: emit) {
             evidence.add(deltaV: deltaV)
+            // A blow to a parked bike (a car's bump) hits nobody, whatever the context reads after
+            // it (rocked on its stand, it may seem moved about).
+            if parking.nobodyRiding { collisions.forgetCollision() }
         }
         if let speed = sample.speed, let drop = collisions.speed(speed, t: t, configuration: configuration) { evidence.add(deltaV: drop) }
         let still = stillness.update(smoothing, hasGyro: sample.gyro != nil, speed: sample.speed, t: t, configuration: configuration)
@@ -242,7 +245,7 @@ package struct CrashDetector: Sendable {
             // The reference may be a bike lying on its side (started lying, stored, carried): lifted,
             // it would seem to lie. Until riding confirms it only a fall into lying (the swing of a
             // bike going over under its own weight, not a lift) or a collision raises a crash.
-            if collisions.collidedRecently(at: t, settledSince: stillness.settledSince, configuration: configuration) && still && stillFor >= configuration.collisionRestSeconds {
+            if collisions.collidedRecently(at: t, configuration: configuration) && still && stillFor >= configuration.collisionRestSeconds {
                 declareCrash(.collisionThenStill, t: t, stillFor: stillFor, emit: emit)
                 return
             }
@@ -267,7 +270,7 @@ package struct CrashDetector: Sendable {
             declareCrash(.lyingStill, t: t, stillFor: stillFor, emit: emit)
             return
         }
-        if collisions.collidedRecently(at: t, settledSince: stillness.settledSince, configuration: configuration) && still && stillFor >= configuration.collisionRestSeconds {
+        if collisions.collidedRecently(at: t, configuration: configuration) && still && stillFor >= configuration.collisionRestSeconds {
             declareCrash(.collisionThenStill, t: t, stillFor: stillFor, emit: emit)
             return
         }

@@ -361,8 +361,8 @@ extension DetectorConfiguration {
     /// bike settles, its lean and the smoothing included, within about 2 s; a rider who rode on and braked to a stop takes longer: a
     /// reaction, then braking from what speed was left), seconds.
     static let collisionStopSeconds = 2.5
-    /// The sensor has settled while its smoothed force stays within this of where it settled, m/s²
-    /// (0.15 g: braking moves it by 0.3 g and more).
+    /// After a collision's pulse, the sensor has settled while its smoothed force stays within this of
+    /// where it settled, whatever GPS and the gyro say, m/s² (0.15 g: braking moves it by 0.3 g and more).
     static let settledTolerance = 1.5
     /// A landing or a hard hit after which the bike rests tilted this far or more (a rider's foot
     /// holds it within 15°, a side stand at 8–16°) was a crash: a highside landing on its wheels and
@@ -375,10 +375,11 @@ extension DetectorConfiguration {
     /// a hard hit (a pothole, a bump, a kerb climbed), not a collision: more than 45° from the
     /// bike's horizontal, where a collision's deceleration stays within about 20° of it.
     static let hardHitVerticalShare = 1.0
-    /// In the air: the force, through two low-pass stages of `flightFilterSeconds` (the engine's
-    /// 20–200 Hz out), under `freeFallG` for at least `flightSeconds` (a fall of 5 cm), in g and seconds.
+    /// In the air: the force, through a low-pass of `flightFilterSeconds` (the engine's 25–200 Hz
+    /// out: 1.5 g at 30 Hz leaves 0.2 g), under `freeFallG` for at least `flightSeconds` (a fall of
+    /// 5 cm), in g and seconds.
     static let freeFallG = 0.3
-    static let flightFilterSeconds = 0.025
+    static let flightFilterSeconds = 0.04
     static let flightSeconds = 0.1
     /// A pulse beginning this soon after a flight ended is its landing, seconds.
     static let landingAfterFlightSeconds = 0.3

@@ -5,15 +5,9 @@ struct Stillness: Sendable {
     private var rotationAnchor = Vector3.zero
     /// When the current still period began; NaN while moving.
     private(set) var since = Double.nan
-    /// When the smoothed force last settled within `settledTolerance`, whatever GPS and the gyro say
-    /// (a collision's stop is timed by it: braking to a stop moves it by 0.3 g and more, a pinned
-    /// bike's lean settling, a rider shifting on a standing bike, by less).
-    private(set) var settledSince = Double.nan
-    private var settledAnchor = Vector3.zero
 
     mutating func start(_ sample: IMUSample) {
         forceAnchor = sample.accel
-        settledAnchor = sample.accel
         if let w = sample.gyro { rotationAnchor = w }
     }
 
@@ -27,13 +21,6 @@ struct Stillness: Sendable {
             let turned = smoothing.rotation - rotationAnchor
             settled = settled && turned.dot(turned) <= square(configuration.stillRotationTolerance)
                 && smoothing.rotation.dot(smoothing.rotation) <= square(configuration.stillRotationLimit)
-        }
-        let drifted = smoothing.force - settledAnchor
-        if drifted.dot(drifted) <= square(DetectorConfiguration.settledTolerance) {
-            if settledSince.isNaN { settledSince = t }
-        } else {
-            settledAnchor = smoothing.force
-            settledSince = .nan
         }
         if let speed, speed > configuration.movingSpeed { settled = false }
         if settled {
