@@ -94,7 +94,7 @@ struct Contacts: ParsableCommand {
     }
 
     /// What asking a contact does, as the commands say it.
-    static let asked = "an SMS asks them to confirm: they reply OK, or STOP to decline (rideguard contacts shows their answer)"
+    static let asked = ScreenText(.en)(.setupAsked)
 
     struct Ask: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Ask a contact again, by SMS, to confirm they are one.")

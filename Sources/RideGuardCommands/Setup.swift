@@ -124,10 +124,6 @@ struct Setup: AsyncParsableCommand {
                 }
                 while true {
                     guard let number = try ask.answer(t(.setupNumber, contactName), default: nil) else { continue }
-                    if case .failure(let problem) = PhoneNumber.cleaned(number) {
-                        Output.line("✗ " + t.numberProblem(problem, typed: number))
-                        continue
-                    }
                     do {
                         let added = try database.addContact(name: contactName, number: number, now: Date().timeIntervalSince1970)
                         Output.line(t(.setupAdded, added.name, added.number))
@@ -135,7 +131,7 @@ struct Setup: AsyncParsableCommand {
                         Output.line(t(.setupAsked))
                         break
                     } catch let error as RecordError {
-                        Output.line("✗ \(error.reason)")
+                        Output.line("✗ " + error.said(t))
                     }
                 }
             }

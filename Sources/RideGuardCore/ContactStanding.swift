@@ -57,14 +57,15 @@ package enum ContactStanding: Equatable, Sendable {
         }
     }
 
-    /// One line for a person, after the contact's name: "confirmed by reply 2 days ago".
-    package func summary(now: Double) -> String {
+    /// One line for a person, after the contact's name: "confirmed by reply 2 days ago" (in English
+    /// for the command line, `status` and MQTT; in the rider's language on the page).
+    package func summary(now: Double, _ t: ScreenText = ScreenText(.en)) -> String {
         switch self {
-        case .unasked: "not asked yet (rideguard contacts ask NAME, or Ask on the page)"
-        case .waiting(let t): "asked \(Ago.text(now - t)) ago, no reply yet"
-        case .confirmed(let t, let byHand): byHand ? "confirmed by the rider \(Ago.text(now - t)) ago" : "confirmed by reply \(Ago.text(now - t)) ago"
-        case .declined(let t): "declined \(Ago.text(now - t)) ago (replied STOP): gets no alert"
-        case .unreachable(_, let reason): "unreachable: \(reason)"
+        case .unasked: t(.standingUnasked)
+        case .waiting(let at): t(.standingWaiting, Ago.text(now - at))
+        case .confirmed(let at, let byHand): t(byHand ? .standingConfirmedByHand : .standingConfirmedByReply, Ago.text(now - at))
+        case .declined(let at): t(.standingDeclined, Ago.text(now - at))
+        case .unreachable(_, let reason): t(.standingUnreachable, reason)
         }
     }
 

@@ -116,7 +116,7 @@ package enum MessageComposer {
     /// The rider's message must say something: at least 5 characters after trimming.
     package static func validateRiderMessage(_ text: String) throws(ConfigurationError) {
         guard text.trimmingSpaces().count >= 5 else {
-            throw ConfigurationError(key: "message", reason: "the alert message must have at least 5 characters")
+            throw ConfigurationError(key: "message", reason: ScreenText(.en)(.messageTooShort))
         }
     }
 

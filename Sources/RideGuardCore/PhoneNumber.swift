@@ -7,13 +7,13 @@ package struct PhoneNumber: Hashable, Codable, Sendable, CustomStringConvertible
     package enum Problem: Error, Equatable, Sendable {
         case noCountryCode, notDigits, digitCount(Int), countryCodeZero
 
-        /// In English, with what was typed.
-        func reason(_ text: String) -> String {
+        /// What to say, with what was typed (`ScreenText` says it in a language: English here).
+        package func phrase(typed text: String) -> ScreenPhrase {
             switch self {
-            case .noCountryCode: "'\(text)' has no country code: write it as +CC… (e.g. +33 6 12 34 56 78) or 00CC…"
-            case .notDigits: "'\(text)' has characters that are not digits"
-            case .digitCount(let count): "'\(text)' has \(count) digits; an international number has 8 to 15"
-            case .countryCodeZero: "'\(text)': a country code never starts with 0"
+            case .noCountryCode: ScreenPhrase(.numberNoCountryCode, text)
+            case .notDigits: ScreenPhrase(.numberNotDigits, text)
+            case .digitCount(let count): ScreenPhrase(.numberDigitCount, text, String(count))
+            case .countryCodeZero: ScreenPhrase(.numberCountryCodeZero, text)
             }
         }
     }
@@ -23,7 +23,7 @@ package struct PhoneNumber: Hashable, Codable, Sendable, CustomStringConvertible
     package init(_ text: String) throws(ConfigurationError) {
         switch Self.cleaned(text) {
         case .success(let number): e164 = number
-        case .failure(let problem): throw ConfigurationError(key: "number", reason: problem.reason(text))
+        case .failure(let problem): throw ConfigurationError(key: "number", reason: ScreenText(.en)(problem.phrase(typed: text)))
         }
     }
 

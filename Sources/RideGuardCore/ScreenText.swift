@@ -14,6 +14,10 @@ package struct ScreenText: Sendable {
         Self.text(key, in: Self.catalog[language] ?? [:], values)
     }
 
+    package func callAsFunction(_ phrase: ScreenPhrase) -> String {
+        Self.text(phrase.key, in: Self.catalog[language] ?? [:], phrase.values)
+    }
+
     /// `table`'s text for `key`, or English's; the values put in.
     static func text(_ key: ScreenKey, in table: [ScreenKey: String], _ values: [String]) -> String {
         var text = table[key] ?? english[key] ?? key.rawValue
@@ -23,22 +27,19 @@ package struct ScreenText: Sendable {
         return text
     }
 
-    /// How many values each text takes (English's placeholders), for the catalog's test.
-    static func placeholders(_ text: String) -> Set<Int> {
-        Set((0..<10).filter { text.contains("{\($0)}") })
-    }
-
-    /// Why a typed number is refused, in the language (the command line says it in English).
-    package func numberProblem(_ problem: PhoneNumber.Problem, typed: String) -> String {
-        switch problem {
-        case .noCountryCode: self(.numberNoCountryCode, typed)
-        case .notDigits: self(.numberNotDigits, typed)
-        case .digitCount(let count): self(.numberDigitCount, typed, String(count))
-        case .countryCodeZero: self(.numberCountryCodeZero, typed)
-        }
-    }
-
     static let catalog: [MessageLanguage: [ScreenKey: String]] = [.en: english, .fr: french, .de: german, .es: spanish, .it: italian]
+}
+
+/// A text of the rider's screens with its values: what a refusal says, in any language (English
+/// for the command line, the rider's own on the page and in `setup`).
+package struct ScreenPhrase: Equatable, Sendable {
+    package var key: ScreenKey
+    package var values: [String]
+
+    package init(_ key: ScreenKey, _ values: String...) {
+        self.key = key
+        self.values = values
+    }
 }
 
 /// Every text of the rider's screens.
@@ -58,7 +59,7 @@ package enum ScreenKey: String, CaseIterable, Sendable {
     case waitingForPress, buttonPressed, pressedAgo, agentNotRunning, agentUnreachable
     // Contacts.
     case lastContactWarning, removeAnyway, noContactYet, askAgain, calledThemConfirmed, moveUp, testSMS, remove, addContact
-    case contactName, contactNumber, add, contactsOrder, notSaved, noSuchContact
+    case contactName, contactNumber, add, contactsOrder, notSaved, noSuchContact, contactNeedsName
     case standingUnasked, standingWaiting, standingConfirmedByReply, standingConfirmedByHand, standingDeclined, standingUnreachable
     // The rider.
     case riderName, riderPhone, alertMessage, medicalNote, languageChoice, save, unknownLanguage
@@ -119,8 +120,9 @@ extension ScreenText {
         .askAgain: "Ask again", .calledThemConfirmed: "I called them: confirmed", .moveUp: "Move up", .testSMS: "Test SMS", .remove: "Remove",
         .addContact: "Add a contact", .contactName: "Name", .contactNumber: "Number, with its country code", .add: "Add",
         .contactsOrder: "Alerts and calls go to the contacts in this order, to every one but those who declined. A contact added is asked by SMS to confirm (reply OK, or STOP to decline).",
+        .contactNeedsName: "a contact needs a name",
         .notSaved: "not saved: {0}", .noSuchContact: "no such contact",
-        .standingUnasked: "not asked yet (Ask again)", .standingWaiting: "asked {0} ago, no reply yet",
+        .standingUnasked: "not asked yet (Ask again on the page, or rideguard contacts ask NAME)", .standingWaiting: "asked {0} ago, no reply yet",
         .standingConfirmedByReply: "confirmed by reply {0} ago", .standingConfirmedByHand: "confirmed by the rider {0} ago",
         .standingDeclined: "declined {0} ago (replied STOP): gets no alert", .standingUnreachable: "unreachable: {0}",
         .riderName: "Rider's name", .riderPhone: "Rider's own phone (answers STATUS and PAIR)", .alertMessage: "Alert message (first in every alert)",
@@ -212,8 +214,9 @@ extension ScreenText {
         .askAgain: "Redemander", .calledThemConfirmed: "Je l'ai appelé : confirmé", .moveUp: "Monter", .testSMS: "SMS de test", .remove: "Supprimer",
         .addContact: "Ajouter un contact", .contactName: "Nom", .contactNumber: "Numéro, avec l'indicatif du pays", .add: "Ajouter",
         .contactsOrder: "Les alertes et les appels vont aux contacts dans cet ordre, à tous sauf ceux qui ont refusé. Un contact ajouté reçoit un SMS lui demandant de confirmer (réponse OK, ou STOP pour refuser).",
+        .contactNeedsName: "un contact a besoin d'un nom",
         .notSaved: "non enregistré : {0}", .noSuchContact: "ce contact n'existe pas",
-        .standingUnasked: "pas encore sollicité (Redemander)", .standingWaiting: "sollicité il y a {0}, pas encore de réponse",
+        .standingUnasked: "pas encore sollicité (Redemander sur la page, ou rideguard contacts ask NOM)", .standingWaiting: "sollicité il y a {0}, pas encore de réponse",
         .standingConfirmedByReply: "confirmé par SMS il y a {0}", .standingConfirmedByHand: "confirmé par le motard il y a {0}",
         .standingDeclined: "a refusé il y a {0} (réponse STOP) : ne reçoit pas d'alerte", .standingUnreachable: "injoignable : {0}",
         .riderName: "Nom du motard", .riderPhone: "Téléphone du motard (répond à STATUS et PAIR)", .alertMessage: "Message d'alerte (en tête de chaque alerte)",
@@ -305,8 +308,9 @@ extension ScreenText {
         .askAgain: "Erneut fragen", .calledThemConfirmed: "Ich habe angerufen: bestätigt", .moveUp: "Nach oben", .testSMS: "Test-SMS", .remove: "Entfernen",
         .addContact: "Kontakt hinzufügen", .contactName: "Name", .contactNumber: "Nummer, mit Ländervorwahl", .add: "Hinzufügen",
         .contactsOrder: "Alarme und Anrufe gehen in dieser Reihenfolge an die Kontakte, an alle außer denen, die abgelehnt haben. Ein neuer Kontakt wird per SMS um Bestätigung gebeten (Antwort OK, oder STOP zum Ablehnen).",
+        .contactNeedsName: "ein Kontakt braucht einen Namen",
         .notSaved: "nicht gespeichert: {0}", .noSuchContact: "diesen Kontakt gibt es nicht",
-        .standingUnasked: "noch nicht gefragt (Erneut fragen)", .standingWaiting: "vor {0} gefragt, noch keine Antwort",
+        .standingUnasked: "noch nicht gefragt (Erneut fragen auf der Seite, oder rideguard contacts ask NAME)", .standingWaiting: "vor {0} gefragt, noch keine Antwort",
         .standingConfirmedByReply: "vor {0} per SMS bestätigt", .standingConfirmedByHand: "vor {0} vom Fahrer bestätigt",
         .standingDeclined: "hat vor {0} abgelehnt (Antwort STOP): bekommt keinen Alarm", .standingUnreachable: "nicht erreichbar: {0}",
         .riderName: "Name des Fahrers", .riderPhone: "Eigenes Telefon des Fahrers (antwortet auf STATUS und PAIR)", .alertMessage: "Alarmnachricht (zuerst in jedem Alarm)",
@@ -398,8 +402,9 @@ extension ScreenText {
         .askAgain: "Preguntar de nuevo", .calledThemConfirmed: "Le he llamado: confirmado", .moveUp: "Subir", .testSMS: "SMS de prueba", .remove: "Eliminar",
         .addContact: "Añadir un contacto", .contactName: "Nombre", .contactNumber: "Número, con el prefijo del país", .add: "Añadir",
         .contactsOrder: "Las alertas y las llamadas van a los contactos en este orden, a todos salvo a quienes rechazaron. A un contacto añadido se le pide por SMS que confirme (responde OK, o STOP para rechazar).",
+        .contactNeedsName: "un contacto necesita un nombre",
         .notSaved: "no guardado: {0}", .noSuchContact: "ese contacto no existe",
-        .standingUnasked: "aún no preguntado (Preguntar de nuevo)", .standingWaiting: "preguntado hace {0}, aún sin respuesta",
+        .standingUnasked: "aún no preguntado (Preguntar de nuevo en la página, o rideguard contacts ask NOMBRE)", .standingWaiting: "preguntado hace {0}, aún sin respuesta",
         .standingConfirmedByReply: "confirmado por SMS hace {0}", .standingConfirmedByHand: "confirmado por el motorista hace {0}",
         .standingDeclined: "rechazó hace {0} (respondió STOP): no recibe alertas", .standingUnreachable: "inalcanzable: {0}",
         .riderName: "Nombre del motorista", .riderPhone: "Teléfono propio del motorista (responde a STATUS y PAIR)", .alertMessage: "Mensaje de alerta (primero en cada alerta)",
@@ -491,8 +496,9 @@ extension ScreenText {
         .askAgain: "Chiedi di nuovo", .calledThemConfirmed: "L'ho chiamato: confermato", .moveUp: "Sposta su", .testSMS: "SMS di prova", .remove: "Rimuovi",
         .addContact: "Aggiungi un contatto", .contactName: "Nome", .contactNumber: "Numero, con il prefisso del paese", .add: "Aggiungi",
         .contactsOrder: "Gli allarmi e le chiamate vanno ai contatti in questo ordine, a tutti tranne chi ha rifiutato. A un contatto aggiunto viene chiesto per SMS di confermare (risposta OK, o STOP per rifiutare).",
+        .contactNeedsName: "un contatto ha bisogno di un nome",
         .notSaved: "non salvato: {0}", .noSuchContact: "questo contatto non esiste",
-        .standingUnasked: "non ancora chiesto (Chiedi di nuovo)", .standingWaiting: "chiesto {0} fa, ancora nessuna risposta",
+        .standingUnasked: "non ancora chiesto (Chiedi di nuovo sulla pagina, o rideguard contacts ask NOME)", .standingWaiting: "chiesto {0} fa, ancora nessuna risposta",
         .standingConfirmedByReply: "confermato via SMS {0} fa", .standingConfirmedByHand: "confermato dal motociclista {0} fa",
         .standingDeclined: "ha rifiutato {0} fa (ha risposto STOP): non riceve allarmi", .standingUnreachable: "irraggiungibile: {0}",
         .riderName: "Nome del motociclista", .riderPhone: "Telefono del motociclista (risponde a STATUS e PAIR)", .alertMessage: "Messaggio di allarme (primo in ogni allarme)",

@@ -89,12 +89,23 @@ package struct RiderProfile: Equatable, Sendable {
 
 /// Why a contact, profile or message change was refused.
 package struct RecordError: Error, Equatable, CustomStringConvertible, Sendable {
+    /// In English, as the command line says it.
     package var reason: String
+    /// The same refusal in the rider's screens' words, where they have it.
+    package var phrase: ScreenPhrase?
     package var description: String { reason }
 
     package init(reason: String) {
         self.reason = reason
     }
+
+    package init(_ phrase: ScreenPhrase) {
+        reason = ScreenText(.en)(phrase)
+        self.phrase = phrase
+    }
+
+    /// The refusal in `t`'s language where the screens have it, else in English.
+    package func said(_ t: ScreenText) -> String { phrase.map { t($0) } ?? reason }
 }
 
 extension RideGuardDatabase {
@@ -105,13 +116,16 @@ extension RideGuardDatabase {
     @discardableResult
     package func addContact(name: String, number: String, now: Double) throws -> Contact {
         let trimmed = name.trimmed()
-        guard !trimmed.isEmpty else { throw RecordError(reason: "a contact needs a name") }
+        guard !trimmed.isEmpty else { throw RecordError(ScreenPhrase(.contactNeedsName)) }
         if let problem = DisplayText.problem(in: trimmed, what: "the contact's name") { throw RecordError(reason: problem) }
         let e164: String
-        do { e164 = try PhoneNumber(number).e164 } catch { throw RecordError(reason: error.reason) }
+        switch PhoneNumber.cleaned(number) {
+        case .success(let cleaned): e164 = cleaned
+        case .failure(let problem): throw RecordError(problem.phrase(typed: number))
+        }
         return try write { db in
             if try db.value("SELECT 1 FROM contacts WHERE number = ?", [SQLValue(e164)]) != nil {
-                throw RecordError(reason: "\(PhoneNumber.mask(e164)) is already a contact")
+                throw RecordError(ScreenPhrase(.setupAlreadyAContact, PhoneNumber.mask(e164)))
             }
             try db.execute("INSERT INTO contacts (name, number, created_at) VALUES (?, ?, ?)", [SQLValue(trimmed), SQLValue(e164), SQLValue(now)])
             let contact = Contact(id: db.lastInsertedRowID, name: trimmed, number: e164, createdAt: now)
@@ -282,7 +296,7 @@ extension RideGuardDatabase {
     /// The alert message: at least 5 characters after trimming.
     package func setMessage(_ message: String) throws {
         if let problem = DisplayText.problem(in: message, what: "the message", lineBreaks: true) { throw RecordError(reason: problem) }
-        do { try MessageComposer.validateRiderMessage(message) } catch { throw RecordError(reason: error.reason) }
+        do { try MessageComposer.validateRiderMessage(message) } catch { throw RecordError(ScreenPhrase(.messageTooShort)) }
         try setSetting("message", message.trimmed())
     }
 

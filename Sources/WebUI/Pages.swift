@@ -115,17 +115,6 @@ enum Pages {
         t(.lastContactWarning, contact.name)
     }
 
-    /// A contact's answer to being asked, in the rider's language.
-    static func standing(_ standing: ContactStanding, now: Double, _ t: ScreenText) -> String {
-        switch standing {
-        case .unasked: t(.standingUnasked)
-        case .waiting(let at): t(.standingWaiting, Ago.text(now - at))
-        case .confirmed(let at, let byHand): t(byHand ? .standingConfirmedByHand : .standingConfirmedByReply, Ago.text(now - at))
-        case .declined(let at): t(.standingDeclined, Ago.text(now - at))
-        case .unreachable(_, let reason): t(.standingUnreachable, reason)
-        }
-    }
-
     static func contacts(_ contacts: [Contact], now: Double, said: String?, problem: String?, typed: (name: String, number: String),
                          confirmRemoving: Contact? = nil, _ t: ScreenText) -> String {
         var html = Self.said(said) + Self.problem(problem)
@@ -139,7 +128,7 @@ enum Pages {
             let number = "<input type=hidden name=number value=\"\(esc(c.number))\">"
             let standing = c.standing.isConfirmed ? "ok" : c.standing.isDeclined || c.standing.name == "unreachable" ? "bad" : "warn"
             html += "<li><div><b>\(esc(c.name))</b> <span>\(esc(c.number))</span></div>"
-                + "<p class=\"standing \(standing)\" data-state=\(c.standing.name)>\(esc(Self.standing(c.standing, now: now, t)))</p><div class=row>"
+                + "<p class=\"standing \(standing)\" data-state=\(c.standing.name)>\(esc(c.standing.summary(now: now, t)))</p><div class=row>"
                 + (c.standing.isConfirmed ? "" : form("/contacts", number + "<input type=hidden name=action value=ask>", button: t(.askAgain))
                    + form("/contacts", number + "<input type=hidden name=action value=confirm>", button: t(.calledThemConfirmed)))
                 + (index > 0 ? form("/contacts", number + "<input type=hidden name=action value=up>", button: t(.moveUp)) : "")

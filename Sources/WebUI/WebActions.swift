@@ -33,13 +33,11 @@ extension WebApp {
         do {
             switch form["action"] {
             case "add":
-                // A number refused in the rider's language (the command line says it in English).
-                if case .failure(let problem) = PhoneNumber.cleaned(number) { throw RecordError(reason: t.numberProblem(problem, typed: number)) }
                 let added = try database.addContact(name: name, number: number, now: now())
-                try database.askContact(added.number, language: language, now: now())
+                try database.askContact(added.number, language: t.language, now: now())
                 return WebResponse.redirect("/contacts?done=added")
             case "ask":
-                try database.askContact(number, language: language, now: now())
+                try database.askContact(number, language: t.language, now: now())
                 return WebResponse.redirect("/contacts?done=asked")
             case "confirm":
                 try database.confirmContactByHand(number, now: now())
@@ -56,16 +54,16 @@ extension WebApp {
                 try database.moveContactUp(number, now: now())
                 return WebResponse.redirect("/contacts?done=moved")
             case "test":
-                guard (try database.contacts()).contains(where: { $0.number == number }) else { throw RecordError(reason: t(.noSuchContact)) }
+                guard (try database.contacts()).contains(where: { $0.number == number }) else { throw RecordError(ScreenPhrase(.noSuchContact)) }
                 let profile = try database.profile()
-                let body = MessageComposer.test(riderName: profile.name ?? t(.setupRider), language: language)
+                let body = MessageComposer.test(riderName: profile.name ?? t(.setupRider), language: t.language)
                 try database.outbox.enqueue(recipient: number, kind: .test, body: body, now: now())
                 return WebResponse.redirect("/contacts?done=test")
             default:
                 throw RecordError(reason: "unknown change")
             }
         } catch let error as RecordError {
-            return contactsPage(session, said: nil, problem: error.reason, typed: (name, number), status: 422)
+            return contactsPage(session, said: nil, problem: error.said(t), typed: (name, number), status: 422)
         } catch {
             return contactsPage(session, said: nil, problem: t(.notSaved, "\(error)"), typed: (name, number), status: 500)
         }
@@ -87,18 +85,14 @@ extension WebApp {
             if let name = form["name"], name != (before.name ?? "") { try database.setRiderName(name) }
             if let note = form["medical"], note != (before.medicalNote ?? "") { try database.setMedicalNote(note) }
             if let phone = form["phone"], phone != (before.phone ?? "") { try database.setRiderPhone(phone) }
-            if let message = form["message"], message != (before.message ?? "") {
-                // Refused in the rider's language (the command line says it in English).
-                guard (try? MessageComposer.validateRiderMessage(message)) != nil else { throw RecordError(reason: t(.messageTooShort)) }
-                try database.setMessage(message)
-            }
+            if let message = form["message"], message != (before.message ?? "") { try database.setMessage(message) }
             if let code = form["language"], code != (before.language ?? configuration.messages.language).rawValue {
-                guard let language = MessageLanguage(rawValue: code) else { throw RecordError(reason: t(.unknownLanguage, code)) }
+                guard let language = MessageLanguage(rawValue: code) else { throw RecordError(ScreenPhrase(.unknownLanguage, code)) }
                 try database.setLanguage(language)
             }
             return WebResponse.redirect("/profile?done=saved")
         } catch let error as RecordError {
-            return profilePage(session, said: nil, problem: error.reason, status: 422)
+            return profilePage(session, said: nil, problem: error.said(t), status: 422)
         } catch {
             return profilePage(session, said: nil, problem: t(.notSaved, "\(error)"), status: 500)
         }
@@ -208,23 +202,25 @@ extension WebApp {
     }
 
     func recordingFile(_ name: String, _ session: WebSession) -> WebResponse {
-        guard let path = recordingPath(name) else {
-            return page(session, texts()(.navRecordings), "<p class=bad>\(esc(texts()(.noSuchRecording)))</p>", status: 404, nav: "/recordings")
-        }
+        guard let path = recordingPath(name) else { return noSuchRecording(session) }
         return WebResponse.file([], type: "text/csv; charset=utf-8", name: name, path: path)
     }
 
     func recordingReport(_ name: String, _ session: WebSession) -> WebResponse {
-        guard let path = recordingPath(name) else {
-            return page(session, texts()(.navRecordings), "<p class=bad>\(esc(texts()(.noSuchRecording)))</p>", status: 404, nav: "/recordings")
-        }
+        guard let path = recordingPath(name) else { return noSuchRecording(session) }
         do {
             let report = try TraceReport.build(path: path, configuration: configuration.detector)
             return WebResponse.html(ReportHTML.render(report, configuration: configuration.detector),
                                     policy: "default-src 'none'; style-src 'unsafe-inline'; img-src data:")   // the report has no script
         } catch {
-            return page(session, texts()(.navRecordings), "<p class=bad>\(esc(texts()(.recordingUnreadable, name, "\(error)")))</p>", status: 422, nav: "/recordings")
+            let t = texts()
+            return page(session, t(.navRecordings), "<p class=bad>\(esc(t(.recordingUnreadable, name, "\(error)")))</p>", status: 422, nav: "/recordings")
         }
+    }
+
+    private func noSuchRecording(_ session: WebSession) -> WebResponse {
+        let t = texts()
+        return page(session, t(.navRecordings), "<p class=bad>\(esc(t(.noSuchRecording)))</p>", status: 404, nav: "/recordings")
     }
 
     // MARK: Rescue card

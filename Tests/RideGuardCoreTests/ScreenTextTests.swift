@@ -12,7 +12,7 @@ import Testing
             let english = try #require(ScreenText.english[key], "\(key) has no English text")
             let text = try #require(table[key], "\(key) is missing in \(language)")
             #expect(!text.isEmpty && text != key.rawValue, "\(language) \(key)")
-            #expect(ScreenText.placeholders(text) == ScreenText.placeholders(english), "\(language) \(key): \(text)")
+            #expect(Self.placeholders(text) == Self.placeholders(english), "\(language) \(key): \(text)")
         }
         #expect(table.count == ScreenKey.allCases.count, "\(language) has texts for keys that do not exist")
         if language != .en {
@@ -20,6 +20,11 @@ import Testing
             let same = ScreenKey.allCases.filter { table[$0] == ScreenText.english[$0] }
             #expect(same.count < ScreenKey.allCases.count / 8, "\(language) copies English: \(same)")
         }
+    }
+
+    /// Which values a text takes.
+    static func placeholders(_ text: String) -> Set<Int> {
+        Set((0..<10).filter { text.contains("{\($0)}") })
     }
 
     @Test func aMissingTextFallsBackToEnglishNeverToItsKey() {
@@ -38,11 +43,12 @@ import Testing
                 _ = try PhoneNumber(typed)
                 Issue.record("\(typed) was taken")
             } catch {
-                #expect(error.reason == ScreenText(.en).numberProblem(problem, typed: typed))
+                #expect(error.reason == ScreenText(.en)(problem.phrase(typed: typed)))
             }
-            #expect(ScreenText(.de).numberProblem(problem, typed: typed).contains("„\(typed)“"))
+            #expect(ScreenText(.de)(problem.phrase(typed: typed)).contains("„\(typed)“"))
         }
-        #expect(ScreenText(.fr).numberProblem(.digitCount(5), typed: "+33 612") == "« +33 612 » a 5 chiffres ; un numéro international en a de 8 à 15")
+        #expect(ScreenText(.fr)(PhoneNumber.Problem.digitCount(5).phrase(typed: "+33 612")) == "« +33 612 » a 5 chiffres ; un numéro international en a de 8 à 15")
+        #expect(throws: ConfigurationError(key: "message", reason: ScreenText(.en)(.messageTooShort))) { try MessageComposer.validateRiderMessage("Aïe") }
         #expect(PhoneNumber.cleaned("0033 6 12.34.56.78") == .success("+33612345678"))
     }
 }

@@ -38,12 +38,11 @@ struct Collisions: Sendable {
     private var collisionTime = -Double.infinity
     /// A landing or a hard hit as strong as a collision: a crash if the bike then rests tilted.
     private var hitTime = -Double.infinity
-    /// The collision was a pulse's (not a GPS speed drop's): the bike must be at rest at once.
+    /// A pulse's collision (not a GPS speed drop's) is watched: the bike must be at rest at once.
     private var collisionFromPulse = false
-    /// After a pulse's collision, while it is watched: when the smoothed force last settled within
-    /// `settledTolerance` (whatever GPS and the gyro say), and where. Braking to a stop moves it by
-    /// 0.3 g and more; a pinned bike's lean settling, or a rider shifting on a standing bike, less.
-    private var watchingSettling = false
+    /// While it is: when the smoothed force last settled within `settledTolerance` (whatever GPS and
+    /// the gyro say), and where. Braking to a stop moves it by 0.3 g and more; a pinned bike's lean
+    /// settling, or a rider shifting on a standing bike, less.
     private var settledSince = Double.nan
     private var settledAnchor = Vector3.zero
 
@@ -59,7 +58,7 @@ struct Collisions: Sendable {
                                           emit: (DetectorEvent) -> Void) -> Double? {
         let g = standardGravity
         watchFlight(a, seesGravity: seesGravity, t: t, dt: dt)
-        if watchingSettling { watchSettling(smoothed, t: t, configuration: configuration) }
+        if collisionFromPulse { watchSettling(smoothed, t: t, configuration: configuration) }
         // Compared squared: no square root per sample.
         let dynamicVector = a - up * gravity
         let dynamicSquared = dynamicVector.dot(dynamicVector)
@@ -111,7 +110,6 @@ struct Collisions: Sendable {
             kind = .collision
             collisionTime = t
             collisionFromPulse = true
-            watchingSettling = true
             settledSince = .nan
             settledAnchor = .zero
         }
@@ -166,7 +164,7 @@ struct Collisions: Sendable {
     /// Times the settling after a pulse's collision, until it is no longer watched.
     private mutating func watchSettling(_ smoothed: Vector3, t: Double, configuration: DetectorConfiguration) {
         guard t - collisionTime <= configuration.collisionWatchSeconds else {
-            watchingSettling = false
+            collisionFromPulse = false
             return
         }
         let drifted = smoothed - settledAnchor
@@ -193,6 +191,7 @@ struct Collisions: Sendable {
     /// The crash was handled: a collision (or a hit) before it is done with.
     mutating func forgetCollision() {
         collisionTime = -.infinity
+        collisionFromPulse = false
         hitTime = -.infinity
     }
 }
