@@ -50,9 +50,12 @@ extension RideGuardDatabase {
     }
 
     /// The last crash the detector raised (its journal line's time), or nil when none ever was.
+    /// Newest first along the journal's time index: a recent crash is found at once, not after a
+    /// scan of a journal of a million lines.
     package func lastCrashDetected() throws -> Double? {
         try read { db in
-            try db.value("SELECT MAX(time) FROM journal WHERE kind = ? AND text LIKE 'crash detected%'", [SQLValue(JournalKind.detections.rawValue)])?.real
+            try db.value("SELECT time FROM journal WHERE kind = ? AND text LIKE 'crash detected%' ORDER BY time DESC LIMIT 1",
+                         [SQLValue(JournalKind.detections.rawValue)])?.real
         }
     }
 }

@@ -27,6 +27,19 @@ import Testing
 
     static func standings(_ database: RideGuardDatabase) throws -> [String] { try database.contacts().map(\.standing.name) }
 
+    /// The self-test's "last crash" is the newest crash the journal holds, among other lines and
+    /// lines that only mention a crash; none when there is none.
+    @Test func theLastCrashIsTheNewestInTheJournal() throws {
+        let (_, database) = try Self.askedContacts("last-crash")
+        #expect(try database.lastCrashDetected() == nil)
+        for (time, kind, text) in [(100.0, JournalKind.detections, "crash detected: bike down"), (300, .detections, "crash detected: collision"),
+                                   (400, .detections, "impact 12.0 g: a landing"), (500, .system, "crash detected: in another kind"),
+                                   (200, .detections, "crash detected: an old one written late")] {
+            #expect(database.journal(JournalEntry(kind, text), at: time))
+        }
+        #expect(try database.lastCrashDetected() == 300)
+    }
+
     /// Asked in French; Sam answers "oui" from his national number, Jo STOP; asked again, and
     /// confirmed by the rider by hand: each standing in `status`, the page, MQTT's state and the
     /// journal, and the protection degraded while nobody has confirmed, or once Jo declined.
