@@ -55,7 +55,7 @@ struct DetectorPartsTests {
     }
 
     @Test func aHardHorizontalPulseIsACollisionAndABumpIsNot() {
-        var collisions = Collisions()
+        var collisions = Collisions(configuration: configuration)
         var events: [DetectorEvent] = []
         let up = Vector3(0, 0, 1), upright = Vector3(0, 0, g), dt = 0.005
         collisions.start(upright)
@@ -64,54 +64,54 @@ struct DetectorPartsTests {
         for i in 0..<60 {   // 0.1 s at 10 g backwards, then 0.2 s upright
             t = Double(i) * dt
             let a = i < 20 ? Vector3(-10 * g, 0, g) : upright
-            if let v = collisions.pulse(a, up: up, gravity: g, smoothed: upright, seesGravity: true, t: t, dt: dt, configuration: configuration, emit: { events.append($0) }) {
+            if let v = collisions.pulse(a, up: up, gravity: g, smoothed: upright, seesGravity: true, t: t, dt: dt, emit: { events.append($0) }) {
                 deltaV = v
             }
         }
         #expect(deltaV.map { $0 > 9 && $0 < 10.5 } == true, "\(String(describing: deltaV))")
         // At rest at once (the smoothed force steady from the pulse's end): a collision's stop.
         var pinned = collisions
-        for i in 1...200 { _ = pinned.pulse(upright, up: up, gravity: g, smoothed: upright, seesGravity: true, t: t + Double(i) * dt, dt: dt, configuration: configuration, emit: { _ in }) }
-        #expect(pinned.collidedRecently(at: t + 1, configuration: configuration))
-        #expect(!pinned.collidedRecently(at: t + configuration.collisionWatchSeconds + 1, configuration: configuration))
+        for i in 1...200 { _ = pinned.pulse(upright, up: up, gravity: g, smoothed: upright, seesGravity: true, t: t + Double(i) * dt, dt: dt, emit: { _ in }) }
+        #expect(pinned.collidedRecently(at: t + 1))
+        #expect(!pinned.collidedRecently(at: t + configuration.collisionWatchSeconds + 1))
         // Ridden on, then braked at 0.4 g for 3 s to a stop: it came to rest late, by its rider's hand.
         var ridden = collisions
         var u = t
         for i in 1...1000 {
             u = t + Double(i) * dt
             let smoothed = u < t + 3 ? Vector3(-0.4 * g * (i % 200 < 100 ? 1 : 0.5), 0, g) : upright
-            _ = ridden.pulse(smoothed, up: up, gravity: g, smoothed: smoothed, seesGravity: true, t: u, dt: dt, configuration: configuration, emit: { _ in })
+            _ = ridden.pulse(smoothed, up: up, gravity: g, smoothed: smoothed, seesGravity: true, t: u, dt: dt, emit: { _ in })
         }
-        #expect(!ridden.collidedRecently(at: u, configuration: configuration), "at rest only 3 s later: ridden to a stop")
+        #expect(!ridden.collidedRecently(at: u), "at rest only 3 s later: ridden to a stop")
         #expect(events.contains { if case .impact(_, let peak, _, _, .collision) = $0 { peak > 9 } else { false } })
 
-        var bumped = Collisions()
+        var bumped = Collisions(configuration: configuration)
         for i in 0..<60 {   // 3 g straight up: a pothole, no horizontal delta-v
             let a = i < 20 ? Vector3(0, 0, 4 * g) : upright
-            _ = bumped.pulse(a, up: up, gravity: g, smoothed: upright, seesGravity: true, t: Double(i) * dt, dt: dt, configuration: configuration, emit: { _ in })
+            _ = bumped.pulse(a, up: up, gravity: g, smoothed: upright, seesGravity: true, t: Double(i) * dt, dt: dt, emit: { _ in })
         }
-        #expect(!bumped.collidedRecently(at: 1, configuration: configuration))
+        #expect(!bumped.collidedRecently(at: 1))
     }
 
     @Test func aGPSSpeedDropIsACollisionOnlyWithAPulseJustBefore() {
-        var alone = Collisions()
-        let r4 = alone.speed(15, t: 0, configuration: configuration)
+        var alone = Collisions(configuration: configuration)
+        let r4 = alone.speed(15, t: 0)
         #expect(r4 == nil)
-        let unexplained = alone.speed(2, t: 1, configuration: configuration)
+        let unexplained = alone.speed(2, t: 1)
         #expect(unexplained == nil)      // no pulse: a glitch, or GPS
-        #expect(!alone.collidedRecently(at: 1, configuration: configuration))
+        #expect(!alone.collidedRecently(at: 1))
 
-        var struck = Collisions()
+        var struck = Collisions(configuration: configuration)
         let up = Vector3(0, 0, 1), upright = Vector3(0, 0, g)
         for i in 0..<40 {
             let a = i < 10 ? Vector3(0, 0, 5 * g) : upright
-            _ = struck.pulse(a, up: up, gravity: g, smoothed: upright, seesGravity: true, t: 0.5 + Double(i) * 0.005, dt: 0.005, configuration: configuration, emit: { _ in })
+            _ = struck.pulse(a, up: up, gravity: g, smoothed: upright, seesGravity: true, t: 0.5 + Double(i) * 0.005, dt: 0.005, emit: { _ in })
         }
-        let r5 = struck.speed(15, t: 0.4, configuration: configuration)
+        let r5 = struck.speed(15, t: 0.4)
         #expect(r5 == nil)
-        let r6 = struck.speed(2, t: 1.2, configuration: configuration)
+        let r6 = struck.speed(2, t: 1.2)
         #expect(r6 == 13)
-        #expect(struck.collidedRecently(at: 2, configuration: configuration), "GPS saw the stop: no settling asked")
+        #expect(struck.collidedRecently(at: 2), "GPS saw the stop: no settling asked")
         #expect(struck.speedReading == 2)
     }
 

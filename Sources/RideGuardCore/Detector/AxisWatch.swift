@@ -24,9 +24,9 @@ struct AxisWatch: Sendable {
     mutating func start(at t: Double) { startTime = t }
 
     /// An axis was reported dead.
-    var deadAxis: Bool { deadReported != .zero }
+    @inline(__always) var deadAxis: Bool { deadReported != .zero }
     /// The strongest axis's vibration, m/s².
-    var strongest: Double { max(activity.x, activity.y, activity.z) }
+    @inline(__always) var strongest: Double { max(activity.x, activity.y, activity.z) }
 
     /// A rest read clearly less than gravity.
     mutating func sawDeficientRestNow() { sawDeficientRest = true }

@@ -15,6 +15,35 @@
 /// axis. A GPS speed still above walking pace well after a pulse shows the bike rode on: that pulse
 /// stopped nothing.
 struct Collisions: Sendable {
+    /// The detector's settings this needs, taken once: passing the whole configuration on every
+    /// sample made the compiler copy it (272 bytes) for each call.
+    private struct Limits: Sendable {
+        /// `impactThresholdG`, as a squared acceleration, (m/s²)².
+        var impactSquared: Double
+        var collisionPeakG: Double
+        var collisionDeltaV: Double
+        var pulseMaximumSeconds: Double
+        var reportedImpactG: Double
+        var watchSeconds: Double
+        var speedDrop: Double
+        /// `maximumBrakingG`, m/s².
+        var braking: Double
+        var movingSpeed: Double
+
+        init(_ c: DetectorConfiguration) {
+            impactSquared = square(c.impactThresholdG * standardGravity)
+            collisionPeakG = c.collisionPeakG
+            collisionDeltaV = c.collisionDeltaV
+            pulseMaximumSeconds = c.pulseMaximumSeconds
+            reportedImpactG = c.reportedImpactG
+            watchSeconds = c.collisionWatchSeconds
+            speedDrop = c.collisionSpeedDrop
+            braking = c.maximumBrakingG * standardGravity
+            movingSpeed = c.movingSpeed
+        }
+    }
+
+    private let limits: Limits
     private var inPulse = false
     private var pulseStart = 0.0
     private var pulseLastAbove = 0.0
@@ -46,6 +75,10 @@ struct Collisions: Sendable {
     private var settledSince = Double.nan
     private var settledAnchor = Vector3.zero
 
+    init(configuration: DetectorConfiguration) {
+        limits = Limits(configuration)
+    }
+
     mutating func start(_ force: Vector3) {
         quick = force
     }
@@ -54,16 +87,15 @@ struct Collisions: Sendable {
     /// sensor reads gravity in full, so a force near nothing is a flight, not a dead axis). Returns
     /// the delta-v of a pulse that ended, m/s; reports an impact strong enough to tell.
     @inline(__always) mutating func pulse(_ a: Vector3, up: Vector3, gravity: Double, smoothed: Vector3, seesGravity: Bool,
-                                          t: Double, dt: Double, configuration: DetectorConfiguration,
-                                          emit: (DetectorEvent) -> Void) -> Double? {
+                                          t: Double, dt: Double, emit: (DetectorEvent) -> Void) -> Double? {
         let g = standardGravity
         watchFlight(a, seesGravity: seesGravity, t: t, dt: dt)
-        if collisionFromPulse { watchSettling(smoothed, t: t, configuration: configuration) }
+        if collisionFromPulse { watchSettling(smoothed, t: t) }
         // Compared squared: no square root per sample.
         let dynamicVector = a - up * gravity
         let dynamicSquared = dynamicVector.dot(dynamicVector)
         if !inPulse {
-            guard dynamicSquared > square(configuration.impactThresholdG * g) else { return nil }
+            guard dynamicSquared > limits.impactSquared else { return nil }
             inPulse = true
             pulseStart = t
             pulseLastAbove = t
@@ -84,18 +116,17 @@ struct Collisions: Sendable {
         pulseVerticalDeltaV += vertical * dt
         pulsePeak = max(pulsePeak, a.magnitude / g)
         pulseHorizontalPeak = max(pulseHorizontalPeak, horizontal.magnitude / g)
-        guard t - pulseLastAbove > DetectorConfiguration.pulseEndSeconds || t - pulseStart > configuration.pulseMaximumSeconds else { return nil }
-        return endPulse(seesGravity: seesGravity, t: t, configuration: configuration, emit: emit)
+        guard t - pulseLastAbove > DetectorConfiguration.pulseEndSeconds || t - pulseStart > limits.pulseMaximumSeconds else { return nil }
+        return endPulse(seesGravity: seesGravity, t: t, emit: emit)
     }
 
     /// The pulse ended: what it was (rarely: out of the per-sample path). Returns its delta-v.
-    private mutating func endPulse(seesGravity: Bool, t: Double, configuration: DetectorConfiguration,
-                                   emit: (DetectorEvent) -> Void) -> Double {
+    private mutating func endPulse(seesGravity: Bool, t: Double, emit: (DetectorEvent) -> Void) -> Double {
         inPulse = false
         lastPulseEnd = t
         let deltaV = pulseDeltaV.magnitude
         let kind: ImpactKind
-        let strong = pulseHorizontalPeak >= configuration.collisionPeakG && deltaV >= configuration.collisionDeltaV
+        let strong = pulseHorizontalPeak >= limits.collisionPeakG && deltaV >= limits.collisionDeltaV
         if pulseAfterFlight > 0 {
             kind = .landing(flightSeconds: pulseAfterFlight)
             if strong { hitTime = t }
@@ -113,7 +144,7 @@ struct Collisions: Sendable {
             settledSince = .nan
             settledAnchor = .zero
         }
-        if pulsePeak >= configuration.reportedImpactG && t - lastImpactReport >= DetectorConfiguration.impactReportInterval {
+        if pulsePeak >= limits.reportedImpactG && t - lastImpactReport >= DetectorConfiguration.impactReportInterval {
             lastImpactReport = t
             emit(.impact(t: pulseStart, peakG: pulsePeak, horizontalG: pulseHorizontalPeak, deltaV: deltaV, kind: kind))
         }
@@ -137,14 +168,14 @@ struct Collisions: Sendable {
     }
 
     /// A GPS speed reading. Returns the drop when it was a collision's, m/s.
-    mutating func speed(_ speed: Double, t: Double, configuration: DetectorConfiguration) -> Double? {
+    mutating func speed(_ speed: Double, t: Double) -> Double? {
         guard speed.isFinite, speed != speedReading else { return nil }
         var collision: Double?
         if speedReading.isFinite {
             // A held value is the last fix repeated: GPS gives one at least every second.
             let drop = speedReading - speed
             let interval = min(t - speedReadingSince, DetectorConfiguration.gpsFixInterval)
-            if drop >= configuration.collisionSpeedDrop && drop > configuration.maximumBrakingG * standardGravity * interval
+            if drop >= limits.speedDrop && drop > limits.braking * interval
                 && t - lastPulseEnd <= DetectorConfiguration.speedDropPulseSeconds {
                 collisionTime = t
                 collisionFromPulse = false
@@ -152,8 +183,8 @@ struct Collisions: Sendable {
             }
         }
         // Ridden on: a fix taken well after the pulse still reads moving.
-        if collisionFromPulse && speed > configuration.movingSpeed && t - collisionTime >= DetectorConfiguration.riddenOnAfterSeconds
-            && t - collisionTime <= configuration.collisionWatchSeconds {
+        if collisionFromPulse && speed > limits.movingSpeed && t - collisionTime >= DetectorConfiguration.riddenOnAfterSeconds
+            && t - collisionTime <= limits.watchSeconds {
             collisionTime = -.infinity
         }
         speedReading = speed
@@ -162,8 +193,8 @@ struct Collisions: Sendable {
     }
 
     /// Times the settling after a pulse's collision, until it is no longer watched.
-    private mutating func watchSettling(_ smoothed: Vector3, t: Double, configuration: DetectorConfiguration) {
-        guard t - collisionTime <= configuration.collisionWatchSeconds else {
+    private mutating func watchSettling(_ smoothed: Vector3, t: Double) {
+        guard t - collisionTime <= limits.watchSeconds else {
             collisionFromPulse = false
             return
         }
@@ -178,14 +209,14 @@ struct Collisions: Sendable {
 
     /// A collision in the last `collisionWatchSeconds`, after which the bike came to rest at once
     /// if a pulse showed it (its sensor settled within `collisionStopSeconds`).
-    func collidedRecently(at t: Double, configuration: DetectorConfiguration) -> Bool {
-        guard t - collisionTime <= configuration.collisionWatchSeconds else { return false }
+    @inline(__always) func collidedRecently(at t: Double) -> Bool {
+        guard t - collisionTime <= limits.watchSeconds else { return false }
         return !collisionFromPulse || settledSince <= collisionTime + DetectorConfiguration.collisionStopSeconds
     }
 
     /// A landing or a hard hit as strong as a collision in the last `collisionWatchSeconds`.
-    func hitRecently(at t: Double, configuration: DetectorConfiguration) -> Bool {
-        t - hitTime <= configuration.collisionWatchSeconds
+    @inline(__always) func hitRecently(at t: Double) -> Bool {
+        t - hitTime <= limits.watchSeconds
     }
 
     /// The crash was handled: a collision (or a hit) before it is done with.

@@ -36,7 +36,7 @@ package struct CrashDetector: Sendable {
     private var upright: UprightReference
     private var forwardAxis = ForwardAxis()
     private var gyroTilt = GyroTilt()
-    private var collisions = Collisions()
+    private var collisions: Collisions
     private var falls = FallWatch()
     private var spell = RidingSpell()
     private var axes = AxisWatch()
@@ -94,6 +94,7 @@ package struct CrashDetector: Sendable {
     package init(configuration: DetectorConfiguration = DetectorConfiguration()) {
         self.configuration = configuration
         upright = UprightReference(configuration: configuration)
+        collisions = Collisions(configuration: configuration)
     }
 
     /// The ignition input changed (where one is wired): off, the bike is parked at once; on, a ride
@@ -194,13 +195,13 @@ package struct CrashDetector: Sendable {
                             from: lowered ? configuration.fallenLyingAngleDegrees : configuration.lyingAngleDegrees)
 
         if let deltaV = collisions.pulse(a, up: up, gravity: gravity, smoothed: smoothed, seesGravity: !degenerate && !axes.deadAxis,
-                                         t: t, dt: dt, configuration: configuration, emit: emit) {
+                                         t: t, dt: dt, emit: emit) {
             evidence.add(deltaV: deltaV)
             // A blow to a parked bike (a car's bump) hits nobody, whatever the context reads after
             // it (rocked on its stand, it may seem moved about).
             if parking.nobodyRiding { collisions.forgetCollision() }
         }
-        if let speed = sample.speed, let drop = collisions.speed(speed, t: t, configuration: configuration) { evidence.add(deltaV: drop) }
+        if let speed = sample.speed, let drop = collisions.speed(speed, t: t) { evidence.add(deltaV: drop) }
         let still = stillness.update(smoothing, hasGyro: sample.gyro != nil, speed: sample.speed, t: t, configuration: configuration)
         let shaking = axes.strongest >= configuration.engineVibrationG * standardGravity
         let gpsMoving = (sample.speed ?? 0) > configuration.movingSpeed
@@ -245,7 +246,7 @@ package struct CrashDetector: Sendable {
             // The reference may be a bike lying on its side (started lying, stored, carried): lifted,
             // it would seem to lie. Until riding confirms it only a fall into lying (the swing of a
             // bike going over under its own weight, not a lift) or a collision raises a crash.
-            if collisions.collidedRecently(at: t, configuration: configuration) && still && stillFor >= configuration.collisionRestSeconds {
+            if collisions.collidedRecently(at: t) && still && stillFor >= configuration.collisionRestSeconds {
                 declareCrash(.collisionThenStill, t: t, stillFor: stillFor, emit: emit)
                 return
             }
@@ -255,10 +256,16 @@ package struct CrashDetector: Sendable {
         if lying && still {
             // Uncertain postures wait longer (free fall cannot last that long). A reference far from 1 g
             // also needs a clearer angle, or a longer rest: there hard braking can look like a large
-            // tilt for a few seconds.
+            // tilt for a few seconds. So does a turn toward a dead axis (the force reads well under
+            // 1 g): pitch and roll look alike there, and a held wheelie (45–55°, read larger through
+            // the two live axes) short of `wheelieMaximumDegrees` stays up for 3–4 s. GPS reading the
+            // bike at walking pace through the rest (stillness requires it) rules out both: braking
+            // and wheelies happen at speed.
             let needed = restNeeded(uncertain: uncertain)
-            let clear = !degenerate || postureDegrees >= max(configuration.lyingAngleDegrees, DetectorConfiguration.clearDeadAxisLyingDegrees)
-                || stillFor >= configuration.ambiguousRestConfirmationSeconds
+            let hiddenTurn = axes.deadAxis && magnitude < DetectorConfiguration.uncertainForceShare * gravity
+                && postureDegrees < configuration.wheelieMaximumDegrees
+            let angleClear = !degenerate || postureDegrees >= max(configuration.lyingAngleDegrees, DetectorConfiguration.clearDeadAxisLyingDegrees)
+            let clear = sample.speed != nil || (angleClear && !hiddenTurn) || stillFor >= configuration.ambiguousRestConfirmationSeconds
             if clear && restedLying(stillFor: stillFor, needed: needed, t: t) {
                 declareCrash(.lyingStill, t: t, stillFor: stillFor, emit: emit)
                 return
@@ -270,13 +277,13 @@ package struct CrashDetector: Sendable {
             declareCrash(.lyingStill, t: t, stillFor: stillFor, emit: emit)
             return
         }
-        if collisions.collidedRecently(at: t, configuration: configuration) && still && stillFor >= configuration.collisionRestSeconds {
+        if collisions.collidedRecently(at: t) && still && stillFor >= configuration.collisionRestSeconds {
             declareCrash(.collisionThenStill, t: t, stillFor: stillFor, emit: emit)
             return
         }
         // A landing or a hard hit is no collision while the bike stays about upright (the rider on
         // it, or on its side stand); one that leaves it resting tilted was a crash.
-        if collisions.hitRecently(at: t, configuration: configuration) && still && stillFor >= configuration.collisionRestSeconds
+        if collisions.hitRecently(at: t) && still && stillFor >= configuration.collisionRestSeconds
             && postureDegrees >= DetectorConfiguration.tiltedAfterHitDegrees {
             declareCrash(.collisionThenStill, t: t, stillFor: stillFor, emit: emit)
             return

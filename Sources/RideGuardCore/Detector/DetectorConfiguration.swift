@@ -18,9 +18,10 @@ package struct DetectorConfiguration: Equatable, Sendable, Codable {
     /// gravity), so that free fall during a jump can never last long enough to look like rest, and
     /// once an axis is known dead (the wheelie/fall distinction is then lost).
     package var lowMagnitudeRestConfirmationSeconds = 3.0
-    /// Used for a tilt past the lying angle that is ambiguous: it looks like a pitch (a wheelie), or
-    /// the sensor misses an axis and the angle is short of a clear 65°. Neither a wheelie nor hard
-    /// braking is held still that long, while a fallen bike stays down, seconds.
+    /// Used for a tilt past the lying angle that is ambiguous: it looks like a pitch (a wheelie), the
+    /// sensor misses an axis and the angle is short of a clear 65°, or the force turned toward a dead
+    /// axis short of `wheelieMaximumDegrees`. Neither a wheelie nor hard braking is held still that
+    /// long, while a fallen bike stays down; not needed while GPS reads walking pace, seconds.
     package var ambiguousRestConfirmationSeconds = 4.0
     /// Low-pass time constant (two cascaded stages) that removes engine and road vibration, seconds.
     package var smoothingSeconds = 0.2
@@ -182,7 +183,7 @@ extension DetectorConfiguration {
         Setting("wheelieMaximumDegrees", \.wheelieMaximumDegrees, "beyond this posture a pitch-like tilt is lying too (°)"),
         Setting("restConfirmationSeconds", \.restConfirmationSeconds, "lying and still for this long before the alarm (s)"),
         Setting("lowMagnitudeRestConfirmationSeconds", \.lowMagnitudeRestConfirmationSeconds, "the same when the sensor reads well under 1 g at rest or has a dead axis (s)"),
-        Setting("ambiguousRestConfirmationSeconds", \.ambiguousRestConfirmationSeconds, "the same for a tilt past the angle that looks like a wheelie, or is short of 65° with a dead axis (s)"),
+        Setting("ambiguousRestConfirmationSeconds", \.ambiguousRestConfirmationSeconds, "the same for a tilt past the angle that looks like a wheelie, short of 65° with a dead axis, or turned toward one short of 70° (s)"),
         Setting("smoothingSeconds", \.smoothingSeconds, "low-pass time constant removing engine and road vibration (s)"),
         Setting("stillAccelerationTolerance", \.stillAccelerationTolerance, "how far the smoothed acceleration may wander and still be still (m/s²)"),
         Setting("stillRotationTolerance", \.stillRotationTolerance, "how far the smoothed rotation may wander and still be still (rad/s)"),
