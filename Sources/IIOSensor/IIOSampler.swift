@@ -74,7 +74,8 @@ package enum SamplerEvent: Sendable, Equatable {
 /// its gyro), sets the rate (device-wide, or per channel type where the driver has it so) and the
 /// range, then reads it one of two ways, and says which:
 ///  - the driver's buffer: accelerometer (and gyro, and timestamp) scan elements enabled, refilled
-///    and converted to SI units with libiio's conversion, then scale and offset;
+///    and converted to SI units with libiio's conversion, then scale and offset; for a split chip,
+///    both devices' buffers, each acceleration paired with the rotation nearest to it in time;
 ///  - polled, where the driver gives no buffer (the MPU-6050's and the LSM6DSx's exist only with
 ///    the chip's INT line wired; the ADXL345's before Linux 6.15 never), or one that cannot be
 ///    filled (its trigger comes from the INT line, and none is set), or one that stays empty after
@@ -83,15 +84,20 @@ package enum SamplerEvent: Sendable, Equatable {
 ///    each read.
 /// After an error it closes everything and reopens with backoff. `stop()` cancels a blocked refill.
 package final class IIOSampler: Sendable {
-    /// The buffer being refilled, shared only so that `stop()` can call iio_buffer_cancel, which
-    /// libiio documents as the way to unblock a refill from another thread.
+    /// The buffers being refilled (two for a chip split in two devices), shared only so that `stop()`
+    /// can call iio_buffer_cancel, which libiio documents as the way to unblock a refill from another
+    /// thread.
     private struct BufferHandle: @unchecked Sendable {
         let pointer: OpaquePointer
     }
 
     private final class Shared: Sendable {
         let running = Atomic<Bool>(true)
-        let buffer = Mutex<BufferHandle?>(nil)
+        let buffers = Mutex<[BufferHandle]>([])
+
+        func cancelRefills() {
+            buffers.withLock { for buffer in $0 { iio_buffer_cancel(buffer.pointer) } }
+        }
         /// Monotonic time of the last sample (or of opening), as bits of a Double.
         let lastSample = Atomic<UInt64>(monotonicSeconds().bitPattern)
         let stallReported = Atomic<Bool>(false)
@@ -138,7 +144,7 @@ package final class IIOSampler: Sendable {
                     onEvent(.stalled(seconds: quiet))
                 }
                 if quiet >= configuration.stallSeconds * 4 {
-                    shared.buffer.withLock { buffer in if let buffer { iio_buffer_cancel(buffer.pointer) } }
+                    shared.cancelRefills()
                 }
             }
         }
@@ -170,8 +176,8 @@ package final class IIOSampler: Sendable {
     package func stop() {
         shared.running.store(false, ordering: .releasing)
         let deadline = monotonicSeconds() + 1
-        while shared.buffer.withLock({ $0 != nil }) && monotonicSeconds() < deadline { usleep(5_000) }
-        shared.buffer.withLock { buffer in if let buffer { iio_buffer_cancel(buffer.pointer) } }
+        while shared.buffers.withLock({ !$0.isEmpty }) && monotonicSeconds() < deadline { usleep(5_000) }
+        shared.cancelRefills()
     }
 
     struct Channel {
@@ -204,9 +210,16 @@ package final class IIOSampler: Sendable {
         if let gyroDevice { _ = setRate(gyroDevice, c.rateHz, type: "anglvel") } else { _ = setRate(device, c.rateHz, type: "anglvel") }
         if c.widestRange, let ax = iio_device_find_channel(device, "accel_x", false) { widenRange(ax) }
 
-        func scan(_ id: String) -> OpaquePointer? {
-            guard let ch = iio_device_find_channel(device, id, false), iio_channel_is_scan_element(ch) else { return nil }
+        func scan(_ id: String, on half: OpaquePointer? = nil) -> OpaquePointer? {
+            guard let ch = iio_device_find_channel(half ?? device, id, false), iio_channel_is_scan_element(ch) else { return nil }
             return ch
+        }
+        // The other half's own buffer (the LSM6DSx's gyro FIFO), read beside the accelerometer's.
+        let gyroHalf = gyroDevice.flatMap { half -> GyroHalf? in
+            let rates = ["anglvel_x", "anglvel_y", "anglvel_z"].compactMap { scan($0, on: half) }
+            guard rates.count == 3 else { return nil }
+            return GyroHalf(device: half, name: iio_device_get_name(half).map { String(cString: $0) } ?? "?", rates: rates,
+                            timestamp: scan("timestamp", on: half))
         }
         let reason: String
         if let why = shared.emptyBuffer.withLock({ $0 }) {
@@ -221,9 +234,9 @@ package final class IIOSampler: Sendable {
             } else {
                 let triggerName = triggerState == 0 ? trigger.flatMap { iio_device_get_name($0) }.map { String(cString: $0) } : nil
                 do {
-                    let silent = try buffered(c, device: device, name: name, accel: [ax, ay, az], gyro: ["anglvel_x", "anglvel_y", "anglvel_z"].map(scan),
-                                              timestamp: scan("timestamp"), rate: actualRate, trigger: triggerName, shared: shared, onSample: onSample,
-                                              heartbeat: heartbeat, onEvent: onEvent, onHealthy: onHealthy)
+                    let silent = try buffered(c, device: device, name: name, accel: [ax, ay, az], gyro: ["anglvel_x", "anglvel_y", "anglvel_z"].map { scan($0) },
+                                              gyroHalf: gyroHalf, timestamp: scan("timestamp"), rate: actualRate, trigger: triggerName, shared: shared,
+                                              onSample: onSample, heartbeat: heartbeat, onEvent: onEvent, onHealthy: onHealthy)
                     guard let silent else { return }
                     // The raw channels may still answer: the interrupt does not arrive (a loose
                     // INT wire, the overlay's pin wrong) or the driver drops what it reads (6.1's
@@ -322,42 +335,72 @@ package final class IIOSampler: Sendable {
         }
     }
 
+    /// The gyro of a chip split in two IIO devices, with a buffer of its own.
+    struct GyroHalf {
+        let device: OpaquePointer
+        let name: String
+        let rates: [OpaquePointer]
+        let timestamp: OpaquePointer?
+    }
+
+    /// One refill of a buffer: each sample's time and its three channels, converted.
+    struct Batch {
+        var times: [Double] = []
+        var values: [Vector3] = []
+    }
+
     /// Reads the driver's buffer until stopped (nil), or until it has stayed empty since it was
     /// enabled for four stall times (or until iiod's connection broke waiting for the first
-    /// samples): then returns how long, seconds, for the caller to poll instead.
+    /// samples): then returns how long, seconds, for the caller to poll instead. A chip split in two
+    /// devices (`gyroHalf`) has its gyro's buffer refilled after each of the accelerometer's, and
+    /// each acceleration takes the rotation read nearest to it in time (by index without timestamps).
     private static func buffered(_ c: SamplerConfiguration, device: OpaquePointer, name: String, accel ax: [OpaquePointer],
-                                 gyro gyroScan: [OpaquePointer?], timestamp: OpaquePointer?, rate actualRate: Double, trigger: String?,
-                                 shared: Shared, onSample: @Sendable (IMUSample) -> Void, heartbeat: @Sendable () -> Void,
+                                 gyro gyroScan: [OpaquePointer?], gyroHalf: GyroHalf?, timestamp: OpaquePointer?, rate actualRate: Double,
+                                 trigger: String?, shared: Shared, onSample: @Sendable (IMUSample) -> Void, heartbeat: @Sendable () -> Void,
                                  onEvent: @Sendable (SamplerEvent) -> Void, onHealthy: () -> Void) throws(IIOError) -> Double? {
         let hasGyro = gyroScan.allSatisfy { $0 != nil }
+        var half = hasGyro ? nil : gyroHalf
         let accel = ax.map { prepare($0, enable: true) }
-        let rates = hasGyro ? gyroScan.map { prepare($0!, enable: true) } : []
+        let rates = hasGyro ? gyroScan.map { prepare($0!, enable: true) } : half?.rates.map { prepare($0, enable: true) } ?? []
         if let timestamp { iio_channel_enable(timestamp) }
+        if let stamp = half?.timestamp { iio_channel_enable(stamp) }
 
         let samplesPerRefill = max(1, Int(actualRate / 25))
-        guard let buffer = iio_device_create_buffer(device, samplesPerRefill, false) else {
-            let code = errno
-            for channel in ax + gyroScan.compactMap({ $0 }) + [timestamp].compactMap({ $0 }) { iio_channel_disable(channel) }
-            throw IIOError(operation: "creating a buffer on", target: name, errno: Errno(rawValue: code))
+        /// A buffer on `device` for the `channels` enabled on it (disabled again if it cannot be made).
+        func create(_ device: OpaquePointer, _ name: String, channels: [OpaquePointer]) throws(IIOError) -> OpaquePointer {
+            guard let buffer = iio_device_create_buffer(device, samplesPerRefill, false) else {
+                let code = errno
+                for channel in channels { iio_channel_disable(channel) }
+                throw IIOError(operation: "creating a buffer on", target: name, errno: Errno(rawValue: code))
+            }
+            shared.buffers.withLock { $0.append(BufferHandle(pointer: buffer)) }
+            return buffer
         }
-        shared.buffer.withLock { $0 = BufferHandle(pointer: buffer) }
-        shared.restartClock()
         defer {
             // Under the lock: the watchdog and stop() never cancel a destroyed buffer, and stop()
-            // returns only once it is gone.
-            shared.buffer.withLock {
-                $0 = nil
-                iio_buffer_destroy(buffer)
+            // returns only once they are gone.
+            shared.buffers.withLock {
+                for buffer in $0 { iio_buffer_destroy(buffer.pointer) }
+                $0 = []
             }
         }
-        onEvent(.opened(device: name, gyro: hasGyro, timestamps: timestamp != nil, rateHz: actualRate, accelScale: accel[0].scale,
-                        mode: .buffer(trigger: trigger)))
-        let axAccel = ax[0]
+        let buffer = try create(device, name, channels: ax + (hasGyro ? gyroScan.compactMap { $0 } : []) + [timestamp].compactMap { $0 })
+        // Without the gyro half's buffer the accelerometer's still serves: the gyro is then missed, and said so.
+        var gyroBuffer: OpaquePointer?
+        if let chosen = half {
+            gyroBuffer = try? create(chosen.device, chosen.name, channels: chosen.rates + [chosen.timestamp].compactMap { $0 })
+            if gyroBuffer == nil { half = nil }
+        }
+        shared.restartClock()
+        onEvent(.opened(device: half.map { name + " + " + $0.name } ?? name, gyro: hasGyro || half != nil, timestamps: timestamp != nil,
+                        rateHz: actualRate, accelScale: accel[0].scale, mode: .buffer(trigger: trigger)))
 
         let period = 1 / actualRate
         var lastT = -Double.infinity
         var window = RateWindow(nominal: actualRate)
         var filled = false, timedOut = false
+        var pendingGyro = Batch()
+        var lastRotation: Vector3?
         while shared.running.load(ordering: .acquiring) {
             let n = iio_buffer_refill(buffer)
             heartbeat()
@@ -378,31 +421,80 @@ package final class IIOSampler: Sendable {
             filled = true
             onHealthy()
             shared.touch()
-            let now = monotonicSeconds()
-            let step = iio_buffer_step(buffer)
-            guard let start = iio_buffer_first(buffer, axAccel), let end = iio_buffer_end(buffer), step > 0 else { continue }
-            let count = (end - start) / step
-            for i in 0..<count {
-                let t: Double
-                if let timestamp, let first = iio_buffer_first(buffer, timestamp) {
-                    var ns: Int64 = 0
-                    iio_channel_convert(timestamp, &ns, first + i * step)
-                    t = Double(ns) / 1e9
-                } else {
-                    t = now - Double(count - 1 - i) * period   // the refill's time, spread back over the batch
+            let batch = read(buffer, accel, timestamp: timestamp, now: monotonicSeconds(), period: period)
+            var own = Batch()
+            if hasGyro {
+                own = read(buffer, rates, timestamp: timestamp, now: monotonicSeconds(), period: period)
+            } else if let gyroBuffer, let half {
+                let m = iio_buffer_refill(gyroBuffer)
+                heartbeat()
+                guard m >= 0 else {
+                    if !shared.running.load(ordering: .acquiring) { return nil }
+                    throw IIOError(operation: "reading samples from", target: half.name, errno: Errno(rawValue: Int32(-m)))
                 }
+                let more = read(gyroBuffer, rates, timestamp: half.timestamp, now: monotonicSeconds(), period: period)
+                pendingGyro.times += more.times
+                pendingGyro.values += more.values
+            }
+            for (i, t) in batch.times.enumerated() {
                 if lastT.isFinite {
                     let missing = Int(((t - lastT) / period).rounded()) - 1
                     if missing >= 1 { onEvent(.dropped(missing)) }
                 }
                 lastT = t
                 if let change = window.add(t) { onEvent(window.event(change)) }
-                let a = Vector3(value(accel[0], buffer, i, step), value(accel[1], buffer, i, step), value(accel[2], buffer, i, step))
-                let w = hasGyro ? Vector3(value(rates[0], buffer, i, step), value(rates[1], buffer, i, step), value(rates[2], buffer, i, step)) : nil
-                onSample(IMUSample(t: t, accel: a, gyro: w))
+                var w: Vector3?
+                if hasGyro {
+                    w = own.values[i]
+                } else if half != nil {
+                    lastRotation = nearest(t, in: &pendingGyro, timed: timestamp != nil && half?.timestamp != nil, within: period) ?? lastRotation
+                    w = lastRotation
+                }
+                onSample(IMUSample(t: t, accel: batch.values[i], gyro: w))
             }
         }
         return nil
+    }
+
+    /// The samples of one refill for three channels: each one's time is its timestamp, or without
+    /// one the refill's time spread back over the batch at `period`.
+    private static func read(_ buffer: OpaquePointer, _ channels: [Channel], timestamp: OpaquePointer?, now: Double, period: Double) -> Batch {
+        let step = iio_buffer_step(buffer)
+        guard let start = iio_buffer_start(buffer), let end = iio_buffer_end(buffer), step > 0 else { return Batch() }
+        let count = (end - start) / step
+        var batch = Batch()
+        batch.times.reserveCapacity(count)
+        batch.values.reserveCapacity(count)
+        for i in 0..<count {
+            if let timestamp, let first = iio_buffer_first(buffer, timestamp) {
+                var ns: Int64 = 0
+                iio_channel_convert(timestamp, &ns, first + i * step)
+                batch.times.append(Double(ns) / 1e9)
+            } else {
+                batch.times.append(now - Double(count - 1 - i) * period)
+            }
+            batch.values.append(Vector3(value(channels[0], buffer, i, step), value(channels[1], buffer, i, step), value(channels[2], buffer, i, step)))
+        }
+        return batch
+    }
+
+    /// The rotation read nearest to `t` (within a period) among those pending, which are dropped up
+    /// to it; without timestamps on both halves, the next one in order.
+    static func nearest(_ t: Double, in pending: inout Batch, timed: Bool, within period: Double) -> Vector3? {
+        guard !pending.times.isEmpty else { return nil }
+        var i = 0
+        if timed {
+            while i + 1 < pending.times.count && abs(pending.times[i + 1] - t) <= abs(pending.times[i] - t) { i += 1 }
+            guard abs(pending.times[i] - t) <= period else {
+                // All ahead of `t` (kept for the samples to come), or all behind it (dropped).
+                if pending.times[i] < t { pending = Batch() }
+                return nil
+            }
+        }
+        let found = pending.values[i]
+        pending.times.removeFirst(i + 1)
+        pending.values.removeFirst(i + 1)
+        return found
     }
 
     /// The rate over 5 s windows of sample time: says whether the first window of an opening runs

@@ -48,6 +48,37 @@ import Testing
         #expect(!got.has { if case .dropped = $0 { true } else { false } })
     }
 
+    /// A chip its driver splits in two devices, each with a FIFO buffer of its own (an LSM6DSx with
+    /// its INT wired): both buffers are read, and each acceleration comes with the rotation of the
+    /// same instant (the gyro's buffer opens a moment later: its first samples have none yet).
+    @Test func aSplitChipsTwoBuffersAreOneSixAxisStream() throws {
+        let server = try FakeIIOD(split: true)
+        defer { server.stop() }
+        let (sampler, got) = start(server)
+        defer { sampler.stop() }
+        try waitFor(10) { got.count >= 150 }
+        let opened = got.events.withLock { $0.first }
+        #expect(opened == .opened(device: "lsm6dsl_accel + lsm6dsl_gyro", gyro: true, timestamps: true, rateHz: 200, accelScale: 0.004785,
+                                  mode: .buffer(trigger: nil)))
+        #expect(server.state.withLock { $0.openedMasks } == ["0000000f", "0000000f"], "accel x/y/z and timestamp; anglvel x/y/z and timestamp")
+        let samples = got.samples.withLock { Array($0.prefix(150)) }
+        let firstRotation = try #require(samples.firstIndex { $0.gyro != nil }, "no rotation paired")
+        #expect(firstRotation < 20, "the gyro's buffer came \(firstRotation) samples late")
+        for s in samples {
+            let k = Int(((s.t - 1) * 200).rounded())   // the fake's timestamps: 1 s + k / rate
+            let raw = FakeIIOD.raw(k, rate: 200)
+            #expect(abs(s.accel.x - Double(raw[0]) * 0.004785) < 1e-9)
+            #expect(abs(s.accel.z - Double(raw[2]) * 0.004785) < 1e-9)
+        }
+        for s in samples[firstRotation...] {
+            let k = Int(((s.t - 1) * 200).rounded())
+            let raw = FakeIIOD.raw(k, rate: 200)
+            #expect(s.gyro.map { abs($0.x - Double(raw[4]) * 0.001064724) < 1e-9 } == true, "sample \(k): the rotation of another instant")
+        }
+        #expect(zip(samples, samples.dropFirst()).allSatisfy { abs($1.t - $0.t - 0.005) < 1e-6 })
+        #expect(!got.has { if case .dropped = $0 { true } else { false } })
+    }
+
     /// A triggered buffer with no trigger (the chip's INT line not wired): the raw channels are read
     /// at the rate instead, scaled, and the sampler says so; the buffer is never opened.
     @Test func withoutATriggerTheRawChannelsArePolled() throws {

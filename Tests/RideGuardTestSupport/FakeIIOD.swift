@@ -5,6 +5,9 @@ import Synchronization
 /// A small iiod for libiio's network backend (the text protocol of libiio 0.24's iiod, as libiio's
 /// iiod/ and iiod-client.c speak it) serving an inv_mpu6050-like device: big-endian s16 accel/temp/gyro, little-endian s64
 /// timestamp. Samples are produced in real time at the sampling frequency the client writes.
+/// `split`: a chip its driver splits in two devices, as st_lsm6dsx does (`lsm6dsl_accel`,
+/// `lsm6dsl_gyro`), each with its own FIFO buffer and timestamp; sample k of both is the same
+/// instant, counted from the server's start, whenever each buffer was opened.
 package final class FakeIIOD: @unchecked Sendable {
     package struct Channel {
         package var id: String
@@ -53,13 +56,15 @@ package final class FakeIIOD: @unchecked Sendable {
     }
 
     package let port: Int
+    package let split: Bool
     package let state = Mutex(State())
     /// Raw reads (`in_accel_x_raw`) give the sample due now, counted from here at the rate.
     private let started = Date()
 
     /// Below Linux's ephemeral ports (32768–60999), like GPSFake's.
-    package init(port: Int = Int.random(in: 26_000...31_999)) throws {
+    package init(port: Int = Int.random(in: 26_000...31_999), split: Bool = false) throws {
         self.port = port
+        self.split = split
         try start()
     }
 
@@ -92,7 +97,12 @@ package final class FakeIIOD: @unchecked Sendable {
 
     deinit { stop() }
 
-    package static var xml: String {
+    /// Each device's name and the indices (in `channels`) of its channels, in scan order.
+    package var devices: [(name: String, channels: [Int])] {
+        split ? [("lsm6dsl_accel", [0, 1, 2, 7]), ("lsm6dsl_gyro", [4, 5, 6, 7])] : [("mpu6050", Array(Self.channels.indices))]
+    }
+
+    package var xml: String {
         var x = "<?xml version=\"1.0\" encoding=\"utf-8\"?><!DOCTYPE context ["
             + "<!ELEMENT context (device | context-attribute)*><!ELEMENT context-attribute EMPTY>"
             + "<!ELEMENT device (channel | attribute | debug-attribute | buffer-attribute)*>"
@@ -106,22 +116,28 @@ package final class FakeIIOD: @unchecked Sendable {
             + "<!ATTLIST attribute name CDATA #REQUIRED filename CDATA #IMPLIED>"
             + "<!ATTLIST debug-attribute name CDATA #REQUIRED><!ATTLIST buffer-attribute name CDATA #REQUIRED>]>"
             + "<context name=\"network\" version-major=\"0\" version-minor=\"24\" version-git=\"fake000\" description=\"fake iiod\" >"
-            + "<device id=\"iio:device0\" name=\"mpu6050\" >"
-        for (index, ch) in channels.enumerated() {
-            x += "<channel id=\"\(ch.id)\" type=\"input\" ><scan-element index=\"\(index)\" format=\"\(ch.format)\" />"
-            for attribute in ch.attributes { x += "<attribute name=\"\(attribute)\" filename=\"in_\(ch.id)_\(attribute)\" />" }
-            x += "</channel>"
+        for (number, device) in devices.enumerated() {
+            x += "<device id=\"iio:device\(number)\" name=\"\(device.name)\" >"
+            for (index, ch) in device.channels.map({ Self.channels[$0] }).enumerated() {
+                x += "<channel id=\"\(ch.id)\" type=\"input\" ><scan-element index=\"\(index)\" format=\"\(ch.format)\" />"
+                for attribute in ch.attributes { x += "<attribute name=\"\(attribute)\" filename=\"in_\(ch.id)_\(attribute)\" />" }
+                x += "</channel>"
+            }
+            x += "<attribute name=\"sampling_frequency\" /><attribute name=\"sampling_frequency_available\" />"
+                + "<buffer-attribute name=\"length\" /><buffer-attribute name=\"enable\" /></device>"
         }
-        x += "<attribute name=\"sampling_frequency\" /><attribute name=\"sampling_frequency_available\" />"
-            + "<buffer-attribute name=\"length\" /><buffer-attribute name=\"enable\" /></device></context>"
-        return x
+        return x + "</context>"
     }
 
     private func serve(_ fd: Int32) {
         var pending: [UInt8] = []
-        var mask: [Bool] = Array(repeating: false, count: Self.channels.count)
+        /// The opened device's channels (indices in `channels`) and which of them are enabled.
+        var own = devices[0].channels
+        var mask: [Bool] = Array(repeating: false, count: own.count)
         var opened = Date()
         var sent = 0
+        /// The first sample's index: 0 at each opening, or for a split chip the instant it opened.
+        var first = 0
         func send(_ text: String) { sendBytes(Array(text.utf8)) }
         func sendBytes(_ bytes: [UInt8]) {
             var offset = 0
@@ -161,7 +177,7 @@ package final class FakeIIOD: @unchecked Sendable {
             switch keyword {
             case "VERSION": send("0.24.fake000\n")
             case "PRINT":
-                let xml = Self.xml
+                let xml = self.xml
                 send("\(xml.utf8.count)\n\(xml)\n")
             case "ZPRINT": send("-22\n")
             case "TIMEOUT", "SETTRIG", "SET", "CLOSE": send("0\n")
@@ -175,9 +191,19 @@ package final class FakeIIOD: @unchecked Sendable {
             case "OPEN":
                 let hex = words.count > 3 ? words[3] : "0"
                 let bits = UInt64(hex, radix: 16) ?? 0
-                mask = (0..<Self.channels.count).map { bits & (1 << UInt64($0)) != 0 }
-                opened = Date()
+                // The mask's bits are the device's scan indices.
+                let number = words.count > 1 ? Int(words[1].dropFirst("iio:device".count)) ?? 0 : 0
+                own = devices[min(number, devices.count - 1)].channels
+                mask = own.indices.map { bits & (1 << UInt64($0)) != 0 }
                 sent = 0
+                if split {
+                    let rate = state.withLock { $0.rate }
+                    first = Int(Date().timeIntervalSince(started) * rate)
+                    opened = started.addingTimeInterval(Double(first) / rate)
+                } else {
+                    first = 0
+                    opened = Date()
+                }
                 state.withLock { $0.openedMasks.append(hex) }
                 send("0\n")
             case "READ" where words.last == "raw" && state.withLock({ $0.stalled }):
@@ -192,7 +218,7 @@ package final class FakeIIOD: @unchecked Sendable {
                 send("\(count)\n")
             case "READBUF":
                 guard words.count >= 3, let requested = Int(words[2]) else { send("-22\n"); continue }
-                let enabled = Self.channels.indices.filter { mask[$0] }
+                let enabled = own.indices.filter { mask[$0] }.map { own[$0] }
                 let size = Self.sampleSize(enabled)
                 let count = max(1, requested / max(size, 1))
                 let (rate, factor) = state.withLock { ($0.rate, $0.timestampRateFactor) }
@@ -205,10 +231,10 @@ package final class FakeIIOD: @unchecked Sendable {
                     if state.withLock({ $0.listening }) < 0 { return }
                 }
                 var data: [UInt8] = []
-                for k in sent..<(sent + count) { data += Self.sample(k, enabled: enabled, rate: rate * factor) }
+                for k in (first + sent)..<(first + sent + count) { data += Self.sample(k, enabled: enabled, rate: rate * factor) }
                 sent += count
                 state.withLock { $0.samplesServed += count }
-                let words32 = (Self.channels.count + 31) / 32
+                let words32 = (own.count + 31) / 32
                 var maskText = ""
                 for w in stride(from: words32 - 1, through: 0, by: -1) {
                     var value: UInt32 = 0
