@@ -435,6 +435,12 @@ package final class IIOSampler: Sendable {
                 let more = read(gyroBuffer, rates, timestamp: half.timestamp, now: monotonicSeconds(), period: period)
                 pendingGyro.times += more.times
                 pendingGyro.values += more.values
+                // Never more than a few refills behind (two halves at different rates, without timestamps).
+                let excess = pendingGyro.times.count - 4 * samplesPerRefill
+                if excess > 0 {
+                    pendingGyro.times.removeFirst(excess)
+                    pendingGyro.values.removeFirst(excess)
+                }
             }
             for (i, t) in batch.times.enumerated() {
                 if lastT.isFinite {
