@@ -207,7 +207,8 @@ package final class IIOSampler: Sendable {
         // A chip the driver splits in two devices: its gyro is the other half.
         let gyroDevice = name.hasSuffix("_accel") ? iio_context_find_device(context.pointer, String(name.dropLast(6)) + "_gyro") : nil
         let actualRate = setRate(device, c.rateHz, type: "accel")
-        if let gyroDevice { _ = setRate(gyroDevice, c.rateHz, type: "anglvel") } else { _ = setRate(device, c.rateHz, type: "anglvel") }
+        let gyroRate = gyroDevice.map { setRate($0, c.rateHz, type: "anglvel") }
+        if gyroDevice == nil { _ = setRate(device, c.rateHz, type: "anglvel") }
         if c.widestRange, let ax = iio_device_find_channel(device, "accel_x", false) { widenRange(ax) }
 
         func scan(_ id: String, on half: OpaquePointer? = nil) -> OpaquePointer? {
@@ -215,9 +216,11 @@ package final class IIOSampler: Sendable {
             return ch
         }
         // The other half's own buffer (the LSM6DSx's gyro FIFO), read beside the accelerometer's.
+        // Only at the accelerometer's rate: each gyro refill waits for as many samples as an
+        // accelerometer's, and a slower gyro would hold the accelerometer back until its FIFO overran.
         let gyroHalf = gyroDevice.flatMap { half -> GyroHalf? in
             let rates = ["anglvel_x", "anglvel_y", "anglvel_z"].compactMap { scan($0, on: half) }
-            guard rates.count == 3 else { return nil }
+            guard rates.count == 3, let gyroRate, abs(gyroRate / actualRate - 1) < 0.01 else { return nil }
             return GyroHalf(device: half, name: iio_device_get_name(half).map { String(cString: $0) } ?? "?", rates: rates,
                             timestamp: scan("timestamp", on: half))
         }
@@ -343,10 +346,16 @@ package final class IIOSampler: Sendable {
         let timestamp: OpaquePointer?
     }
 
-    /// One refill of a buffer: each sample's time and its three channels, converted.
+    /// Samples of a buffer: each one's time and its three channels, converted. Kept from one refill
+    /// to the next, so that reading allocates nothing once it has run a while.
     struct Batch {
         var times: [Double] = []
         var values: [Vector3] = []
+
+        mutating func removeAll() {
+            times.removeAll(keepingCapacity: true)
+            values.removeAll(keepingCapacity: true)
+        }
     }
 
     /// Reads the driver's buffer until stopped (nil), or until it has stayed empty since it was
@@ -399,7 +408,7 @@ package final class IIOSampler: Sendable {
         var lastT = -Double.infinity
         var window = RateWindow(nominal: actualRate)
         var filled = false, timedOut = false
-        var pendingGyro = Batch()
+        var batch = Batch(), own = Batch(), pendingGyro = Batch()
         var lastRotation: Vector3?
         while shared.running.load(ordering: .acquiring) {
             let n = iio_buffer_refill(buffer)
@@ -421,10 +430,12 @@ package final class IIOSampler: Sendable {
             filled = true
             onHealthy()
             shared.touch()
-            let batch = read(buffer, accel, timestamp: timestamp, now: monotonicSeconds(), period: period)
-            var own = Batch()
+            let now = monotonicSeconds()
+            batch.removeAll()
+            read(buffer, accel, timestamp: timestamp, now: now, period: period, into: &batch)
             if hasGyro {
-                own = read(buffer, rates, timestamp: timestamp, now: monotonicSeconds(), period: period)
+                own.removeAll()
+                read(buffer, rates, timestamp: timestamp, now: now, period: period, into: &own)
             } else if let gyroBuffer, let half {
                 let m = iio_buffer_refill(gyroBuffer)
                 heartbeat()
@@ -432,9 +443,7 @@ package final class IIOSampler: Sendable {
                     if !shared.running.load(ordering: .acquiring) { return nil }
                     throw IIOError(operation: "reading samples from", target: half.name, errno: Errno(rawValue: Int32(-m)))
                 }
-                let more = read(gyroBuffer, rates, timestamp: half.timestamp, now: monotonicSeconds(), period: period)
-                pendingGyro.times += more.times
-                pendingGyro.values += more.values
+                read(gyroBuffer, rates, timestamp: half.timestamp, now: monotonicSeconds(), period: period, into: &pendingGyro)
                 // Never more than a few refills behind (two halves at different rates, without timestamps).
                 let excess = pendingGyro.times.count - 4 * samplesPerRefill
                 if excess > 0 {
@@ -462,15 +471,13 @@ package final class IIOSampler: Sendable {
         return nil
     }
 
-    /// The samples of one refill for three channels: each one's time is its timestamp, or without
-    /// one the refill's time spread back over the batch at `period`.
-    private static func read(_ buffer: OpaquePointer, _ channels: [Channel], timestamp: OpaquePointer?, now: Double, period: Double) -> Batch {
+    /// Appends the samples of one refill for three channels to `batch`: each one's time is its
+    /// timestamp, or without one the refill's time spread back over the refill at `period`.
+    private static func read(_ buffer: OpaquePointer, _ channels: [Channel], timestamp: OpaquePointer?, now: Double, period: Double,
+                             into batch: inout Batch) {
         let step = iio_buffer_step(buffer)
-        guard let start = iio_buffer_start(buffer), let end = iio_buffer_end(buffer), step > 0 else { return Batch() }
+        guard let start = iio_buffer_start(buffer), let end = iio_buffer_end(buffer), step > 0 else { return }
         let count = (end - start) / step
-        var batch = Batch()
-        batch.times.reserveCapacity(count)
-        batch.values.reserveCapacity(count)
         for i in 0..<count {
             if let timestamp, let first = iio_buffer_first(buffer, timestamp) {
                 var ns: Int64 = 0
@@ -481,7 +488,6 @@ package final class IIOSampler: Sendable {
             }
             batch.values.append(Vector3(value(channels[0], buffer, i, step), value(channels[1], buffer, i, step), value(channels[2], buffer, i, step)))
         }
-        return batch
     }
 
     /// The rotation read nearest to `t` (within a period) among those pending, which are dropped up
@@ -493,7 +499,7 @@ package final class IIOSampler: Sendable {
             while i + 1 < pending.times.count && abs(pending.times[i + 1] - t) <= abs(pending.times[i] - t) { i += 1 }
             guard abs(pending.times[i] - t) <= period else {
                 // All ahead of `t` (kept for the samples to come), or all behind it (dropped).
-                if pending.times[i] < t { pending = Batch() }
+                if pending.times[i] < t { pending.removeAll() }
                 return nil
             }
         }

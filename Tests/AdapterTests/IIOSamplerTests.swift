@@ -79,6 +79,25 @@ import Testing
         #expect(!got.has { if case .dropped = $0 { true } else { false } })
     }
 
+    /// The same chip whose gyro will not run at the accelerometer's rate: its buffer would hold the
+    /// accelerometer's back (each refill waits for as many samples), so the gyro is left out, and
+    /// the opening says so, rather than the accelerometer's FIFO overrunning.
+    @Test func aSplitChipsGyroAtAnotherRateIsLeftOut() throws {
+        let server = try FakeIIOD(split: true)
+        defer { server.stop() }
+        server.state.withLock { $0.splitGyroRate = 50 }
+        let (sampler, got) = start(server)
+        defer { sampler.stop() }
+        try waitFor(10) { got.count >= 150 }
+        let opened = got.events.withLock { $0.first }
+        #expect(opened == .opened(device: "lsm6dsl_accel", gyro: false, timestamps: true, rateHz: 200, accelScale: 0.004785,
+                                  mode: .buffer(trigger: nil)))
+        #expect(server.state.withLock { $0.openedMasks } == ["0000000f"], "only the accelerometer's buffer")
+        let samples = got.samples.withLock { Array($0.prefix(150)) }
+        #expect(samples.allSatisfy { $0.gyro == nil })
+        #expect(zip(samples, samples.dropFirst()).allSatisfy { abs($1.t - $0.t - 0.005) < 1e-6 })
+    }
+
     /// A triggered buffer with no trigger (the chip's INT line not wired): the raw channels are read
     /// at the rate instead, scaled, and the sampler says so; the buffer is never opened.
     @Test func withoutATriggerTheRawChannelsArePolled() throws {

@@ -53,6 +53,8 @@ package final class FakeIIOD: @unchecked Sendable {
         package var untriggered = false
         /// How long a raw read takes, seconds (a driver that powers the chip up for each read).
         package var rawReadSeconds = 0.0
+        /// A split chip's gyro runs at this rate, Hz, whatever is asked of it (nil: as asked).
+        package var splitGyroRate: Double?
     }
 
     package let port: Int
@@ -298,7 +300,7 @@ package final class FakeIIOD: @unchecked Sendable {
             }
             if words.count >= 3 {
                 switch words[2] {
-                case "sampling_frequency": return String(Int(s.rate))
+                case "sampling_frequency": return String(Int(words[1] == "iio:device1" ? s.splitGyroRate ?? s.rate : s.rate))
                 case "sampling_frequency_available": return "10 20 50 100 200 500 1000"
                 default: return nil
                 }
@@ -313,7 +315,7 @@ package final class FakeIIOD: @unchecked Sendable {
         state.withLock { s in
             if words.count >= 6, words[3].hasPrefix("accel"), words[4] == "scale", let scale = Double(value) {
                 s.accelScale = scale
-            } else if words.count >= 4, words[2] == "sampling_frequency", let rate = Double(value) {
+            } else if words.count >= 4, words[2] == "sampling_frequency", let rate = Double(value), !(words[1] == "iio:device1" && s.splitGyroRate != nil) {
                 s.rate = min(1000, max(10, rate))
             }
         }
