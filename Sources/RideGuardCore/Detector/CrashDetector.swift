@@ -258,9 +258,10 @@ package struct CrashDetector: Sendable {
             // also needs a clearer angle, or a longer rest: there hard braking can look like a large
             // tilt for a few seconds. So does a turn toward a dead axis (the force reads well under
             // 1 g): pitch and roll look alike there, and a held wheelie (45–55°, read larger through
-            // the two live axes) short of `wheelieMaximumDegrees` stays up for 3–4 s. GPS reading the
-            // bike at walking pace through the rest (stillness requires it) rules out both: braking
-            // and wheelies happen at speed.
+            // the two live axes) short of `wheelieMaximumDegrees` stays up for 3–4 s. A GPS speed on the
+            // sample (a fix under 3 s old; the agent gives none older) at walking pace rules out
+            // both: braking from it ends within 0.2 s, a wheelie needs speed, and any faster fix
+            // during the rest would have ended the stillness.
             let needed = restNeeded(uncertain: uncertain)
             let hiddenTurn = axes.deadAxis && magnitude < DetectorConfiguration.uncertainForceShare * gravity
                 && postureDegrees < configuration.wheelieMaximumDegrees
