@@ -109,7 +109,7 @@ let package = Package(
         .testTarget(name: "RideGuardCoreTests", dependencies: ["RideGuardCore", "ScenarioSynth"]),
         // What the tests share: the fake gpsd, iiod, modem and Traccar server, Mosquitto and gpsfake
         // run for a test, the manual clock and the one-thread executor, scratch folders, the binary.
-        .target(name: "RideGuardTestSupport", dependencies: ["RideGuardAgent", "RideGuardCommands", "RideGuardCore", "Storage",
+        .target(name: "RideGuardTestSupport", dependencies: ["RideGuardAgent", "RideGuardCommands", "RideGuardCore", "GPSDClient", "Storage",
                                                           .product(name: "Logging", package: "swift-log")],
                 path: "Tests/RideGuardTestSupport"),
         // Each adapter on its real peer (a fake iiod, gpsd under gpsfake, a modem on a pseudo-terminal,

@@ -229,7 +229,7 @@ import Testing
     @Test func recordingCarriesTheGPSSpeed() throws {
         let server = try FakeIIOD()
         defer { server.stop() }
-        let gps = try GPSFake(log: NMEALog.movingRider(latitude: 45.0, longitude: 5.0, speed: 12, course: 10, seconds: 60))
+        let gps = try GPSFake.serving(log: NMEALog.movingRider(latitude: 45.0, longitude: 5.0, speed: 12, course: 10, seconds: 60))
         defer { gps.stop() }
         let out = Scratch.path("rideguard-speed.csv").path
         let result = try Rideguard.run(["record", "--out", out, "--uri", "ip:127.0.0.1:\(server.port)", "--rate", "100",

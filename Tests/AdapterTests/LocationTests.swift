@@ -9,26 +9,8 @@ import Testing
 /// gpsd fed by gpsfake with our own NMEA: the adapter, the store and `rideguard location`.
 @Suite(.serialized) struct LocationTests {
     @Test func locationCommandPrintsTheRidersFix() throws {
-        // gpsfake starts gpsd and feeds it in its own time, and about one start in five to twenty here
-        // gives a gpsd that answers and never serves a fix (once in 90 s, on an idle machine). That is
-        // gpsfake's start, not what this test checks: a gpsfake that served no fix in 20 s is replaced
-        // by a fresh one on another port, at most three times.
-        let log = NMEALog.movingRider(latitude: 45.76, longitude: 4.84, speed: 15, course: 45, seconds: 60)
-        var started: GPSFake?
-        var tries: [String] = []
-        for _ in 0..<3 where started == nil {
-            let candidate = try GPSFake(log: log)
-            let ready = GPSDWatcher.probe(host: "127.0.0.1", port: String(candidate.port), seconds: 20)
-            if ready.fix != nil {
-                started = candidate
-            } else {
-                tries.append("port \(candidate.port): connected \(ready.connected), \(ready.problem ?? "no problem said")")
-                candidate.stop()
-            }
-        }
-        let gps = try #require(started, "gpsd under gpsfake gave no fix in three starts: \(tries)")
+        let gps = try GPSFake.serving(log: NMEALog.movingRider(latitude: 45.76, longitude: 4.84, speed: 15, course: 45, seconds: 60))
         defer { gps.stop() }
-        if !tries.isEmpty { print("LocationTests: gpsfake restarted after starts without a fix: \(tries)") }
         let result = try Rideguard.run(["location", "--gpsd", "127.0.0.1:\(gps.port)", "--json", "--wait", "20"])
         #expect(result.status == 0, "\(result.stderr)")
         let fix = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])

@@ -44,11 +44,11 @@ import AgentControl
         let database: String
         var socket: String { folder.appendingPathComponent("control.sock").path }
 
-        init(_ name: String, modem: FakeModem? = nil, riderSpeed: Double = 0, gpsLog: String? = nil,
+        init(_ name: String, modem: FakeModem? = nil, riderSpeed: Double = 0,
              trace: URL = Rideguard.fixtures.appendingPathComponent("example-lowside.csv"), playback: Double = 4,
              contacts: Bool = true, imu: String? = nil, calls: String = "", database: String? = nil) throws {
             self.modem = try modem ?? FakeModem()
-            gps = try GPSFake(log: gpsLog ?? NMEALog.movingRider(latitude: 45.1, longitude: 5.7, speed: riderSpeed, course: 0, seconds: 120))
+            gps = try GPSFake.serving(log: NMEALog.movingRider(latitude: 45.1, longitude: 5.7, speed: riderSpeed, course: 0, seconds: 120))
             folder = try Scratch.folder(name)
             self.database = database ?? folder.appendingPathComponent("rideguard.sqlite").path
             config = folder.appendingPathComponent("config.yaml")

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import GPSDClient
 
 /// NMEA 0183 sentences written by our own code for gpsfake: a rider moving in a straight line, or a
 /// receiver without a fix.
@@ -76,6 +77,30 @@ package final class GPSFake {
         let file = try Rideguard.temporaryFile("gpsfake-\(UUID().uuidString).nmea", contents: Data(log.utf8))
         // -q quiet, -P our port (2947 may be a system gpsd), -c delay between sentences, looping.
         process = try Spawned(["/usr/bin/gpsfake", "-q", "-P", String(port), "-c", String(cycle), file.path])
+    }
+
+    /// A gpsfake whose gpsd has served a fix. About one start in twenty to thirty here gives a gpsd
+    /// that answers and never serves one (seen with gpspipe too): that is gpsfake's start, not what a
+    /// test checks, so a start without a fix in 20 s is replaced by a fresh one on another port, at
+    /// most three times, and the error lists what each start said.
+    package static func serving(log: String, cycle: Double = 0.1) throws -> GPSFake {
+        var tries: [String] = []
+        for _ in 0..<3 {
+            let candidate = try GPSFake(log: log, cycle: cycle)
+            let ready = GPSDWatcher.probe(host: "127.0.0.1", port: String(candidate.port), seconds: 20)
+            if ready.fix != nil {
+                if !tries.isEmpty { print("GPSFake: restarted after starts without a fix: \(tries)") }
+                return candidate
+            }
+            tries.append("port \(candidate.port): connected \(ready.connected), \(ready.problem ?? "no problem said")")
+            candidate.stop()
+        }
+        throw NoFix(tries: tries)
+    }
+
+    package struct NoFix: Error, CustomStringConvertible {
+        let tries: [String]
+        package var description: String { "gpsd under gpsfake gave no fix in three starts: \(tries)" }
     }
 
     /// gpsfake and its gpsd (one process group) killed at once: gpsfake takes 5 s over a SIGTERM.
