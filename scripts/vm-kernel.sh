@@ -3,9 +3,11 @@
 # kernel and our test-only modules, built here at test time from Debian's packages. Sets
 #   abi      the kernel's ABI name (6.1.0-NN-amd64), the one linux-image-amd64 depends on now;
 #   kdir     its cache: image/ (the linux-image package unpacked: boot/vmlinuz-*, lib/modules/*)
-#            and source/ (the few files of linux-source that Debian does not build: gpio-sim);
+#            and source/ (the few files of linux-source that Debian does not build: gpio-sim, and
+#            the IIO timer trigger with the configfs modules it needs);
 #   vmlinuz  the kernel to boot;
-# and defines vm_modules DIR: builds rideguard-imu-sim.ko, rideguard-int-wire.ko and gpio-sim-rg.ko into DIR.
+# and defines vm_modules DIR: builds rideguard-imu-sim.ko, rideguard-int-wire.ko, gpio-sim-rg.ko and the
+# kernel's industrialio-configfs.ko, industrialio-sw-trigger.ko and iio-trig-hrtimer.ko into DIR.
 # Downloads are kept under $RIDEGUARD_CACHE (default /var/cache/rideguard)/kernel.
 
 bash scripts/install-deps.sh --vm
@@ -23,7 +25,8 @@ kversion=$(dpkg-query -W -f='${Version}' "linux-headers-$abi")
 kseries=${abi%%-*}                                  # 6.1.0 → the source package is linux-source-6.1
 kseries=${kseries%.*}
 kdir=${RIDEGUARD_CACHE:-/var/cache/rideguard}/kernel/$abi
-if [ ! -e "$kdir/ready" ]; then
+# The timer trigger's sources came with the cache later: a cache without them is fetched again.
+if [ ! -e "$kdir/ready" ] || [ ! -e "$kdir/source/drivers/iio/trigger/iio-trig-hrtimer.c" ]; then
     echo "vm-kernel: fetching linux-image-$abi and linux-source-$kseries $kversion"
     rm -rf "$kdir"
     mkdir -p "$kdir/debs"
@@ -32,7 +35,8 @@ if [ ! -e "$kdir/ready" ]; then
     dpkg-deb -x "$kdir"/debs/linux-image-*.deb "$kdir/image"
     dpkg-deb --fsys-tarfile "$kdir"/debs/linux-source-*.deb | tar -x -C "$kdir/source" --wildcards '*.tar.xz'
     tar -xJf "$kdir"/source/usr/src/linux-source-*.tar.xz -C "$kdir/source" --strip-components=1 \
-        --wildcards '*/drivers/gpio/gpio-sim.c' '*/drivers/gpio/gpiolib.h' '*/kernel/irq/irq_sim.c'
+        --wildcards '*/drivers/gpio/gpio-sim.c' '*/drivers/gpio/gpiolib.h' '*/kernel/irq/irq_sim.c' \
+        '*/drivers/iio/industrialio-configfs.c' '*/drivers/iio/industrialio-sw-trigger.c' '*/drivers/iio/trigger/iio-trig-hrtimer.c'
     rm -rf "$kdir/debs" "$kdir/source/usr"
     # The modules' dependencies, for `modprobe -d "$kdir/image" --show-depends` (the package leaves
     # that to its postinst).
@@ -50,17 +54,19 @@ vm_module_files() {
 }
 vmlinuz=$kdir/image/boot/vmlinuz-$abi
 
-# Ours, and the kernel's gpio-sim (with irq_sim where the kernel lacks it). irq_to_desc is not
-# exported to modules: the simulated interrupt is raised through generic_handle_irq instead.
+# Ours, and the kernel's gpio-sim (with irq_sim where the kernel lacks it) and IIO timer trigger
+# (with the IIO configfs modules; Debian builds none of them). irq_to_desc is not exported to
+# modules: the simulated interrupt is raised through generic_handle_irq instead.
 vm_modules() {
     local out=$1
     mkdir -p "$out"
     cp Tests/kernel/Kbuild Tests/kernel/rideguard-imu-sim.c Tests/kernel/rideguard-int-wire.c "$kdir"/source/drivers/gpio/gpio-sim.c \
-       "$kdir"/source/drivers/gpio/gpiolib.h "$kdir"/source/kernel/irq/irq_sim.c "$out/"
+       "$kdir"/source/drivers/gpio/gpiolib.h "$kdir"/source/kernel/irq/irq_sim.c "$kdir"/source/drivers/iio/industrialio-configfs.c \
+       "$kdir"/source/drivers/iio/industrialio-sw-trigger.c "$kdir"/source/drivers/iio/trigger/iio-trig-hrtimer.c "$out/"
     sed -i 's/handle_simple_irq(irq_to_desc(irqnum));/generic_handle_irq(irqnum);/' "$out/irq_sim.c"
     make -s -C "/usr/src/linux-headers-$abi" M="$out" modules 2>&1 | grep -v "Skipping BTF" || true
     local m
-    for m in rideguard-imu-sim rideguard-int-wire gpio-sim-rg; do
+    for m in rideguard-imu-sim rideguard-int-wire gpio-sim-rg industrialio-configfs industrialio-sw-trigger iio-trig-hrtimer; do
         [ -e "$out/$m.ko" ] || { echo "vm-kernel: building $m.ko failed" >&2; exit 1; }
     done
 }

@@ -70,7 +70,7 @@ cp "$kdir"/image/lib/modules/"$abi"/modules.{order,builtin,builtin.modinfo} "$md
 vm_module_files "${modules[@]}" | while read -r ko; do
     install -D -m 0644 "$ko" "$root${ko#"$kdir/image"}"
 done
-cp "$work"/modules/{rideguard-imu-sim,gpio-sim-rg}.ko "$mdir/extra/"
+cp "$work"/modules/{rideguard-imu-sim,gpio-sim-rg,industrialio-configfs,industrialio-sw-trigger,iio-trig-hrtimer}.ko "$mdir/extra/"
 depmod -b "$root" "$abi"
 
 # The machine: a name, an id, the packages to install, the checks as a unit of their own.

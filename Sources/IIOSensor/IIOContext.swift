@@ -47,7 +47,7 @@ package final class IIOContext {
     /// Names of the devices in the context (`mpu6050`, `lsm6dsl_accel`, …).
     package var deviceNames: [String] {
         (0..<iio_context_get_devices_count(pointer)).compactMap { index in
-            guard let device = iio_context_get_device(pointer, index) else { return nil }
+            guard let device = iio_context_get_device(pointer, index), !iio_device_is_trigger(device) else { return nil }
             if let name = iio_device_get_name(device) { return String(cString: name) }
             return iio_device_get_id(device).map { String(cString: $0) }
         }

@@ -45,6 +45,7 @@ package enum ReadMode: Sendable, Equatable {
 
     package var summary: String {
         switch self {
+        case .buffer(TimerTrigger.name?): "buffer, trigger \(TimerTrigger.name) (a kernel timer, as INT is not wired)"
         case .buffer(let trigger?): "buffer, trigger \(trigger)"
         case .buffer(nil): "buffer (the chip's FIFO)"
         case .polled(let reason): "polled: \(reason)"
@@ -228,14 +229,13 @@ package final class IIOSampler: Sendable {
         if let why = shared.emptyBuffer.withLock({ $0 }) {
             reason = why
         } else if let ax = scan("accel_x"), let ay = scan("accel_y"), let az = scan("accel_z") {
-            var trigger: OpaquePointer?
-            let triggerState = iio_device_get_trigger(device, &trigger)
-            // 0 with none: the buffer is filled by a trigger, and the driver set none (its own
-            // comes from the chip's INT line). An error: the buffer takes no trigger (a FIFO).
-            if triggerState == 0 && trigger == nil {
-                reason = "INT not wired: the driver's trigger comes from the chip's interrupt line"
-            } else {
-                let triggerName = triggerState == 0 ? trigger.flatMap { iio_device_get_name($0) }.map { String(cString: $0) } : nil
+            switch chooseTrigger(for: device, in: context.pointer, uri: c.uri, rate: actualRate) {
+            case .reopen:
+                // RideGuard's timer trigger was just made: a fresh context lists it.
+                return
+            case .none(let why):
+                reason = why
+            case .use(let triggerName):
                 do {
                     let silent = try buffered(c, device: device, name: name, accel: [ax, ay, az], gyro: ["anglvel_x", "anglvel_y", "anglvel_z"].map { scan($0) },
                                               gyroHalf: gyroHalf, timestamp: scan("timestamp"), rate: actualRate, trigger: triggerName, shared: shared,
@@ -265,6 +265,51 @@ package final class IIOSampler: Sendable {
             // The chip, or its driver, went away: the next opening tries its buffer again.
             shared.emptyBuffer.withLock { $0 = nil }
             throw error
+        }
+    }
+
+    private enum TriggerChoice {
+        /// Read the buffer through this trigger (nil: a hardware FIFO, which takes none).
+        case use(String?)
+        /// RideGuard's timer trigger was made: open the context again to see it.
+        case reopen
+        /// No trigger can fill the buffer: why, in the rider's words.
+        case none(String)
+    }
+
+    /// The trigger that fills `device`'s buffer: the one set (the driver's own, or one the rider
+    /// chose), else RideGuard's timer trigger (TimerTrigger) at `rate`, made here where it can be.
+    private static func chooseTrigger(for device: OpaquePointer, in context: OpaquePointer, uri: String, rate: Double) -> TriggerChoice {
+        func useTimer(_ timer: OpaquePointer) -> Int32 {
+            // The timer's rate is the chip's: a faster one would read each sample more than once.
+            _ = iio_device_attr_write_longlong(timer, "sampling_frequency", Int64(rate.rounded()))
+            return iio_device_set_trigger(device, timer)
+        }
+        var current: OpaquePointer?
+        // No trigger/ folder (ENOENT): the buffer takes no trigger (a hardware FIFO). An empty
+        // current_trigger is 0 and none from libiio 0.25 on, an error (EIO) from 0.24's.
+        let state = iio_device_get_trigger(device, &current)
+        if state == -ENOENT { return .use(nil) }
+        if state == 0, let current {
+            let name = iio_device_get_name(current).map { String(cString: $0) } ?? "?"
+            if name == TimerTrigger.name { _ = useTimer(current) }
+            return .use(name)
+        }
+        // None set: the driver's own trigger comes from the chip's INT line.
+        let intNotWired = "INT not wired: the driver's trigger comes from the chip's interrupt line"
+        if let timer = iio_context_find_device(context, TimerTrigger.name), iio_device_is_trigger(timer) {
+            let status = useTimer(timer)
+            guard status == 0 else {
+                return .none("\(intNotWired), and the driver refuses RideGuard's timer trigger (\(Errno(rawValue: -status)))")
+            }
+            return .use(TimerTrigger.name)
+        }
+        // Only this machine's kernel can make one.
+        guard uri == "local:" else { return .none(intNotWired) }
+        switch TimerTrigger.make() {
+        case .made: return .reopen
+        case .existing: return .none("\(intNotWired), and RideGuard's timer trigger is not listed by libiio")
+        case .impossible(let why): return .none("\(intNotWired), and \(why)")
         }
     }
 

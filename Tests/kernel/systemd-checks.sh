@@ -195,6 +195,18 @@ firstboot)
 
     # The IMU's driver late, as udev loads it at boot: found, no restart.
     [ -d /sys/bus/iio/devices ] && ok "the IIO core was loaded for the agent (modprobe@industrialio)" || bad "no /sys/bus/iio/devices"
+    # RideGuard's timer trigger, made by the unit's privileged ExecStartPre (the kernel's module is
+    # built here, as Raspberry Pi OS builds it), and handed by udev to the iio group, for the agent
+    # to set its rate.
+    timer_rate() {
+        for t in /sys/bus/iio/devices/trigger*; do
+            [ "$(cat $t/name 2>/dev/null)" = rideguard ] && stat -c %G:%A $t/sampling_frequency
+        done
+    }
+    wait_for 10 eval '[[ $(timer_rate) == iio:-rw-rw* ]]'
+    [[ $(timer_rate) == iio:-rw-rw* ]] && [ -d /sys/kernel/config/iio/triggers/hrtimer/rideguard ] \
+        && ok "the unit made RideGuard's timer trigger in configfs; its rate is the iio group's to set ($(timer_rate))" \
+        || bad "no RideGuard timer trigger for the iio group: '$(timer_rate)'; $(journalctl -b -u rideguard --no-pager | grep -i -m2 'ExecStartPre\|hrtimer')"
     restarts=$(prop rideguard NRestarts)
     started=$(uptime_s)
     modprobe rideguard-imu-sim
