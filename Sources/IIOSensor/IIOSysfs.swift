@@ -19,7 +19,8 @@ package struct IIOSysfs: Equatable, Sendable {
     /// Looks up the device named `name` (the first of a split chip's "accel + gyro" pair) under
     /// `root`; nil where no such device is there (not local, or gone).
     package init?(deviceNamed name: String, root: String = "/sys/bus/iio/devices") {
-        let wanted = String(name.split(separator: " ").first ?? Substring(name))
+        // The chip's name is the first word of what is shown ("lis3dh, accelerometer only").
+        let wanted = String(name.split(whereSeparator: { $0 == " " || $0 == "," }).first ?? Substring(name))
         guard let folder = opendir(root) else { return nil }
         defer { closedir(folder) }
         var found: FilePath?

@@ -230,6 +230,7 @@ extension AgentTests {
         #expect(found == IIOSysfs(driver: "inv-mpu6050-i2c", mountMatrix: "0, 1, 0; -1, 0, 0; 0, 0, 1"))
         #expect(found.summary == "driver inv-mpu6050-i2c, mount matrix 0, 1, 0; -1, 0, 0; 0, 0, 1 (RideGuard learns the bike's axes itself)")
         #expect(IIOSysfs(deviceNamed: "mpu6050 with gyro", root: root)?.driver == "inv-mpu6050-i2c")
+        #expect(IIOSysfs(deviceNamed: "mpu6050, accelerometer only", root: root)?.driver == "inv-mpu6050-i2c")
         #expect(IIOSysfs(deviceNamed: "bmi160", root: root) == nil)
     }
 
