@@ -122,6 +122,25 @@ import Testing
         #expect(zip(samples, samples.dropFirst()).allSatisfy { $0.t < $1.t })
     }
 
+    /// A driver that gives no buffer at all: the raw channels are polled at the rate, and the
+    /// reason names the cause the chip has (the MPU-6050's buffer needs its INT line; the ADXL345's
+    /// driver has none before Linux 6.15).
+    @Test(arguments: [("mpu6050", "INT not wired: the driver gives a buffer only with the chip's interrupt line"),
+                      ("adxl345", "the adxl345 driver gives no buffer before Linux 6.15")])
+    func withoutABufferTheRawChannelsArePolled(chip: String, reason: String) throws {
+        let server = try FakeIIOD(bufferless: chip)
+        defer { server.stop() }
+        let (sampler, got) = start(server, rate: 100)
+        defer { sampler.stop() }
+        try waitFor(10) { got.count >= 150 }
+        let opened = got.events.withLock { $0.first }
+        #expect(opened == .opened(device: chip, gyro: true, timestamps: false, rateHz: 100, accelScale: 0.004785, mode: .polled(reason: reason)))
+        let samples = got.samples.withLock { $0 }
+        let rate = Double(samples.count - 1) / (samples.last!.t - samples.first!.t)
+        #expect(rate > 80 && rate < 105, "polled at \(rate) Hz for 100 asked")
+        #expect(samples.allSatisfy { $0.accel.z > 2046 * 0.004785 - 1e-9 && $0.accel.z < 2051 * 0.004785 + 1e-9 })
+    }
+
     /// A buffer that stays empty once enabled, while the raw channels answer (an MPU-6050 whose
     /// driver drops its data-ready samples, an INT wire that carries nothing): after four stall
     /// times the sampler reads the raw channels instead, says why, and the samples flow.

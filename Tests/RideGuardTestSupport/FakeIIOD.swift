@@ -7,7 +7,9 @@ import Synchronization
 /// timestamp. Samples are produced in real time at the sampling frequency the client writes.
 /// `split`: a chip its driver splits in two devices, as st_lsm6dsx does (`lsm6dsl_accel`,
 /// `lsm6dsl_gyro`), each with its own FIFO buffer and timestamp; sample k of both is the same
-/// instant, counted from the server's start, whenever each buffer was opened.
+/// instant, counted from the server's start, whenever each buffer was opened. `bufferless`: the
+/// device goes by this name and has no buffer (no scan elements), as an MPU-6050 without its INT
+/// line or an ADXL345 before Linux 6.15.
 package final class FakeIIOD: @unchecked Sendable {
     package struct Channel {
         package var id: String
@@ -59,14 +61,16 @@ package final class FakeIIOD: @unchecked Sendable {
 
     package let port: Int
     package let split: Bool
+    package let bufferless: String?
     package let state = Mutex(State())
     /// Raw reads (`in_accel_x_raw`) give the sample due now, counted from here at the rate.
     private let started = Date()
 
     /// Below Linux's ephemeral ports (32768–60999), like GPSFake's.
-    package init(port: Int = Int.random(in: 26_000...31_999), split: Bool = false) throws {
+    package init(port: Int = Int.random(in: 26_000...31_999), split: Bool = false, bufferless: String? = nil) throws {
         self.port = port
         self.split = split
+        self.bufferless = bufferless
         try start()
     }
 
@@ -101,7 +105,7 @@ package final class FakeIIOD: @unchecked Sendable {
 
     /// Each device's name and the indices (in `channels`) of its channels, in scan order.
     package var devices: [(name: String, channels: [Int])] {
-        split ? [("lsm6dsl_accel", [0, 1, 2, 7]), ("lsm6dsl_gyro", [4, 5, 6, 7])] : [("mpu6050", Array(Self.channels.indices))]
+        split ? [("lsm6dsl_accel", [0, 1, 2, 7]), ("lsm6dsl_gyro", [4, 5, 6, 7])] : [(bufferless ?? "mpu6050", Array(Self.channels.indices))]
     }
 
     package var xml: String {
@@ -121,12 +125,13 @@ package final class FakeIIOD: @unchecked Sendable {
         for (number, device) in devices.enumerated() {
             x += "<device id=\"iio:device\(number)\" name=\"\(device.name)\" >"
             for (index, ch) in device.channels.map({ Self.channels[$0] }).enumerated() {
-                x += "<channel id=\"\(ch.id)\" type=\"input\" ><scan-element index=\"\(index)\" format=\"\(ch.format)\" />"
+                x += "<channel id=\"\(ch.id)\" type=\"input\" >"
+                if bufferless == nil { x += "<scan-element index=\"\(index)\" format=\"\(ch.format)\" />" }
                 for attribute in ch.attributes { x += "<attribute name=\"\(attribute)\" filename=\"in_\(ch.id)_\(attribute)\" />" }
                 x += "</channel>"
             }
             x += "<attribute name=\"sampling_frequency\" /><attribute name=\"sampling_frequency_available\" />"
-                + "<buffer-attribute name=\"length\" /><buffer-attribute name=\"enable\" /></device>"
+                + (bufferless == nil ? "<buffer-attribute name=\"length\" /><buffer-attribute name=\"enable\" />" : "") + "</device>"
         }
         return x + "</context>"
     }
