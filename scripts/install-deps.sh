@@ -16,8 +16,9 @@ case "${1:-}" in
     # dpkg-shlibdeps works out the .deb's dependencies from the libraries the binary links.
     --deb) packages+=(dpkg-dev); shift ;;
     # scripts/vm-test.sh: qemu, the initramfs's busybox and cpio, module builds (kmod reads their
-    # dependencies), Debian's iiod, i2cset for the IMUs' registers on i2c-stub.
-    --vm) packages+=(qemu-system-x86 busybox-static cpio python3 make gcc kmod iiod i2c-tools); shift ;;
+    # dependencies), Debian's iiod, i2cset for the IMUs' registers on i2c-stub, iasl for the
+    # ADXL345's ACPI table.
+    --vm) packages+=(qemu-system-x86 busybox-static cpio python3 make gcc kmod iiod i2c-tools acpica-tools); shift ;;
     # Debian roots for other releases and architectures, and running arm64 programs here.
     --cross) packages+=(debootstrap qemu-user-static binutils); shift ;;
 esac

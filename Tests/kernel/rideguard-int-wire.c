@@ -17,9 +17,14 @@
  * mount_matrix gives every chip a software node with that `mount-matrix` property, which the
  * drivers read with iio_read_mount_matrix() and show as in_accel_mount_matrix.
  *
+ * An adxl345 gets the ACPI device ADS0345 as its firmware node, which the VM is booted with
+ * (Tests/kernel/adxl345.asl): Linux 6.1's adxl345 driver takes the chip's type only from the
+ * firmware, as a PC's ACPI tables or a Pi's device tree give it, and refuses a chip without one.
+ *
  * /sys/module/rideguard_int_wire/parameters/rate_hz can be changed while loaded; 0 stops the
  * interrupts (a broken INT wire). Not for real hardware.
  */
+#include <linux/acpi.h>
 #include <linux/hrtimer.h>
 #include <linux/i2c.h>
 #include <linux/interrupt.h>
@@ -52,6 +57,7 @@ static struct property_entry rg_properties[2];
 static struct software_node rg_node = { .properties = rg_properties };
 
 static struct i2c_client *rg_clients[RG_MAX_CHIPS];
+static struct acpi_device *rg_acpi[RG_MAX_CHIPS];
 static int rg_irqs[RG_MAX_CHIPS];
 static int rg_count;
 static struct hrtimer rg_timer;
@@ -89,6 +95,9 @@ static void rg_remove_all(void)
 		rg_count--;
 		if (rg_clients[rg_count])
 			i2c_unregister_device(rg_clients[rg_count]);
+		if (rg_acpi[rg_count])
+			acpi_dev_put(rg_acpi[rg_count]);
+		rg_acpi[rg_count] = NULL;
 		irq_free_desc(rg_irqs[rg_count]);
 	}
 }
@@ -121,11 +130,23 @@ static int rg_add(struct i2c_adapter *adapter, const char *spec)
 	info.irq = irq;
 	if (rg_properties[0].name)
 		info.swnode = &rg_node;
+	if (!strcmp(info.type, "adxl345")) {
+		rg_acpi[rg_count] = acpi_dev_get_first_match_dev("ADS0345", NULL, -1);
+		if (!rg_acpi[rg_count]) {
+			pr_err("rideguard-int-wire: no ACPI device ADS0345 for the adxl345 (boot with adxl345.aml)\n");
+			irq_free_desc(irq);
+			return -ENODEV;
+		}
+		info.fwnode = acpi_fwnode_handle(rg_acpi[rg_count]);
+	}
 	rg_clients[rg_count] = i2c_new_client_device(adapter, &info);
 	if (IS_ERR(rg_clients[rg_count])) {
 		int err = PTR_ERR(rg_clients[rg_count]);
 
 		rg_clients[rg_count] = NULL;
+		if (rg_acpi[rg_count])
+			acpi_dev_put(rg_acpi[rg_count]);
+		rg_acpi[rg_count] = NULL;
 		irq_free_desc(irq);
 		return err;
 	}
