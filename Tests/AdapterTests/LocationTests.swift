@@ -38,7 +38,7 @@ import Testing
     /// The watcher fills the store, notices gpsd going away, and comes back when it restarts.
     @Test func watcherSurvivesAGpsdRestart() throws {
         let log = NMEALog.movingRider(latitude: 48.0, longitude: 7.8, speed: 20, course: 90, seconds: 120)
-        var gps: GPSFake? = try GPSFake(log: log, cycle: 0.02)
+        var gps: GPSFake? = try GPSFake.serving(log: log, cycle: 0.02)
         let port = gps!.port
         struct Seen: Sendable {
             var store = LocationStore()
@@ -70,7 +70,7 @@ import Testing
         gps = nil
         try waitFor(10) { seen.withLock { $0.disconnects >= 1 } }
         let fixesWhileDown = seen.withLock { $0.fixes }
-        gps = try GPSFake(log: log, port: port, cycle: 0.02)
+        gps = try GPSFake.serving(log: log, port: port, cycle: 0.02)
         defer { gps?.stop() }
         try waitFor(20) { seen.withLock { $0.fixes > fixesWhileDown + 3 } }
         #expect(seen.withLock { $0.connects } >= 2)

@@ -81,12 +81,13 @@ package final class GPSFake {
 
     /// A gpsfake whose gpsd has served a fix. About one start in twenty to thirty here gives a gpsd
     /// that answers and never serves one (seen with gpspipe too): that is gpsfake's start, not what a
-    /// test checks, so a start without a fix in 20 s is replaced by a fresh one on another port, at
-    /// most three times, and the error lists what each start said.
-    package static func serving(log: String, cycle: Double = 0.1) throws -> GPSFake {
+    /// test checks, so a start without a fix in 20 s is replaced by a fresh one, at most three
+    /// times, and the error lists what each start said. On `port` where given (a gpsd restarted
+    /// where a client waits for it), else each on a port of its own.
+    package static func serving(log: String, port: Int? = nil, cycle: Double = 0.1) throws -> GPSFake {
         var tries: [String] = []
         for _ in 0..<3 {
-            let candidate = try GPSFake(log: log, cycle: cycle)
+            let candidate = try port.map { try GPSFake(log: log, port: $0, cycle: cycle) } ?? GPSFake(log: log, cycle: cycle)
             let ready = GPSDWatcher.probe(host: "127.0.0.1", port: String(candidate.port), seconds: 20)
             if ready.fix != nil {
                 if !tries.isEmpty { print("GPSFake: restarted after starts without a fix: \(tries)") }
