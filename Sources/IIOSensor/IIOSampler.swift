@@ -45,7 +45,7 @@ package enum ReadMode: Sendable, Equatable {
 
     package var summary: String {
         switch self {
-        case .buffer(TimerTrigger.name?): "buffer, trigger \(TimerTrigger.name) (a kernel timer, as INT is not wired)"
+        case .buffer(TimerTrigger.name?): "buffer, trigger \(TimerTrigger.name) (a kernel timer: the driver has no data-ready trigger)"
         case .buffer(let trigger?): "buffer, trigger \(trigger)"
         case .buffer(nil): "buffer (the chip's FIFO)"
         case .polled(let reason): "polled: \(reason)"
@@ -281,9 +281,13 @@ package final class IIOSampler: Sendable {
     /// chose), else RideGuard's timer trigger (TimerTrigger) at `rate`, made here where it can be.
     private static func chooseTrigger(for device: OpaquePointer, in context: OpaquePointer, uri: String, rate: Double) -> TriggerChoice {
         func useTimer(_ timer: OpaquePointer) -> Int32 {
+            // Assigned first: the kernel refuses (EBUSY) while another reader has the buffer on (an
+            // agent running while an installer records), and that reader's rate is then left alone.
+            let status = iio_device_set_trigger(device, timer)
             // The timer's rate is the chip's: a faster one would read each sample more than once.
-            _ = iio_device_attr_write_longlong(timer, "sampling_frequency", Int64(rate.rounded()))
-            return iio_device_set_trigger(device, timer)
+            // One it cannot set runs at its own, which the rate window then reports.
+            if status == 0 { _ = iio_device_attr_write_longlong(timer, "sampling_frequency", Int64(rate.rounded())) }
+            return status
         }
         var current: OpaquePointer?
         // No trigger/ folder (ENOENT): the buffer takes no trigger (a hardware FIFO). An empty
@@ -523,10 +527,11 @@ package final class IIOSampler: Sendable {
         let step = iio_buffer_step(buffer)
         guard let start = iio_buffer_start(buffer), let end = iio_buffer_end(buffer), step > 0 else { return }
         let count = (end - start) / step
+        let stamps = timestamp.flatMap { channel in iio_buffer_first(buffer, channel).map { (channel, $0) } }
         for i in 0..<count {
-            if let timestamp, let first = iio_buffer_first(buffer, timestamp) {
+            if let (channel, first) = stamps {
                 var ns: Int64 = 0
-                iio_channel_convert(timestamp, &ns, first + i * step)
+                iio_channel_convert(channel, &ns, first + i * step)
                 batch.times.append(Double(ns) / 1e9)
             } else {
                 batch.times.append(now - Double(count - 1 - i) * period)

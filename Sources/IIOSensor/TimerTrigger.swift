@@ -13,7 +13,7 @@ import SystemPackage
 ///
 /// Making it is a mkdir in configfs, which only root may do: the service's unit loads the module and
 /// makes it before the agent starts (`ExecStartPre=+`), and a sampler run as root (`sudo rideguard
-/// record`) makes it itself. Raspberry Pi OS's kernels build iio-trig-hrtimer as a module; Debian's
+/// record`) makes it itself once the module is loaded. Raspberry Pi OS's kernels build iio-trig-hrtimer as a module; Debian's
 /// amd64 kernel (6.1) does not.
 package enum TimerTrigger {
     package static let name = "rideguard"
