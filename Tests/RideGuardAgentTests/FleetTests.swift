@@ -216,7 +216,7 @@ import Testing
         // one's. Either way it is said, and stops nothing.
         let journal = AgentInProcessTests.journal(folder)
         #expect(journal.contains("Dispatch Anna acknowledged over MQTT with no emergency under way: nothing to acknowledge")
-                || journal.contains("Dispatch Anna acknowledged over MQTT, but not this emergency (no emergency named)"), "\(journal)")
+                || journal.contains("Dispatch Anna acknowledged over MQTT, but not this emergency (no emergency named)"), "\(journal)\n\(agent.log.text)\n\(broker.log)")
         #expect(await agent.agent.acknowledgement == nil)
         #expect(agent.log.contains("cmd message(s) ignored"), "\(agent.log.text)")
         let state = await agent.agent.state

@@ -47,8 +47,13 @@ package final class Mosquitto: @unchecked Sendable {      // one test's, started
             topic write rideguard/+/cmd
             """.write(to: folder.appendingPathComponent("acl"), atomically: true, encoding: .utf8)
         // Started as root, Mosquitto runs as the user `mosquitto`: it logs to its stderr (our file).
+        // Its default queue for a client (1,000 QoS 1 messages past the 20 in flight) drops the rest
+        // when that client falls behind: on a loaded machine a test's flood of 10,000 `cmd` lost its
+        // last message, the ack, there. The tests hold the agent to what it reads, so nothing is
+        // dropped before it.
         try """
             per_listener_settings false
+            max_queued_messages 0
             allow_anonymous false
             password_file \(f)/passwd
             acl_file \(f)/acl
