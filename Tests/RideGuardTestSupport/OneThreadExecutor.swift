@@ -11,8 +11,8 @@ import Testing
 /// Work on threads of its own (a pty's reader, a fake peer, a `Thread` a test starts) is not seen
 /// here; what waits on it waits in real time (`ManualClock.settle`). Nothing run here may block
 /// waiting for another task: that task would wait behind it. While the hook is in, every task of
-/// the process comes here, another test's too: the suite runs one test at a time (`--no-parallel`,
-/// as `scripts/test.sh` does).
+/// the process comes here, another test's too: `.onOneThread` scopes take turns, and the suite runs
+/// one test at a time (`--no-parallel`, as `scripts/test.sh` does).
 package final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
     package static let shared = OneThreadExecutor()
 
@@ -61,8 +61,13 @@ package final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
             while head == queue.count { condition.wait() }
             let job = queue[head]
             head += 1
+            // Jobs that keep the queue from ever running dry (a task yielding in a loop) must not
+            // grow it without end: what has run is dropped once it is half the queue.
             if head == queue.count {
                 queue.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 4096 && head * 2 >= queue.count {
+                queue.removeFirst(head)
                 head = 0
             }
             condition.unlock()
@@ -114,12 +119,49 @@ package func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) 
 }
 
 /// Runs a suite's or a test's jobs on `OneThreadExecutor`: what a manual clock needs to move time
-/// deterministically.
+/// deterministically. One such suite at a time, even under `swift test` run in parallel: two
+/// tests waiting for the one thread to be idle would each see the other's turn waiting, for ever
+/// (a plain `swift test --filter` of two such suites hung so, its queue growing by gigabytes).
 package struct OnOneThread: SuiteTrait, TestTrait, TestScoping {
     package var isRecursive: Bool { true }
 
     package func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        try await OneThreadExecutor.withJobsHere(function)
+        if OneThreadTurn.held {                // the suite's scope holds it: its tests run inside
+            try await OneThreadExecutor.withJobsHere(function)
+            return
+        }
+        await OneThreadTurn.shared.take()
+        defer { OneThreadTurn.shared.give() }
+        try await OneThreadTurn.$held.withValue(true) {
+            try await OneThreadExecutor.withJobsHere(function)
+        }
+    }
+}
+
+/// The turn of one `.onOneThread` scope: the others wait for it, suspended (no thread held).
+private final class OneThreadTurn: Sendable {
+    static let shared = OneThreadTurn()
+    @TaskLocal static var held = false
+
+    private let state = Mutex<(busy: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func take() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { s -> Bool in
+                guard s.busy else { s.busy = true; return true }
+                s.waiting.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    func give() {
+        let next = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            guard !s.waiting.isEmpty else { s.busy = false; return nil }
+            return s.waiting.removeFirst()          // the turn passes straight to it
+        }
+        next?.resume()
     }
 }
 
