@@ -7,6 +7,7 @@ import GPSDClient
 import IIOSensor
 import RideGuardAgent
 import RideGuardCore
+import RideGuardDoctor
 import Storage
 import Synchronization
 import SystemTime
@@ -44,6 +45,9 @@ struct Record: ParsableCommand {
     @Option(help: "Also record GPS speed from gpsd at HOST:PORT (the speed_mps column).")
     var gpsd: String?
 
+    /// The running agent, if any: it holds the IMU.
+    @OptionGroup var agent: SocketOption
+
     func validate() throws {
         guard rate >= 10 && rate <= 4000 else { throw ValidationError("--rate must be 10...4000 Hz") }
         if let gpsd, GPSDAddress(gpsd) == nil { throw ValidationError("--gpsd must be HOST:PORT") }
@@ -58,6 +62,14 @@ struct Record: ParsableCommand {
     }
 
     func run() throws {
+        // A second reader changes what the agent reads: the chip's rate (and with it the filters'
+        // timing), or its buffer and trigger. Recording waits until the agent is stopped.
+        if case .running(let status) = Doctor.agentStatus(try agent.path, timeout: 3), !status.sensor.simulated {
+            Output.error("the agent is running and reads the IMU\(status.sensor.device.map { " (\($0))" } ?? ""): "
+                + "recording beside it would change its sampling rate under it. Let the agent record while it protects: "
+                + "sudo rideguard ctl record --name NAME --duration SECONDS (the trace goes to its recordings folder)")
+            throw ExitCode(1)
+        }
         struct Progress: Sendable {
             var samples = 0
             var dropped = 0

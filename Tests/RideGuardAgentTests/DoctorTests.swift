@@ -71,6 +71,12 @@ extension AgentTests {
         #expect(text.contains("Protecting, degraded: the IMU gives 1"), "\(text)")
         #expect(text.contains("samples a second of the 100 asked (polled: INT not wired: the driver's trigger comes from the chip's interrupt line): a short impact may be missed; wire the IMU's INT line (boards/imus.md)"), "\(text)")
         #expect(text.contains("IMU: mpu6050, polled: INT not wired"), "\(text)")
+        // Recording beside it is refused, before anything is opened or written.
+        let out = rig.folder.appendingPathComponent("beside.csv").path
+        let record = try Rideguard.run(["record", "--out", out, "--uri", "ip:127.0.0.1:\(iiod.port)", "--duration", "1", "--socket", rig.socket])
+        #expect(record.status == 1 && record.stderr.contains("the agent is running and reads the IMU (mpu6050): recording beside it would change"),
+                "\(record.stdout)\(record.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
         // The reads get fast again: the next 5 s window at the rate clears it, without a reopening.
         iiod.state.withLock { $0.rawReadSeconds = 0 }
         try waitFor(15) { (try? Self.status(rig.folder))??.protection?.summary.contains("the IMU gives") != true }
