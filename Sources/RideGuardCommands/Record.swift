@@ -6,6 +6,7 @@ import SystemCalls
 import GPSDClient
 import IIOSensor
 import RideGuardAgent
+import RideGuardConfig
 import RideGuardCore
 import RideGuardDoctor
 import Storage
@@ -64,7 +65,10 @@ struct Record: ParsableCommand {
     func run() throws {
         // A second reader changes what the agent reads: the chip's rate (and with it the filters'
         // timing), or its buffer and trigger. Recording waits until the agent is stopped.
-        if case .running(let status) = Doctor.agentStatus(try agent.path, timeout: 3), !status.sensor.simulated {
+        // A configuration that does not load is no reason not to record: the default socket is asked.
+        let socket = agent.socket ?? (try? ConfigurationFile.load(path: agent.configuration.config))?.controlSocket
+            ?? AgentConfiguration().controlSocket
+        if case .running(let status) = Doctor.agentStatus(socket, timeout: 3), !status.sensor.simulated {
             Output.error("the agent is running and reads the IMU\(status.sensor.device.map { " (\($0))" } ?? ""): "
                 + "recording beside it would change its sampling rate under it. Let the agent record while it protects: "
                 + "sudo rideguard ctl record --name NAME --duration SECONDS (the trace goes to its recordings folder)")
