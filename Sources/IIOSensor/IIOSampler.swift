@@ -76,7 +76,7 @@ package enum SamplerEvent: Sendable, Equatable {
 /// range, then reads it one of two ways, and says which:
 ///  - the driver's buffer: accelerometer (and gyro, and timestamp) scan elements enabled, refilled
 ///    and converted to SI units with libiio's conversion, then scale and offset; for a split chip,
-///    both devices' buffers, each acceleration paired with the rotation nearest to it in time;
+///    both devices' buffers, each acceleration paired with the rotation of the same instant;
 ///  - polled, where the driver gives no buffer (the MPU-6050's and the LSM6DSx's exist only with
 ///    the chip's INT line wired; the ADXL345's before Linux 6.15 never), or one that cannot be
 ///    filled (its trigger comes from the INT line, and none is set), or one that stays empty after
@@ -397,9 +397,14 @@ package final class IIOSampler: Sendable {
 
     /// Samples of a buffer: each one's time and its three channels, converted. Kept from one refill
     /// to the next, so that reading allocates nothing once it has run a while.
-    struct Batch {
-        var times: [Double] = []
-        var values: [Vector3] = []
+    package struct Batch {
+        package var times: [Double] = []
+        package var values: [Vector3] = []
+
+        package init(times: [Double] = [], values: [Vector3] = []) {
+            self.times = times
+            self.values = values
+        }
 
         mutating func removeAll() {
             times.removeAll(keepingCapacity: true)
@@ -511,7 +516,7 @@ package final class IIOSampler: Sendable {
                 if hasGyro {
                     w = own.values[i]
                 } else if half != nil {
-                    lastRotation = nearest(t, in: &pendingGyro, timed: timestamp != nil && half?.timestamp != nil, within: period) ?? lastRotation
+                    lastRotation = nearest(t, in: &pendingGyro, timed: timestamp != nil && half?.timestamp != nil, period: period) ?? lastRotation
                     w = lastRotation
                 }
                 onSample(IMUSample(t: t, accel: batch.values[i], gyro: w))
@@ -540,14 +545,15 @@ package final class IIOSampler: Sendable {
         }
     }
 
-    /// The rotation read nearest to `t` (within a period) among those pending, which are dropped up
-    /// to it; without timestamps on both halves, the next one in order.
-    static func nearest(_ t: Double, in pending: inout Batch, timed: Bool, within period: Double) -> Vector3? {
+    /// The rotation of the same instant as `t` (nearest to it, less than half a period away) among
+    /// those pending, which are dropped up to it; without timestamps on both halves, the next one in
+    /// order. A rotation a whole period away is the next or the last instant's, never this one's.
+    package static func nearest(_ t: Double, in pending: inout Batch, timed: Bool, period: Double) -> Vector3? {
         guard !pending.times.isEmpty else { return nil }
         var i = 0
         if timed {
             while i + 1 < pending.times.count && abs(pending.times[i + 1] - t) <= abs(pending.times[i] - t) { i += 1 }
-            guard abs(pending.times[i] - t) <= period else {
+            guard abs(pending.times[i] - t) < period / 2 else {
                 // All ahead of `t` (kept for the samples to come), or all behind it (dropped).
                 if pending.times[i] < t { pending.removeAll() }
                 return nil

@@ -79,6 +79,27 @@ import Testing
         #expect(!got.has { if case .dropped = $0 { true } else { false } })
     }
 
+    /// A split chip's pairing takes the rotation of the acceleration's own instant: one a whole
+    /// period away is another instant's (CI once paired the first acceleration with the rotation of
+    /// the next, the gyro's buffer having opened one period later), and is kept for its own.
+    @Test func aRotationAPeriodAwayIsAnotherInstants() {
+        let period = 0.005
+        let w = { (k: Double) in Vector3(k, 0, 0) }
+        var late = IIOSampler.Batch(times: [1.005, 1.010], values: [w(1), w(2)])
+        #expect(IIOSampler.nearest(1.000, in: &late, timed: true, period: period) == nil)
+        #expect(late.times == [1.005, 1.010], "the next instants' rotations are kept")
+        #expect(IIOSampler.nearest(1.005, in: &late, timed: true, period: period) == w(1))
+        #expect(late.times == [1.010])
+        var behind = IIOSampler.Batch(times: [0.990, 0.995], values: [w(-2), w(-1)])
+        #expect(IIOSampler.nearest(1.000, in: &behind, timed: true, period: period) == nil)
+        #expect(behind.times.isEmpty, "rotations of past instants are dropped")
+        var jittered = IIOSampler.Batch(times: [0.995, 1.0004, 1.005], values: [w(-1), w(0), w(1)])
+        #expect(IIOSampler.nearest(1.000, in: &jittered, timed: true, period: period) == w(0))
+        #expect(jittered.times == [1.005])
+        var untimed = IIOSampler.Batch(times: [7, 8], values: [w(7), w(8)])
+        #expect(IIOSampler.nearest(1.000, in: &untimed, timed: false, period: period) == w(7), "in order, without timestamps")
+    }
+
     /// The same chip whose gyro will not run at the accelerometer's rate: its buffer would hold the
     /// accelerometer's back (each refill waits for as many samples), so the gyro is left out, and
     /// the opening says so, rather than the accelerometer's FIFO overrunning.
