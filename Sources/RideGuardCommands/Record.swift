@@ -64,15 +64,25 @@ struct Record: ParsableCommand {
 
     func run() throws {
         // A second reader changes what the agent reads: the chip's rate (and with it the filters'
-        // timing), or its buffer and trigger. Recording waits until the agent is stopped.
+        // timing), or its buffer and trigger. So recording is refused while an agent reads a real
+        // IMU, or may (its socket is there but does not answer: a hung agent still holds the IMU).
         // A configuration that does not load is no reason not to record: the default socket is asked.
         let socket = agent.socket ?? (try? ConfigurationFile.load(path: agent.configuration.config))?.controlSocket
             ?? AgentConfiguration().controlSocket
-        if case .running(let status) = Doctor.agentStatus(socket, timeout: 3), !status.sensor.simulated {
+        let instead = "Let the agent record while it protects: sudo rideguard ctl record --name NAME --duration SECONDS "
+            + "(the trace goes to its recordings folder)"
+        switch Doctor.agentStatus(socket, timeout: 3) {
+        case .running(let status) where !status.sensor.simulated:
             Output.error("the agent is running and reads the IMU\(status.sensor.device.map { " (\($0))" } ?? ""): "
-                + "recording beside it would change its sampling rate under it. Let the agent record while it protects: "
-                + "sudo rideguard ctl record --name NAME --duration SECONDS (the trace goes to its recordings folder)")
+                + "recording beside it would change its sampling rate under it. \(instead)")
             throw ExitCode(1)
+        case .unreachable(let reason):
+            Output.error("the agent's control socket \(socket) is there but cannot be asked (\(reason)): an agent may be reading "
+                + "the IMU, and recording beside it would change its sampling rate under it. \(instead), or stop it first "
+                + "(sudo systemctl stop rideguard)")
+            throw ExitCode(1)
+        case .running, .notRunning:
+            break
         }
         struct Progress: Sendable {
             var samples = 0

@@ -77,6 +77,19 @@ extension AgentTests {
         #expect(record.status == 1 && record.stderr.contains("the agent is running and reads the IMU (mpu6050): recording beside it would change"),
                 "\(record.stdout)\(record.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out))
+        // An agent that does not answer (a socket whose listener never accepts) may hold the IMU too.
+        let hung = rig.folder.appendingPathComponent("hung.sock").path
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in Array(hung.utf8).enumerated() { raw[i] = b } }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        #expect(bound == 0 && listen(listener, 4) == 0)
+        let unanswered = try Rideguard.run(["record", "--out", out, "--uri", "ip:127.0.0.1:\(iiod.port)", "--duration", "1", "--socket", hung])
+        #expect(unanswered.status == 1 && unanswered.stderr.contains("the agent's control socket \(hung) is there but cannot be asked"),
+                "\(unanswered.stdout)\(unanswered.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
         // The reads get fast again: the next 5 s window at the rate clears it, without a reopening.
         iiod.state.withLock { $0.rawReadSeconds = 0 }
         try waitFor(15) { (try? Self.status(rig.folder))??.protection?.summary.contains("the IMU gives") != true }
