@@ -207,6 +207,8 @@ package struct AgentStatus: Codable, Equatable, Sendable {
         package var registration: String?
         package var signalDBm: Int?
         package var sim: String?
+        /// Why the SIM lets no alert leave, with what to do (`ModemHealth.simProblem`).
+        package var simProblem: String?
         package var problem: String?
         /// Whether it can make voice calls; nil when not known yet.
         package var voice: Bool?
@@ -216,6 +218,7 @@ package struct AgentStatus: Codable, Equatable, Sendable {
         enum CodingKeys: String, CodingKey {
             case real, connected, registration, sim, problem, voice, limitations
             case signalDBm = "signal_dbm"
+            case simProblem = "sim_problem"
         }
 
         package static let simulated = Modem(real: false, connected: true)
@@ -234,6 +237,7 @@ package struct AgentStatus: Codable, Equatable, Sendable {
                       signalDBm: health.signalDBm, sim: health.sim, problem: health.problem)
             voice = health.voice
             limitations = health.limitations
+            simProblem = health.simProblem
         }
 
         package var health: ModemHealth {
@@ -242,6 +246,7 @@ package struct AgentStatus: Codable, Equatable, Sendable {
             health.registration = registration.flatMap(Registration.init(rawValue:))
             health.signalDBm = signalDBm
             health.sim = sim
+            health.simFault = simProblem
             health.problem = problem
             health.voice = voice
             health.limitations = limitations

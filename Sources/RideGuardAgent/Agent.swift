@@ -89,7 +89,9 @@ package final class Agent: Sendable {
         let incoming = IncomingSMS(database: database, emergency: emergency, messages: messages, sensor: sensor, web: configuration.web,
                                    clock: clock, logger: part("messages"))
         modem = configuration.modem.simulated ? nil
-            : Modem(configuration: ModemConfiguration(configuration.modem), clock: clock, logger: part("modem")) { await incoming.received($0) }
+            : Modem(configuration: ModemConfiguration(configuration.modem), clock: clock, logger: part("modem"), pinRefusals: database) {
+                await incoming.received($0)
+            }
         let simulatedModem = SimulatedTransport(clock: clock, logger: part("modem"))
         let transport: any SMSTransport = modem ?? simulatedModem
         let caller: any VoiceCaller = modem ?? simulatedModem
@@ -100,10 +102,11 @@ package final class Agent: Sendable {
         var services: [any Service & CustomStringConvertible] = [
             EmergencyWorkflowService(emergency: emergency),
             OutboxService(outbox: database.outbox, database: database, transport: transport, doorbell: doorbell, emergency: emergency,
-                          selfTest: selfTest, clock: clock, logger: part("outbox")),
+                          selfTest: selfTest, language: configuration.messages.language, clock: clock, logger: part("outbox")),
         ]
         if let modem {
-            services.append(ModemHealthService(modem: modem, outbox: database.outbox, database: database, announcer: announcer, emergency: emergency, clock: clock,
+            services.append(ModemHealthService(modem: modem, outbox: database.outbox, database: database, announcer: announcer, emergency: emergency,
+                                               doorbell: doorbell, clock: clock,
                                                logger: part("modem")))
         }
         services.append(CallService(calls: calls, caller: caller, settings: configuration.calls, database: database, emergency: emergency,

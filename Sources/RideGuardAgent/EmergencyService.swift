@@ -73,6 +73,8 @@ package actor EmergencyService {
     package var snapshot: EmergencyWorkflow { workflow }
     /// Whether an alert would reach someone now: what every part of the agent shows.
     package var protection: Protection { workflow.protection }
+
+    package func protection(disregarding parts: Set<HealthPart>) -> Protection { workflow.protection(disregarding: parts) }
     /// The button as the agent last saw it: held down now, and when it was last pressed (for the
     /// phone's "press the button now" check).
     package var button: (down: Bool, lastPress: Double?) { (decoder.isDown, lastPress) }

@@ -104,7 +104,9 @@ final class IncomingSMS: Sendable {
                 await emergency.handle(.event(.acknowledged(Acknowledgement(who: who, channel: .sms, time: now))))
             }
         case .stop? where contact != nil:
-            setStanding(contact!, .declined(at: now), "declined to be an emergency contact (replied STOP): no message goes to them any more", at: now)
+            let word = SMSCommand.firstWord(text)
+            setStanding(contact!, .declined(at: now, word: word),
+                        "declined to be an emergency contact (replied \(word)): no message goes to them any more", at: now)
         case .status? where fromRider:
             let s = sensor.snapshot
             let rate = now - s.lastSampleWall <= 1 ? s.rateHz : nil      // NaN (never sampled) is not within
@@ -118,10 +120,36 @@ final class IncomingSMS: Sendable {
             await answer(.pair, from: who, to: number, at: now) { try messages.queuePairingReply(to: number, web: web) }
         case .pair?:
             journal(.messages, "PAIR from \(who): only the rider's own phone may pair (rideguard profile set --phone); not answered")
+        case nil where contact.map({ Self.awaitsAnswer($0.standing) }) == true:
+            hint(contact!, text: text, at: now)
         default:
             let known = contact != nil || fromRider
             let what = !known ? "" : command == nil ? ", not a command" : ", a command it may not give"
             journal(.messages, "SMS from \(who), \(text.count) characters\(what): not answered")
+        }
+    }
+
+    /// Whether a contact's reply is taken as an answer to being asked: never asked, or asked and
+    /// not answered yet.
+    private static func awaitsAnswer(_ standing: ContactStanding) -> Bool {
+        switch standing {
+        case .unasked, .waiting: true
+        case .confirmed, .declined, .unreachable: false
+        }
+    }
+
+    /// A contact asked to confirm wrote something that neither confirms nor declines ("Thanks
+    /// Alex", "d'accord"): answered once with the words that do, in the rider's language.
+    private func hint(_ contact: Contact, text: String, at now: Double) {
+        do {
+            guard try database.noteReplyHint(to: contact.number) else {
+                journal(.messages, "SMS from \(contact.forLogs), \(text.count) characters: neither confirms nor declines; already told the words that do, not again")
+                return
+            }
+            try messages.queueReplyHint(to: contact.number)
+            journal(.messages, "SMS from \(contact.forLogs), \(text.count) characters: neither confirms nor declines; told the words that do (once)")
+        } catch {
+            journal(.messages, "SMS from \(contact.forLogs): neither confirms nor declines, and the answer could not be queued: \(error)")
         }
     }
 

@@ -101,6 +101,15 @@ final class MessageQueue: Sendable {
         doorbell.ring()
     }
 
+    /// The words that confirm and decline, to a contact whose reply did neither.
+    func queueReplyHint(to number: String) throws {
+        let profile = try database.profile()
+        _ = try database.outbox.enqueue(recipient: number, kind: .reply,
+                                        body: MessageComposer.replyHint(riderName: profile.name, language: profile.language ?? settings.language),
+                                        now: clock.now())
+        doorbell.ring()
+    }
+
     private func queueReply(to number: String, compose: (MessageContext) -> String) throws {
         let profile = try database.profile()
         let fix = whereabouts.lastFix

@@ -29,11 +29,14 @@ package actor OutboxSender {
     private let onOutcome: @Sendable (_ kind: OutboxKind, _ recipient: String, _ outcome: SendOutcome) async -> Void
     /// First retry delay, seconds; it doubles up to 5 min.
     private let retryBase: Double
+    /// The message's words as it leaves, for those that say how things stand (nil: as queued).
+    private let compose: @Sendable (OutboxMessage) async -> String?
 
     package init(outbox: Outbox, modem: any SMSTransport, clock: any ServiceClock, retryBase: Double = 5,
-                logger: Logger,
+                logger: Logger, compose: @escaping @Sendable (OutboxMessage) async -> String? = { _ in nil },
                 onOutcome: @escaping @Sendable (_ kind: OutboxKind, _ recipient: String, _ outcome: SendOutcome) async -> Void = { _, _, _ in }) {
         self.retryBase = retryBase
+        self.compose = compose
         self.outbox = outbox
         self.modem = modem
         self.clock = clock
@@ -56,8 +59,9 @@ package actor OutboxSender {
     package func sendDue() async throws -> Int {
         while let message = try await claimNext(), let id = message.id {
             let references: [Int]
+            let body = await compose(message) ?? message.body
             do {
-                references = try await modem.send(message.body, to: message.recipient)
+                references = try await modem.send(body, to: message.recipient)
             } catch {
                 if error.permanent {
                     let line = try outbox.markFailed(id, error: error.reason, now: clock.now())
@@ -71,7 +75,7 @@ package actor OutboxSender {
                 }
                 continue
             }
-            let line = try outbox.markSent(id, references: references, now: clock.now())
+            let line = try outbox.markSent(id, references: references, body: body, now: clock.now())
             logger.info("\(line)")
             await onOutcome(message.kind, message.recipient, .sent)
         }

@@ -18,6 +18,8 @@ struct OutboxService: Service, CustomStringConvertible {
     let doorbell: Doorbell
     let emergency: EmergencyService
     let selfTest: SelfTest
+    /// The messages' language until the rider chose one (`messages.language`).
+    let language: MessageLanguage
     let clock: any ServiceClock
     let logger: Logger
     var description: String { "outbox" }
@@ -25,7 +27,8 @@ struct OutboxService: Service, CustomStringConvertible {
     func run() async throws {
         let outbox = outbox, emergency = emergency, clock = clock
         let outcomes = SMSOutcomes(database: database, emergency: emergency, selfTest: selfTest, clock: clock, logger: logger)
-        let sender = OutboxSender(outbox: outbox, modem: transport, clock: clock, logger: logger) { kind, recipient, outcome in
+        let words = SendTimeWords(database: database, selfTest: selfTest, language: language)
+        let sender = OutboxSender(outbox: outbox, modem: transport, clock: clock, logger: logger, compose: words.compose) { kind, recipient, outcome in
             if kind == .alert {
                 switch outcome {
                 case .sent: emergency.post(.event(.alertDelivered(contact: recipient, at: clock.now())))

@@ -17,6 +17,7 @@ struct SMSOutcomes: Sendable {
 
     func note(_ kind: OutboxKind, to recipient: String, _ outcome: SendOutcome) {
         if kind == .selfTest { selfTest.noted(outcome) }
+        if kind == .confirmation { noteConfirmation(to: recipient, outcome) }
         let error: SendError
         switch outcome {
         case .sent:
@@ -25,6 +26,7 @@ struct SMSOutcomes: Sendable {
         case .gaveUp(let given?), .willRetry(let given): error = given
         case .gaveUp(nil): return
         }
+        // A SIM missing or locked at bring-up names no cause: the SIM's own health says it.
         guard let cause = error.cause else { return }
         switch cause.party {
         case .sim:
@@ -43,6 +45,18 @@ struct SMSOutcomes: Sendable {
             }
         case .contact, .network, .unknown:
             break
+        }
+    }
+
+    /// The contact's question went out (they wait for their reply from now), or why not yet.
+    private func noteConfirmation(to recipient: String, _ outcome: SendOutcome) {
+        let held: String? = switch outcome {
+        case .sent: nil
+        case .willRetry(let error): error.reason
+        case .gaveUp(let error): "given up: \(error?.reason ?? "its message was damaged on the card")"
+        }
+        do { try database.noteConfirmationSend(to: recipient, held: held, now: clock.now()) } catch {
+            logger.error("contacts: the question to \(PhoneNumber.mask(recipient)) \(held == nil ? "went out" : "is held back"), but the database refused to note it: \(error)")
         }
     }
 }

@@ -77,8 +77,9 @@ final class SelfTest: Sendable {
             guard let phone = profile.phone else {
                 return .failure(Refusal(text: "no phone of the rider's to send it to (rideguard profile set --phone NUMBER)", noPhone: true))
             }
-            let body = MessageComposer.selfTest(await report(now: now), language: profile.language ?? messages.language,
-                                                crashDate: { String(Times.iso8601($0).prefix(10)) })
+            // Written again as it leaves (`body(now:)`): what is queued is what was so now.
+            let body = MessageComposer.selfTest(await report(now: now, disregarding: []), language: profile.language ?? messages.language,
+                                                crashDate: Self.crashDate)
             try database.queueSelfTest(to: phone, body: body, now: now)
             doorbell.ring()
             logger.info("self-test: queued to the rider's phone (\(PhoneNumber.mask(phone)))")
@@ -88,17 +89,31 @@ final class SelfTest: Sendable {
         }
     }
 
-    /// What the test says: protection, contacts, SIM, fix, sensor, last crash.
-    private func report(now: Double) async -> SelfTestReport {
+    /// The test's words as it leaves: how things stand at that moment, in the rider's language
+    /// then. The modem, the SIM and the SMS path work (it is going out), so their problems, and
+    /// the test's own, are not told: they would be the very fault its arrival disproves. nil when
+    /// the profile cannot be read (the words queued go).
+    func body(now: Double) async -> String? {
+        guard let profile = try? database.profile() else { return nil }
+        return MessageComposer.selfTest(await report(now: now, disregarding: [.modem, .sim, .sms, .selfTest]),
+                                        language: profile.language ?? messages.language, crashDate: Self.crashDate)
+    }
+
+    private static func crashDate(_ time: Double) -> String { String(Times.iso8601(time).prefix(10)) }
+
+    /// What the test says: protection (without the problems of `parts`), contacts, SIM, fix,
+    /// sensor, last crash.
+    private func report(now: Double, disregarding parts: Set<HealthPart>) async -> SelfTestReport {
         let contacts = (try? database.contacts()) ?? []
         var modemText: String?
         if let modem {
-            let health = await modem.health
+            // As it leaves, the network and signal asked now: the bring-up that lets it go does not read them.
+            let health = parts.isEmpty ? await modem.health : await modem.checkHealth()
             modemText = ([health.registration?.description ?? "unknown"] + [health.signalDBm.map { "\($0) dBm" }].compactMap { $0 })
                 .joined(separator: ", ")
         }
         let s = sensor.snapshot
-        return SelfTestReport(protection: await emergency.protection, contacts: contacts.count,
+        return SelfTestReport(protection: await emergency.protection(disregarding: parts), contacts: contacts.count,
                               confirmed: contacts.filter(\.standing.isConfirmed).count, modem: modemText,
                               fixAge: whereabouts.lastFix.map { max(0, now - $0.time) },
                               sensorRateHz: now - s.lastSampleWall <= 2 ? s.rateHz : nil,

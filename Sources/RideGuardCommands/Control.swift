@@ -68,8 +68,15 @@ struct Status: ParsableCommand {
         }
         let modem = status.modem
         if modem.real {
-            Output.line("modem: \(modem.connected ? "connected" : "not connected"), network \(modem.registration ?? "unknown")"
-                  + (modem.signalDBm.map { ", \($0) dBm" } ?? "") + (modem.problem.map { " (\($0))" } ?? ""))
+            if let problem = modem.simProblem {
+                // The SIM lets no alert leave: what is wrong, and what to do.
+                let (what, advice) = SIMState.parts(of: problem)
+                Output.line("modem: SIM \(modem.sim ?? "?"): \(what): no alert can be sent" + (advice.isEmpty ? "" : "; \(advice)"))
+            } else {
+                Output.line("modem: \(modem.connected ? "connected" : "not connected")" + (modem.sim.map { ", SIM \($0)" } ?? "")
+                      + ", network \(modem.registration ?? "unknown")"
+                      + (modem.signalDBm.map { ", \($0) dBm" } ?? "") + (modem.problem.map { " (\($0))" } ?? ""))
+            }
         } else {
             Output.line("modem: simulated")
         }

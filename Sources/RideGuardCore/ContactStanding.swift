@@ -4,13 +4,14 @@
 package enum ContactStanding: Equatable, Sendable {
     /// Never asked: added before RideGuard asked its contacts (0.2.0), or by a hand in the database.
     case unasked
-    /// Asked at `since`; no answer yet.
-    case waiting(since: Double)
+    /// Asked at `since` (when the question went out); no answer yet. `held`: why the question has
+    /// not gone out yet (the SIM missing or locked, no network), nil once it has.
+    case waiting(since: Double, held: String? = nil)
     /// Replied OK (or yes in their language), or the rider marked them confirmed (`byHand`: they
     /// called them).
     case confirmed(at: Double, byHand: Bool)
-    /// Replied STOP: no message goes to them any more.
-    case declined(at: Double)
+    /// Replied STOP (or no in their language: `word`, as they wrote it): no message goes to them any more.
+    case declined(at: Double, word: String? = nil)
     /// An SMS to them failed for a reason that names the number (not in service, cannot receive SMS).
     case unreachable(at: Double, reason: String)
 
@@ -29,9 +30,12 @@ package enum ContactStanding: Equatable, Sendable {
     package var since: Double? {
         switch self {
         case .unasked: nil
-        case .waiting(let t), .confirmed(let t, _), .declined(let t), .unreachable(let t, _): t
+        case .waiting(let t, _), .confirmed(let t, _), .declined(let t, _), .unreachable(let t, _): t
         }
     }
+
+    /// `waiting`'s `held` for a question queued that nothing has tried to send yet.
+    package static let queued = "queued"
 
     package var isConfirmed: Bool { if case .confirmed = self { true } else { false } }
     package var isDeclined: Bool { if case .declined = self { true } else { false } }
@@ -41,6 +45,8 @@ package enum ContactStanding: Equatable, Sendable {
         switch self {
         case .confirmed(_, let byHand): (name, since, byHand ? "hand" : "reply")
         case .unreachable(_, let reason): (name, since, reason)
+        case .waiting(_, let held): (name, since, held)
+        case .declined(_, let word): (name, since, word)
         default: (name, since, nil)
         }
     }
@@ -49,9 +55,9 @@ package enum ContactStanding: Equatable, Sendable {
     package init?(stored name: String, since: Double?, detail: String?) {
         switch (name, since) {
         case ("unasked", _): self = .unasked
-        case ("waiting", let t?): self = .waiting(since: t)
+        case ("waiting", let t?): self = .waiting(since: t, held: detail)
         case ("confirmed", let t?): self = .confirmed(at: t, byHand: detail == "hand")
-        case ("declined", let t?): self = .declined(at: t)
+        case ("declined", let t?): self = .declined(at: t, word: detail)
         case ("unreachable", let t?): self = .unreachable(at: t, reason: detail ?? "the SMS to this number failed")
         default: return nil
         }
@@ -62,9 +68,11 @@ package enum ContactStanding: Equatable, Sendable {
     package func summary(now: Double, _ t: ScreenText = ScreenText(.en)) -> String {
         switch self {
         case .unasked: t(.standingUnasked)
-        case .waiting(let at): t(.standingWaiting, Ago.text(now - at))
+        case .waiting(_, Self.queued?): t(.standingQueued)
+        case .waiting(_, let held?): t(.standingNotSent, held)
+        case .waiting(let at, nil): t(.standingWaiting, Ago.text(now - at))
         case .confirmed(let at, let byHand): t(byHand ? .standingConfirmedByHand : .standingConfirmedByReply, Ago.text(now - at))
-        case .declined(let at): t(.standingDeclined, Ago.text(now - at))
+        case .declined(let at, let word): t(.standingDeclined, Ago.text(now - at), word ?? "STOP")
         case .unreachable(_, let reason): t(.standingUnreachable, reason)
         }
     }
@@ -73,7 +81,8 @@ package enum ContactStanding: Equatable, Sendable {
     package func brief(now: Double) -> String {
         switch self {
         case .unasked: "not asked"
-        case .waiting(let t): "asked \(Ago.text(now - t)) ago"
+        case .waiting(_, _?): "not sent yet"
+        case .waiting(let t, nil): "asked \(Ago.text(now - t)) ago"
         case .confirmed: "confirmed"
         case .declined: "declined"
         case .unreachable: "unreachable"

@@ -88,8 +88,13 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
     /// Whether an alert would reach someone now, from the state, the last arming check and the
     /// parts' health: what the buzzer plays while nothing of an emergency sounds, and what
     /// `status`, the page, systemd and the fleet say.
-    package var protection: Protection {
+    package var protection: Protection { protection(disregarding: []) }
+
+    /// The protection as it would be without the problems of `parts` (what a message going out
+    /// disproves: the modem, the SIM and the SMS path work as it leaves).
+    package func protection(disregarding parts: Set<HealthPart>) -> Protection {
         let problems = health.compactMap { key, problem in HealthPart(rawValue: key).map { (part: $0, problem: problem) } }
+            .filter { !parts.contains($0.part) }
             .sorted { $0.part < $1.part }
         let blocking = problems.filter { $0.part.blocksAlerts }.map(\.problem)
         let degrading = problems.filter { !$0.part.blocksAlerts }.map(\.problem)
@@ -262,7 +267,7 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         case .storage: .storageFault
         case .sms: .modemFault
         case .imu, .imuReading, .imuAxis, .imuRate, .button: .sensorFault
-        case .modem, .contacts, .selfTest: nil
+        case .modem, .sim, .contacts, .selfTest: nil
         }
         if let problem {
             let effect = part.blocksAlerts ? "" : " (protecting, degraded)"

@@ -181,6 +181,19 @@ package enum MessageComposer {
         written(language) { w in "RideGuard: " + w.confirmation(riderName ?? w.someRider) }
     }
 
+    /// The language a contact's question was written in (its words after the rider's name, spelled
+    /// or folded); nil for a text that is none of them.
+    package static func confirmationLanguage(of body: String) -> MessageLanguage? {
+        MessageLanguage.allCases.first { language in
+            [Words.for(language), Words.for(language).folded].contains { body.hasSuffix($0.confirmation("").drop { $0 != " " }) }
+        }
+    }
+
+    /// The answer, once, to a contact's reply that neither confirms nor declines: the words that do.
+    package static func replyHint(riderName: String?, language: MessageLanguage) -> String {
+        written(language) { w in "RideGuard: " + w.replyHint(riderName ?? w.someRider) }
+    }
+
     /// The test SMS `rideguard setup` offers to send, plainly marked as a test.
     package static func test(riderName: String, language: MessageLanguage) -> String {
         written(language) { w in "RideGuard TEST - \(riderName): " + w.testNotice }
@@ -241,6 +254,9 @@ struct Words {
     var confirmation: (String) -> String
     /// Who added the contact, before the rider gave their name.
     var someRider: String
+    /// The answer, once, to a contact's reply that neither confirms nor declines: the words that
+    /// do, in every language RideGuard reads, with the rider's name.
+    var replyHint: (String) -> String
     /// The answer to the rider's PAIR: what to do with the link that follows.
     var pairing: String
     var suggestedMessage: String
@@ -258,12 +274,13 @@ struct Words {
     var folded: Words {
         let f = GSM7.folded
         let confirmation = self.confirmation, ageMinutes = self.ageMinutes, waiting = self.waiting
-        let template = f(confirmation("\u{1}"))
+        let template = f(confirmation("\u{1}")), hint = f(replyHint("\u{1}"))
         return Words(positionUnknown: f(positionUnknown), accuracy: f(accuracy), ageMinutes: { f(ageMinutes($0)) },
                      crashAt: f(crashAt), sosAt: f(sosAt), moving: f(moving), heading: f(heading), compass: compass.map(f),
                      onItsSide: f(onItsSide), upsideDown: f(upsideDown), collision: f(collision), impact: f(impact),
                      medical: f(medical), update: f(update), cancelledByRider: f(cancelledByRider), falseAlarm: f(falseAlarm),
                      testNotice: f(testNotice), confirmation: { template.replacing("\u{1}", with: $0) }, someRider: f(someRider),
+                     replyHint: { hint.replacing("\u{1}", with: $0) },
                      pairing: f(pairing), suggestedMessage: suggestedMessage, stateProtecting: f(stateProtecting),
                      stateCountdown: f(stateCountdown), stateEmergency: f(stateEmergency), stateNotProtecting: f(stateNotProtecting),
                      sensorWorking: f(sensorWorking), sensorSilent: f(sensorSilent), waiting: { f(waiting($0)) }, parkedFall: f(parkedFall))
@@ -292,6 +309,7 @@ struct Words {
                   testNotice: "nothing happened. You are an emergency contact: if RideGuard detects a crash, you get an SMS like this with the position.",
                   confirmation: { "\($0) made you an emergency contact. After a crash you get an SMS with the position. Reply OK to confirm, STOP to decline." },
                   someRider: "A motorcyclist",
+                  replyHint: { "\($0) asked you to be an emergency contact. To confirm, reply OK (or YES, OUI, JA, SI); to decline, STOP (or NO, NON, NEIN)." },
                   pairing: "open this on this phone, on the bike's Wi-Fi, within 10 minutes (it works once):",
                   suggestedMessage: "I may have crashed on my motorbike. Please call me, and call the emergency services if I do not answer.", stateProtecting: "protecting the rider", stateCountdown: "crash detected, countdown running",
                   stateEmergency: "emergency: contacts alerted", stateNotProtecting: "not protecting",
@@ -307,6 +325,7 @@ struct Words {
                   testNotice: "rien ne s'est passé. Contact d'urgence, vous recevrez en cas de chute un SMS comme celui-ci avec la position.",
                   confirmation: { "\($0) vous a choisi comme contact d'urgence. En cas de chute, SMS avec la position. Répondez OK pour confirmer, STOP pour refuser." },
                   someRider: "Un motard",
+                  replyHint: { "\($0) vous demande d'être contact d'urgence. Pour confirmer, répondez OK (ou OUI, YES, JA, SI) ; pour refuser, STOP (ou NON, NO, NEIN)." },
                   pairing: "ouvrez ce lien sur ce téléphone, sur le Wi-Fi de la moto, dans les 10 minutes (une seule fois) :",
                   suggestedMessage: "Il se peut que j'aie chuté à moto. Appelez-moi, et appelez le 112 si je ne réponds pas.", stateProtecting: "protection active", stateCountdown: "chute détectée, compte à rebours en cours",
                   stateEmergency: "urgence : contacts alertés", stateNotProtecting: "protection inactive",
@@ -322,6 +341,7 @@ struct Words {
                   testNotice: "nichts ist passiert. Sie sind Notfallkontakt: erkennt RideGuard einen Sturz, bekommen Sie eine SMS wie diese mit der Position.",
                   confirmation: { "\($0) hat Sie als Notfallkontakt gewählt. Bei einem Sturz: SMS mit Position. Antworten Sie OK zum Bestätigen, STOP zum Ablehnen." },
                   someRider: "Ein Motorradfahrer",
+                  replyHint: { "\($0) bittet Sie, Notfallkontakt zu sein. Zum Bestätigen antworten Sie OK (oder JA, YES, OUI, SI), zum Ablehnen STOP (oder NEIN, NO, NON)." },
                   pairing: "öffnen Sie diesen Link auf diesem Telefon im WLAN des Motorrads, innerhalb von 10 Minuten (nur einmal):",
                   suggestedMessage: "Ich hatte vielleicht einen Motorradunfall. Bitte ruf mich an, und ruf den Notruf 112, wenn ich nicht antworte.", stateProtecting: "Schutz aktiv", stateCountdown: "Sturz erkannt, Countdown läuft",
                   stateEmergency: "Notfall: Kontakte alarmiert", stateNotProtecting: "Schutz aus",
@@ -337,6 +357,7 @@ struct Words {
                   testNotice: "no ha pasado nada. Es contacto de emergencia: si RideGuard detecta un accidente, le llega un SMS como este con el lugar en el mapa.",
                   confirmation: { "\($0) le ha elegido como contacto de emergencia. Si se cae, recibe un SMS con el lugar. OK para confirmar, STOP para rechazar." },
                   someRider: "Un motorista",
+                  replyHint: { "\($0) le pide ser contacto de emergencia. Para confirmar, responda OK (o SI, YES, OUI, JA); para rechazar, STOP (o NO, NON, NEIN)." },
                   pairing: "abra este enlace en este teléfono, en el Wi-Fi de la moto, antes de 10 minutos (una sola vez):",
                   suggestedMessage: "Puede que haya tenido un accidente de moto. Llame a este teléfono, y al 112 si no contesto.", stateProtecting: "vigilancia activa", stateCountdown: "accidente detectado, cuenta regresiva en curso",
                   stateEmergency: "emergencia: contactos avisados", stateNotProtecting: "vigilancia desactivada",
@@ -352,6 +373,7 @@ struct Words {
                   testNotice: "non è successo niente. Sei un contatto di emergenza: se RideGuard rileva una caduta riceverai un SMS come questo con la posizione.",
                   confirmation: { "\($0) ti ha scelto come contatto di emergenza. Se cade, ricevi un SMS con la posizione. OK per confermare, STOP per rifiutare." },
                   someRider: "Un motociclista",
+                  replyHint: { "\($0) ti chiede di essere contatto di emergenza. Per confermare, rispondi OK (o SI, YES, OUI, JA); per rifiutare, STOP (o NO, NON, NEIN)." },
                   pairing: "apri questo link su questo telefono, sul Wi-Fi della moto, entro 10 minuti (una sola volta):",
                   suggestedMessage: "Potrei essere caduto in moto. Chiamami, e chiama il 112 se non rispondo.", stateProtecting: "protezione attiva", stateCountdown: "caduta rilevata, conto alla rovescia in corso",
                   stateEmergency: "emergenza: contatti avvisati", stateNotProtecting: "protezione disattivata",

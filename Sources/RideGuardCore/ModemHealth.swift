@@ -23,7 +23,11 @@ package enum Registration: String, Codable, Sendable, CustomStringConvertible {
 /// What the rest of the agent can know about the modem.
 package struct ModemHealth: Codable, Equatable, Sendable {
     package var connected = false
+    /// The SIM's state as `SIMState.name` says it ("ready", "not inserted"…); nil until asked.
     package var sim: String?
+    /// Why the SIM, as the modem last found it, lets no alert leave (missing, locked, failing), with
+    /// what to do; nil when it was ready or never asked.
+    package var simFault: String?
     package var signalDBm: Int?
     package var registration: Registration?
     package var serviceCentre: String?
@@ -37,6 +41,12 @@ package struct ModemHealth: Codable, Equatable, Sendable {
     package var limitations: [String]?
 
     package var registered: Bool { registration?.registered ?? false }
+
+    /// Why no alert can leave because of the SIM: its own fault, or the network refusing it; nil
+    /// when neither.
+    package var simProblem: String? {
+        simFault ?? (registration == .denied ? SIMState.refusedByNetwork.problem() : nil)
+    }
 
     package init() {}
 

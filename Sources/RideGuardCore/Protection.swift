@@ -10,6 +10,8 @@ package enum HealthPart: String, Codable, CaseIterable, Sendable, Comparable {
     case imuReading = "imu_reading"
     /// The modem does not answer: no alert can leave the bike.
     case modem
+    /// The SIM is missing, locked or refused by the network (`SIMState`): no alert can leave the bike.
+    case sim
     /// One accelerometer axis is dead: the detector works on the others.
     case imuAxis = "imu_axis"
     /// The database cannot be written: alerts are kept in memory and sent.
@@ -31,7 +33,7 @@ package enum HealthPart: String, Codable, CaseIterable, Sendable, Comparable {
     /// than protecting with a weakness (degraded).
     package var blocksAlerts: Bool {
         switch self {
-        case .imu, .modem, .sms: true
+        case .imu, .modem, .sim, .sms: true
         case .imuReading, .imuAxis, .storage, .button, .imuRate, .contacts, .selfTest: false
         }
     }
@@ -42,6 +44,7 @@ package enum HealthPart: String, Codable, CaseIterable, Sendable, Comparable {
         case .imu: "the IMU sends samples again"
         case .imuReading: "the IMU reads about 1 g at rest again (an upright learned from it)"
         case .modem: "the modem answers again"
+        case .sim: "the SIM is ready again"
         case .imuAxis: "every IMU axis works again"
         case .storage: "the database can be written again; what was kept in memory is written"
         case .button: "the button works again"

@@ -62,21 +62,26 @@ package enum SMSCause: String, Codable, CaseIterable, Sendable {
         }
     }
 
+    /// The +CMS ERROR codes that name this cause (`.other`: every code no other names).
+    package var codes: [Int] {
+        switch self {
+        case .numberNotInService: [1, 195]
+        case .recipientBarred: [196]
+        case .notSubscribed: [50, 193]
+        case .refused: [21]
+        case .simBarred: [8, 10]
+        case .simNotProvisioned: [28, 29, 30, 69]
+        case .serviceCentre: [330]
+        case .sim: Array(310...318)
+        case .congestion: [27, 38, 41, 42, 47, 192, 194, 332]
+        case .noNetwork: [331]
+        case .other: []
+        }
+    }
+
     /// The cause a +CMS ERROR code names.
     package init(cmsError code: Int) {
-        self = switch code {
-        case 1, 195: .numberNotInService
-        case 196: .recipientBarred
-        case 50, 193: .notSubscribed
-        case 21: .refused
-        case 8, 10: .simBarred
-        case 28, 29, 30, 69: .simNotProvisioned
-        case 330: .serviceCentre
-        case 310...318: .sim
-        case 27, 38, 41, 42, 47, 192, 194, 332: .congestion
-        case 331: .noNetwork
-        default: .other
-        }
+        self = Self.allCases.first { $0.codes.contains(code) } ?? .other
     }
 
     /// The cause a failure's reason as the outbox keeps it names ("+CMS ERROR: 50 (…)…"); nil for
@@ -123,16 +128,18 @@ package struct SendFailure: Equatable, Sendable {
         self.cause = cause
     }
 
-    /// A wrong number, a SIM the network refuses service or a message it cannot take do not get
-    /// better by retrying; congestion, no network, a busy SIM or an unknown error may. `report`:
-    /// the modem's AT+CEER answer, told beside the code, and used where the code names no cause.
+    /// A wrong number or a message the network cannot take do not get better by retrying: given
+    /// up. What the SIM refuses (no credit, barred, not provisioned, missing or locked) holds the
+    /// message until the SIM is put right, as congestion or no network holds it until they pass:
+    /// retried, never given up. `report`: the modem's AT+CEER answer, told beside the code, and
+    /// used where the code names no cause.
     package static func classify(_ final: ATFinal, report: String? = nil) -> SendFailure {
         let told = report.map { "; the modem's report: \($0)" } ?? ""
         switch final {
         case .cmsError(let code):
             var cause = SMSCause(cmsError: code)
             if cause == .other, let named = report.flatMap(SMSCause.init(report:)) { cause = named }
-            let permanent = [1, 8, 10, 21, 28, 29, 30, 50, 69, 96, 97, 193, 195, 196, 304, 305].contains(code)
+            let permanent = cause.party == .contact || [96, 97, 304, 305].contains(code)
             return SendFailure(permanent: permanent, reason: "+CMS ERROR: \(code) (\(cmsMeaning(code)))\(told)", cause: cause)
         case .cmeError(let code): return SendFailure(permanent: false, reason: "+CME ERROR: \(code)\(told)", cause: .other)
         case .error: return SendFailure(permanent: false, reason: "ERROR\(told)", cause: report.flatMap(SMSCause.init(report:)) ?? .other)

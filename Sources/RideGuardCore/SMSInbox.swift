@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/// What a received SMS asks of RideGuard: one word, in any of the five languages, case and accents
-/// ignored, punctuation around it allowed ("Où ?", "dónde", "WHERE?"). Anything else is no command.
-/// No command disarms, cancels or changes a setting: a sender's number can be spoofed.
+/// What a received SMS asks of RideGuard: its first word, in any of the five languages, case and
+/// accents ignored, punctuation around it allowed ("Où ?", "dónde", "WHERE?", "Ok merci !", "oui
+/// bien sûr", "nein danke"). "No" declines only alone: "no problem" is no answer. Anything else is
+/// no command. No command disarms, cancels or changes a setting: a sender's number can be spoofed.
 package enum SMSCommand: Equatable, Sendable {
     /// The latest position link, its age, and the state.
     case whereAreYou
@@ -17,20 +18,34 @@ package enum SMSCommand: Equatable, Sendable {
     /// The words, after case and accents are folded: English, French, German, Spanish, Italian.
     static let words: [String: SMSCommand] = [
         "WHERE": .whereAreYou, "OU": .whereAreYou, "WO": .whereAreYou, "DONDE": .whereAreYou, "DOVE": .whereAreYou,
-        "OK": .acknowledge, "YES": .acknowledge, "OUI": .acknowledge, "JA": .acknowledge, "SI": .acknowledge,
-        "STOP": .stop, "STOPP": .stop, "ARRET": .stop, "BAJA": .stop,
+        "OK": .acknowledge, "OKAY": .acknowledge, "YES": .acknowledge, "OUI": .acknowledge, "JA": .acknowledge, "SI": .acknowledge,
+        "VALE": .acknowledge, "CERTO": .acknowledge,
+        "STOP": .stop, "STOPP": .stop, "ARRET": .stop, "BAJA": .stop, "NEIN": .stop, "NON": .stop,
         "STATUS": .status, "ETAT": .status, "ESTADO": .status, "STATO": .status,
         "PAIR": .pair,
     ]
 
+    /// Declines only as the whole reply: English, Spanish and Italian start many other answers with it.
+    static let aloneOnly: [String: SMSCommand] = ["NO": .stop]
+
     package init?(_ text: String) {
-        let word = Self.folded(text)
-        guard word.allSatisfy(\.isLetter), let command = Self.words[word] else { return nil }
-        self = command
+        let words = Self.folded(text).split { $0.isWhitespace || $0.isPunctuation }
+        guard let first = words.first.map(String.init), first.allSatisfy(\.isLetter) else { return nil }
+        if let command = Self.words[first] {
+            self = command
+        } else if words.count == 1, let command = Self.aloneOnly[first] {
+            self = command
+        } else {
+            return nil
+        }
     }
 
-    /// Upper case without accents, punctuation around it dropped: "Où ?" → "OU", "¿dónde?" → "DONDE";
-    /// a message of more than one word keeps its spaces (and so is no command).
+    /// The reply's first word as its writer wrote it ("Arrêt", "Ok"), to show beside what it decided.
+    package static func firstWord(_ text: String) -> String {
+        String(text.drop { !$0.isLetter }.prefix { $0.isLetter }.prefix(20))
+    }
+
+    /// Upper case without accents, punctuation around it dropped: "Où ?" → "OU", "¿dónde?" → "DONDE".
     static func folded(_ text: String) -> String {
         var out = ""
         for character in text.trimmingWhitespaceAndPunctuation.uppercased() {

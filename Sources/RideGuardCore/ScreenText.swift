@@ -60,7 +60,7 @@ package enum ScreenKey: String, CaseIterable, Sendable {
     // Contacts.
     case lastContactWarning, removeAnyway, noContactYet, askAgain, calledThemConfirmed, moveUp, testSMS, remove, addContact
     case contactName, contactNumber, add, contactsOrder, notSaved, noSuchContact, contactNeedsName
-    case standingUnasked, standingWaiting, standingConfirmedByReply, standingConfirmedByHand, standingDeclined, standingUnreachable
+    case standingUnasked, standingWaiting, standingQueued, standingNotSent, standingConfirmedByReply, standingConfirmedByHand, standingDeclined, standingUnreachable
     // The rider.
     case riderName, riderPhone, alertMessage, medicalNote, languageChoice, save, unknownLanguage
     // Checks.
@@ -122,9 +122,9 @@ extension ScreenText {
         .contactsOrder: "Alerts and calls go to the contacts in this order, to every one but those who declined. A contact added is asked by SMS to confirm (reply OK, or STOP to decline).",
         .contactNeedsName: "a contact needs a name",
         .notSaved: "not saved: {0}", .noSuchContact: "no such contact",
-        .standingUnasked: "not asked yet (Ask again on the page, or rideguard contacts ask NAME)", .standingWaiting: "asked {0} ago, no reply yet",
+        .standingUnasked: "not asked yet (Ask again on the page, or rideguard contacts ask NAME)", .standingWaiting: "asked {0} ago, no reply yet", .standingNotSent: "not sent yet: {0}", .standingQueued: "SMS queued, not sent yet",
         .standingConfirmedByReply: "confirmed by reply {0} ago", .standingConfirmedByHand: "confirmed by the rider {0} ago",
-        .standingDeclined: "declined {0} ago (replied STOP): gets no alert", .standingUnreachable: "unreachable: {0}",
+        .standingDeclined: "declined {0} ago (replied {1}): gets no alert", .standingUnreachable: "unreachable: {0}",
         .riderName: "Rider's name", .riderPhone: "Rider's own phone (answers STATUS and PAIR)", .alertMessage: "Alert message (first in every alert)",
         .medicalNote: "Medical note for rescuers (blood group, allergies)", .languageChoice: "Language of the alerts, the card and these pages",
         .save: "Save", .unknownLanguage: "unknown language '{0}'",
@@ -216,9 +216,9 @@ extension ScreenText {
         .contactsOrder: "Les alertes et les appels vont aux contacts dans cet ordre, à tous sauf ceux qui ont refusé. Un contact ajouté reçoit un SMS lui demandant de confirmer (réponse OK, ou STOP pour refuser).",
         .contactNeedsName: "un contact a besoin d'un nom",
         .notSaved: "non enregistré : {0}", .noSuchContact: "ce contact n'existe pas",
-        .standingUnasked: "pas encore sollicité (Redemander sur la page, ou rideguard contacts ask NOM)", .standingWaiting: "sollicité il y a {0}, pas encore de réponse",
+        .standingUnasked: "pas encore sollicité (Redemander sur la page, ou rideguard contacts ask NOM)", .standingWaiting: "sollicité il y a {0}, pas encore de réponse", .standingNotSent: "pas encore envoyé : {0}", .standingQueued: "SMS en attente d'envoi",
         .standingConfirmedByReply: "confirmé par SMS il y a {0}", .standingConfirmedByHand: "confirmé par le motard il y a {0}",
-        .standingDeclined: "a refusé il y a {0} (réponse STOP) : ne reçoit pas d'alerte", .standingUnreachable: "injoignable : {0}",
+        .standingDeclined: "a refusé il y a {0} (réponse {1}) : ne reçoit pas d'alerte", .standingUnreachable: "injoignable : {0}",
         .riderName: "Nom du motard", .riderPhone: "Téléphone du motard (répond à STATUS et PAIR)", .alertMessage: "Message d'alerte (en tête de chaque alerte)",
         .medicalNote: "Note médicale pour les secours (groupe sanguin, allergies)", .languageChoice: "Langue des alertes, de la carte et de ces pages",
         .save: "Enregistrer", .unknownLanguage: "langue inconnue « {0} »",
@@ -310,9 +310,9 @@ extension ScreenText {
         .contactsOrder: "Alarme und Anrufe gehen in dieser Reihenfolge an die Kontakte, an alle außer denen, die abgelehnt haben. Ein neuer Kontakt wird per SMS um Bestätigung gebeten (Antwort OK, oder STOP zum Ablehnen).",
         .contactNeedsName: "ein Kontakt braucht einen Namen",
         .notSaved: "nicht gespeichert: {0}", .noSuchContact: "diesen Kontakt gibt es nicht",
-        .standingUnasked: "noch nicht gefragt (Erneut fragen auf der Seite, oder rideguard contacts ask NAME)", .standingWaiting: "vor {0} gefragt, noch keine Antwort",
+        .standingUnasked: "noch nicht gefragt (Erneut fragen auf der Seite, oder rideguard contacts ask NAME)", .standingWaiting: "vor {0} gefragt, noch keine Antwort", .standingNotSent: "noch nicht gesendet: {0}", .standingQueued: "SMS wartet auf den Versand",
         .standingConfirmedByReply: "vor {0} per SMS bestätigt", .standingConfirmedByHand: "vor {0} vom Fahrer bestätigt",
-        .standingDeclined: "hat vor {0} abgelehnt (Antwort STOP): bekommt keinen Alarm", .standingUnreachable: "nicht erreichbar: {0}",
+        .standingDeclined: "hat vor {0} abgelehnt (Antwort {1}): bekommt keinen Alarm", .standingUnreachable: "nicht erreichbar: {0}",
         .riderName: "Name des Fahrers", .riderPhone: "Eigenes Telefon des Fahrers (antwortet auf STATUS und PAIR)", .alertMessage: "Alarmnachricht (zuerst in jedem Alarm)",
         .medicalNote: "Medizinischer Hinweis für Retter (Blutgruppe, Allergien)", .languageChoice: "Sprache der Alarme, der Karte und dieser Seiten",
         .save: "Speichern", .unknownLanguage: "unbekannte Sprache „{0}“",
@@ -404,9 +404,9 @@ extension ScreenText {
         .contactsOrder: "Las alertas y las llamadas van a los contactos en este orden, a todos salvo a quienes rechazaron. A un contacto añadido se le pide por SMS que confirme (responde OK, o STOP para rechazar).",
         .contactNeedsName: "un contacto necesita un nombre",
         .notSaved: "no guardado: {0}", .noSuchContact: "ese contacto no existe",
-        .standingUnasked: "aún no preguntado (Preguntar de nuevo en la página, o rideguard contacts ask NOMBRE)", .standingWaiting: "preguntado hace {0}, aún sin respuesta",
+        .standingUnasked: "aún no preguntado (Preguntar de nuevo en la página, o rideguard contacts ask NOMBRE)", .standingWaiting: "preguntado hace {0}, aún sin respuesta", .standingNotSent: "aún no enviado: {0}", .standingQueued: "SMS en cola, aún no enviado",
         .standingConfirmedByReply: "confirmado por SMS hace {0}", .standingConfirmedByHand: "confirmado por el motorista hace {0}",
-        .standingDeclined: "rechazó hace {0} (respondió STOP): no recibe alertas", .standingUnreachable: "inalcanzable: {0}",
+        .standingDeclined: "rechazó hace {0} (respondió {1}): no recibe alertas", .standingUnreachable: "inalcanzable: {0}",
         .riderName: "Nombre del motorista", .riderPhone: "Teléfono propio del motorista (responde a STATUS y PAIR)", .alertMessage: "Mensaje de alerta (primero en cada alerta)",
         .medicalNote: "Nota médica para los rescatadores (grupo sanguíneo, alergias)", .languageChoice: "Idioma de las alertas, la tarjeta y estas páginas",
         .save: "Guardar", .unknownLanguage: "idioma desconocido «{0}»",
@@ -498,9 +498,9 @@ extension ScreenText {
         .contactsOrder: "Gli allarmi e le chiamate vanno ai contatti in questo ordine, a tutti tranne chi ha rifiutato. A un contatto aggiunto viene chiesto per SMS di confermare (risposta OK, o STOP per rifiutare).",
         .contactNeedsName: "un contatto ha bisogno di un nome",
         .notSaved: "non salvato: {0}", .noSuchContact: "questo contatto non esiste",
-        .standingUnasked: "non ancora chiesto (Chiedi di nuovo sulla pagina, o rideguard contacts ask NOME)", .standingWaiting: "chiesto {0} fa, ancora nessuna risposta",
+        .standingUnasked: "non ancora chiesto (Chiedi di nuovo sulla pagina, o rideguard contacts ask NOME)", .standingWaiting: "chiesto {0} fa, ancora nessuna risposta", .standingNotSent: "non ancora inviato: {0}", .standingQueued: "SMS in coda, non ancora inviato",
         .standingConfirmedByReply: "confermato via SMS {0} fa", .standingConfirmedByHand: "confermato dal motociclista {0} fa",
-        .standingDeclined: "ha rifiutato {0} fa (ha risposto STOP): non riceve allarmi", .standingUnreachable: "irraggiungibile: {0}",
+        .standingDeclined: "ha rifiutato {0} fa (ha risposto {1}): non riceve allarmi", .standingUnreachable: "irraggiungibile: {0}",
         .riderName: "Nome del motociclista", .riderPhone: "Telefono del motociclista (risponde a STATUS e PAIR)", .alertMessage: "Messaggio di allarme (primo in ogni allarme)",
         .medicalNote: "Nota medica per i soccorritori (gruppo sanguigno, allergie)", .languageChoice: "Lingua degli allarmi, della scheda e di queste pagine",
         .save: "Salva", .unknownLanguage: "lingua sconosciuta «{0}»",

@@ -57,12 +57,22 @@ extension MessageComposer {
     /// the rider ("2026-11-02").
     package static func selfTest(_ r: SelfTestReport, language: MessageLanguage, crashDate: (Double) -> String) -> String {
         let words = SelfTestWords.for(language)
-        return spelledOrFolded(selfTest(r, words, crashDate: crashDate), partsAllowed: PartsAllowed.selfTest) {
-            selfTest(r, words.folded, crashDate: crashDate)
+        // The reasons are the agent's own words (English), as `status` and the journal say them:
+        // as many whole words of them as keep the report within its parts, never a word cut.
+        let reasons = r.protection.reasons.joined(separator: "; ")
+        let all = reasons.split(separator: " ")
+        var kept = all.count
+        while true {
+            let told = kept == all.count ? reasons : String(all.prefix(kept).joined(separator: " ").reversed().drop { ";:,.".contains($0) }.reversed()) + "..."
+            let text = spelledOrFolded(selfTest(r, words, reasons: told, crashDate: crashDate), partsAllowed: PartsAllowed.selfTest) {
+                selfTest(r, words.folded, reasons: told, crashDate: crashDate)
+            }
+            if kept == 0 || SMSText(text).parts.count <= PartsAllowed.selfTest { return text }
+            kept -= 1
         }
     }
 
-    private static func selfTest(_ r: SelfTestReport, _ w: SelfTestWords, crashDate: (Double) -> String) -> String {
+    private static func selfTest(_ r: SelfTestReport, _ w: SelfTestWords, reasons: String, crashDate: (Double) -> String) -> String {
         let fix = r.fixAge.map { w.fixAge(Ago.text($0)) } ?? w.noFix
         let sensor = r.sensorRateHz.map { "\(w.sensor) \(Int($0.rounded())) Hz" } ?? w.sensorSilent
         let crash = r.lastCrash.map { "\(w.lastCrash) \(crashDate($0))" } ?? w.noCrash
@@ -71,10 +81,7 @@ extension MessageComposer {
         case .degraded: w.degraded
         case .notProtecting: w.notProtecting
         }
-        // The reasons are the agent's own words (English), as `status` and the journal say them.
-        // Cut short past 120 characters: the whole report stays within two SMS.
-        let reasons = r.protection.reasons.joined(separator: "; ")
-        let protection = level + (reasons.isEmpty ? "" : ": " + (reasons.count > 120 ? reasons.prefix(117) + "..." : reasons))
+        let protection = level + (reasons.isEmpty || reasons == "..." ? "" : ": " + reasons)
         return "RideGuard \(w.title): \(protection). \(w.contacts) \(r.confirmed)/\(r.contacts). SIM: \(r.modem ?? w.simulated). "
             + "\(fix). \(sensor). \(crash). \(w.noReply)"
     }

@@ -77,12 +77,20 @@ package struct Doctor: Sendable {
             report(check)
         }
         guard let found = await onOwnThread("rg-doctor", { self.checksBeforeTheModem(note) }) else { return false }
+        // The modem as the agent sees it, or as asked here: the SMS check reads the SIM's state from it.
+        let modem: ModemHealth?
         if let status = found.status {
+            modem = status.modem.real ? status.modem.health : nil
             note(modemFromAgent(status))
+        } else if opensHardware {
+            let (check, health) = await checkModem(found.configuration.modem, database: found.database)
+            modem = health
+            note(check)
         } else {
-            note(opensHardware ? await checkModem(found.configuration.modem) : unseen("modem"))
+            modem = nil
+            note(unseen("modem"))
         }
-        guard await onOwnThread("rg-doctor", { self.checksAfterTheModem(found, note) }) != nil else { return false }
+        guard await onOwnThread("rg-doctor", { self.checksAfterTheModem(found, modem: modem, note) }) != nil else { return false }
         return canProtect.load(ordering: .relaxed)
     }
 
@@ -159,11 +167,13 @@ package struct Doctor: Sendable {
     }
 
     /// Contacts, the fleet's broker, the page: blocking, on the caller's thread.
-    func checksAfterTheModem(_ found: Found, _ note: (DoctorCheck) -> Void) {
+    func checksAfterTheModem(_ found: Found, modem: ModemHealth?, _ note: (DoctorCheck) -> Void) {
         let configuration = found.configuration
         note(found.database.map { checkContacts($0, language: (try? $0.profile().language) ?? configuration.messages.language) }
              ?? DoctorCheck("contacts", .failed, "not checked: the database cannot be opened", fix: "fix the database first (above)"))
-        note(found.database.map(checkSMS) ?? DoctorCheck("sms", .failed, "not checked: the database cannot be opened", fix: "fix the database first (above)"))
+        note(found.database.map { checkSMS($0, modem: modem) }
+             ?? DoctorCheck("sms", .failed, "not checked: the database cannot be opened", fix: "fix the database first (above)"))
+        if let database = found.database { note(checkSelfTest(database, days: configuration.messages.selfTestDays)) }
         if let mqtt = configuration.mqtt { note(fleetCheck(mqtt, found.status)) }
         note(webCheck(configuration.web, found.database))
     }
@@ -434,11 +444,13 @@ package struct Doctor: Sendable {
     }
 
     /// The modem answers, the SIM is ready, the modem registers; the signal is reported.
-    func checkModem(_ configuration: AgentConfiguration.Modem) async -> DoctorCheck {
-        if configuration.simulated { return DoctorCheck("modem", .ok, "simulated: messages are printed, not sent") }
+    /// `database`: where a PIN the SIM refused is remembered (never entered again). Returns the
+    /// check and the modem's health (nil for a simulated modem).
+    func checkModem(_ configuration: AgentConfiguration.Modem, database: RideGuardDatabase?) async -> (DoctorCheck, ModemHealth?) {
+        if configuration.simulated { return (DoctorCheck("modem", .ok, "simulated: messages are printed, not sent"), nil) }
         var settings = ModemConfiguration(configuration)
         settings.registrationTimeout = modemWait
-        let modem = Modem(configuration: settings, clock: SystemServiceClock(), logger: .silent)
+        let modem = Modem(configuration: settings, clock: SystemServiceClock(), logger: .silent, pinRefusals: database)
         let deadline = Date().addingTimeInterval(modemWait)
         var health = await modem.checkHealth()
         // A modem just powered needs a few seconds to find its network.
@@ -447,23 +459,23 @@ package struct Doctor: Sendable {
             health = await modem.checkHealth()
         }
         await modem.close()
-        return Self.judge(health, device: configuration.device)
+        return (Self.judge(health, device: configuration.device), health)
     }
 
     static func judge(_ health: ModemHealth, device: String? = nil) -> DoctorCheck {
         let name = device.map { "\($0): " } ?? ""
+        if let problem = health.simProblem {
+            let (what, advice) = SIMState.parts(of: problem)
+            return DoctorCheck("modem", .failed, "\(name)\(what): no alert can be sent", fix: advice)
+        }
         if let problem = health.problem, !health.connected {
-            let fix = problem.contains("SIM") || problem.contains("PIN")
-                ? "put the SIM in a phone to check it; set modem.pin if it asks for one"
-                : "check modem.device (ls -l /dev/rideguard-modem-at /dev/ttyUSB*; the udev rules in /usr/lib/udev/rules.d/77-rideguard-modem.rules name the AT port) and that the service user is in the dialout group"
+            let fix = "check modem.device (ls -l /dev/rideguard-modem-at /dev/ttyUSB*; the udev rules in /usr/lib/udev/rules.d/77-rideguard-modem.rules name the AT port) and that the service user is in the dialout group"
             return DoctorCheck("modem", .failed, name + problem, fix: fix)
         }
         let signal = health.signalDBm.map { "\($0) dBm" } ?? "signal unknown"
         guard health.registered else {
             return DoctorCheck("modem", .failed, "\(name)SIM \(health.sim ?? "?"), network \(health.registration ?? .unknown), \(signal)",
-                               fix: health.registration == .denied
-                                   ? "the network refuses the SIM: check its plan with the operator"
-                                   : "check the antenna and the SIM's plan; the modem keeps searching")
+                               fix: "check the antenna; the modem keeps searching (a SIM with no plan for this network is refused: then ask its operator)")
         }
         let text = "\(name)SIM ready, network \(health.registration?.rawValue ?? "?"), \(signal)"
         if let dBm = health.signalDBm, dBm < -105 {
@@ -473,30 +485,68 @@ package struct Doctor: Sendable {
     }
 
     /// What the last SMS the modem tried says of the path: sent, or why not, and whose trouble
-    /// that is (the SIM's, a contact's number, the network's for now).
-    func checkSMS(_ database: RideGuardDatabase) -> DoctorCheck {
+    /// that is (the SIM's, a contact's number, the network's for now). `modem`: the modem's health
+    /// now, so that a failure the SIM caused is not told as if it still held once the SIM is ready.
+    func checkSMS(_ database: RideGuardDatabase, modem: ModemHealth?) -> DoctorCheck {
         let last: OutboxMessage?
         do { last = try database.outbox.lastTried() } catch {
             return DoctorCheck("sms", .failed, "the outbox cannot be read: \(error)", fix: "restore a backup of the database")
         }
         guard let last else { return DoctorCheck("sms", .ok, "no SMS tried yet") }
         let when = Times.localHourMinute(last.updatedAt)
-        let to = PhoneNumber.mask(last.recipient)
-        guard last.status != .sent else { return DoctorCheck("sms", .ok, "the last SMS (\(last.kind), to \(to)) went out at \(when)") }
+        let what = "the last SMS (\(Self.kindName(last.kind)), to \(PhoneNumber.mask(last.recipient)))"
+        guard last.status != .sent else { return DoctorCheck("sms", .ok, "\(what) went out at \(when)") }
         let reason = last.lastError ?? "no reason kept"
         let failed = last.status == .failed ? "was given up" : "failed, and is retried"
-        switch SMSCause(reason: reason) {
-        case let cause? where cause.party == .sim:
-            return DoctorCheck("sms", .failed, "the last SMS (\(last.kind), to \(to)) \(failed) at \(when): \(reason)",
-                               fix: "the SIM cannot send SMS: \(cause.advice)")
-        case let cause? where cause.party == .contact:
-            return DoctorCheck("sms", .warning, "the last SMS (\(last.kind), to \(to)) \(failed) at \(when): \(reason)", fix: cause.advice)
-        case let cause?:
-            return DoctorCheck("sms", .warning, "the last SMS (\(last.kind), to \(to)) \(failed) at \(when): \(reason)", fix: cause.advice)
-        case nil:
-            return DoctorCheck("sms", .warning, "the last SMS (\(last.kind), to \(to)) \(failed) at \(when): \(reason)",
-                               fix: "see the modem's check above")
+        let cause = SMSCause(reason: reason)
+        // Held back by the SIM (missing, locked) at bring-up, or refused by it: is it so still?
+        let simSaid = cause?.party == .sim || SIMState.parts(of: reason).advice != ""
+        if simSaid, let modem, modem.simProblem == nil, modem.sim == SIMState.ready.name {
+            return DoctorCheck("sms", .warning, "\(what) \(failed) at \(when) (\(SIMState.parts(of: reason).what)); the SIM is ready now",
+                               fix: last.status == .failed ? "send it again if it still matters" : "the agent sends it at its next try")
         }
+        switch cause {
+        case let cause? where cause.party == .sim:
+            return DoctorCheck("sms", .failed, "\(what) \(failed) at \(when): \(reason)", fix: "the SIM cannot send SMS: \(cause.advice)")
+        case let cause?:
+            return DoctorCheck("sms", .warning, "\(what) \(failed) at \(when): \(reason)", fix: cause.advice)
+        case nil:
+            return DoctorCheck("sms", .warning, "\(what) \(failed) at \(when): \(SIMState.parts(of: reason).what)",
+                               fix: simSaid ? SIMState.parts(of: reason).advice : "see the modem's check above")
+        }
+    }
+
+    /// A message's kind as a person says it.
+    static func kindName(_ kind: OutboxKind) -> String {
+        switch kind {
+        case .alert: "an alert"
+        case .locationUpdate: "a position update"
+        case .allClear: "the all-clear"
+        case .parkedFall: "the parked bike's fall"
+        case .reply: "an answer to an SMS"
+        case .test: "the test SMS"
+        case .manual: "one sent by hand"
+        case .confirmation: "a contact's question"
+        case .selfTest: "the self-test"
+        case .other(let raw): raw
+        }
+    }
+
+    /// The self-test to the rider's own phone: when it last went out, or why it could not; said
+    /// whatever other SMS went out since.
+    func checkSelfTest(_ database: RideGuardDatabase, days: Int) -> DoctorCheck {
+        guard days > 0 else { return DoctorCheck("self-test", .ok, "off (messages.self_test_days: 0)") }
+        let record: SelfTestRecord
+        do { record = try database.selfTestRecord() } catch {
+            return DoctorCheck("self-test", .warning, "its record cannot be read: \(error)", fix: "restore a backup of the database")
+        }
+        if let problem = record.problem {
+            return DoctorCheck("self-test", .warning, problem, fix: "rideguard selftest sends one now, once the cause is put right")
+        }
+        guard let sent = record.lastSent else {
+            return DoctorCheck("self-test", .ok, "none sent yet: the first goes \(days) days after the agent first ran (rideguard selftest sends one now)")
+        }
+        return DoctorCheck("self-test", .ok, "the last went out on \(String(Times.iso8601(sent).prefix(10))) at \(Times.localHourMinute(sent)); every \(days) days")
     }
 
     func checkContacts(_ database: RideGuardDatabase, language: MessageLanguage) -> DoctorCheck {

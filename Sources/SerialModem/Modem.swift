@@ -8,7 +8,8 @@ import Synchronization
 package struct ModemConfiguration: Codable, Equatable, Sendable {
     package var device: String
     package var baud = 115_200
-    /// Entered once when the SIM asks for it; never retried (three wrong PINs lock the SIM to its PUK).
+    /// Entered when the SIM asks for it and it can be right: never a PIN the SIM refused before
+    /// (`PINRefusals`), never with fewer than two attempts left (three wrong PINs lock the SIM).
     package var pin: String?
     /// How long a send waits for network registration, seconds.
     package var registrationTimeout = 60.0
@@ -34,7 +35,10 @@ package actor Modem: SMSTransport, VoiceCaller {
     private let clock: any ServiceClock
     private let logger: Logger
     private var session: ATSession?
-    private var pinEntered = false
+    /// Where a PIN the SIM refused is remembered across restarts (the agent's database), and in
+    /// this process whatever that store does.
+    private let pinRefusals: (any PINRefusals)?
+    private let refusedHere = RefusedPINsInMemory()
     private var nextReference: UInt8 = UInt8.random(in: 0...255)
     package private(set) var health = ModemHealth()
     private var busy = false
@@ -54,9 +58,12 @@ package actor Modem: SMSTransport, VoiceCaller {
     /// Unsolicited lines logged: the same kind at most 3 times in 10 s, then a count.
     private let unsolicitedLog = RepeatedLines(perWindow: 3, windowSeconds: 10)
 
+    /// `pinRefusals`: where a refused PIN is remembered across restarts; nil: for this process only.
     package init(configuration: ModemConfiguration, clock: any ServiceClock, logger: Logger,
+                pinRefusals: (any PINRefusals)? = nil,
                 onMessage: (@Sendable (SMSPDU.Decoded) async -> Bool)? = nil) {
         self.configuration = configuration
+        self.pinRefusals = pinRefusals
         self.clock = clock
         var logger = logger
         logger[metadataKey: "modem"] = "\(configuration.device)"
@@ -94,20 +101,25 @@ package actor Modem: SMSTransport, VoiceCaller {
         return health
     }
 
+    /// The health as the last command left it, without asking the modem.
+    package var lastHealth: ModemHealth { health }
+
     /// Sends `text` to `number`; returns the references of its parts. Throws `SendError`.
     package func send(_ text: String, to number: String) async throws(SendError) -> [Int] {
         await takeTurn()
         defer { endTurn() }
         let session: ATSession
         do { session = try await connected() } catch {
-            throw SendError(permanent: error.permanent, reason: error.reason, acceptedParts: 0)
+            // A SIM that is missing or locked holds the message until it is ready: never given up.
+            throw SendError(permanent: false, reason: error.reason, acceptedParts: 0, cause: nil)
         }
         let deadline = clock.now() + configuration.registrationTimeout
         while true {
             await refreshRegistration(session)
             if health.registered { break }
             if clock.now() > deadline || health.registration == .denied {
-                throw SendError(permanent: false, reason: "not registered on a network (\(health.registration ?? .unknown))", acceptedParts: 0)
+                throw SendError(permanent: false, reason: health.simProblem ?? "not registered on a network (\(health.registration ?? .unknown))",
+                                acceptedParts: 0)
             }
             try? await clock.sleep(until: clock.now() + 2)
         }
@@ -155,8 +167,9 @@ package actor Modem: SMSTransport, VoiceCaller {
     // MARK: - Connection and bring-up
 
     struct BringUpError: Error, CustomStringConvertible {
-        var permanent: Bool
         var reason: String
+        /// The SIM is the trouble (missing, locked, refused), not the modem.
+        var simFault = false
         var description: String { reason }
     }
 
@@ -176,7 +189,7 @@ package actor Modem: SMSTransport, VoiceCaller {
         do {
             port = try SerialPort(device: configuration.device, baud: configuration.baud)
         } catch {
-            throw BringUpError(permanent: false, reason: error.description)
+            throw BringUpError(reason: error.description)
         }
         let logger = self.logger
         // Unsolicited lines can carry numbers (a contact calling back: +CLIP, an SMS: +CMT).
@@ -213,13 +226,16 @@ package actor Modem: SMSTransport, VoiceCaller {
             try await bringUp(session)
         } catch let error as BringUpError {
             await session.close()
+            health.problem = error.reason
             throw error
         } catch {
             await session.close()
-            throw BringUpError(permanent: false, reason: "bring-up failed: \(error)")
+            health.problem = "bring-up failed: \(error)"
+            throw BringUpError(reason: "bring-up failed: \(error)")
         }
         self.session = session
         health.connected = true
+        health.problem = nil
         // Messages that came while nobody listened (the agent stopped, the modem unplugged).
         if reading { Task { await self.readMessages() } }
         return session
@@ -427,7 +443,7 @@ package actor Modem: SMSTransport, VoiceCaller {
         for _ in 0..<5 where !awake {
             awake = (try? await session.run("AT", timeout: 2)) != nil
         }
-        guard awake else { throw BringUpError(permanent: false, reason: "\(configuration.device): no answer to AT") }
+        guard awake else { throw BringUpError(reason: "\(configuration.device): no answer to AT") }
         var without: [String] = []
         announcesNewMessages = false
         for step in Self.bringUpSteps {
@@ -436,7 +452,7 @@ package actor Modem: SMSTransport, VoiceCaller {
             } catch let error as BringUpError {
                 throw error
             } catch {
-                if step.required { throw BringUpError(permanent: false, reason: "bring-up: \(step.name) failed: \(error)") }
+                if step.required { throw BringUpError(reason: "bring-up: \(step.name) failed: \(error)") }
                 logger.warning("modem: \(step.name) failed (\(error)): \(step.fallback)")
                 without.append("\(step.name): \(step.fallback)")
             }
@@ -467,44 +483,92 @@ package actor Modem: SMSTransport, VoiceCaller {
         health.messageStorage = storages[2]
     }
 
+    /// Asks the SIM's state (`AT+CPIN?`), waiting while it starts, and enters the configured PIN
+    /// only when it can be right (`PINDecision`). A SIM that is not ready fails the bring-up with
+    /// what the rider does about it; the health check asks again, so a SIM inserted or unlocked
+    /// while the agent runs is found.
     private func unlockSIM(_ session: ATSession) async throws {
-        var state: String?
+        var sim = try await askSIM(session)
+        if sim == .pin { sim = try await enterPIN(session) }
+        health.sim = sim.name
+        health.simFault = nil
+        guard sim == .ready else {
+            let problem = sim.problem(pin: pinDecision) ?? sim.name
+            health.simFault = problem
+            throw BringUpError(reason: problem, simFault: true)
+        }
+    }
+
+    /// What enterPIN decided last, for the words of the SIM's problem.
+    private var pinDecision: PINDecision?
+
+    /// The SIM's state; a SIM still starting (`+CME ERROR: 14`, or no answer yet) is asked again
+    /// for up to 10 s.
+    private func askSIM(_ session: ATSession) async throws -> SIMState {
+        var sim: SIMState?
         for attempt in 0..<10 {
             do {
-                state = try await session.run("AT+CPIN?", timeout: 5).compactMap(ATParse.simState).first
-                if state != nil { break }
-            } catch ATError.failed(_, .cmeError(let code)) where code == 10 {
-                health.sim = "not inserted"
-                throw BringUpError(permanent: false, reason: "no SIM card (+CME ERROR: 10)")
+                sim = try await session.run("AT+CPIN?", timeout: 5).compactMap { ATParse.simState($0).flatMap(SIMState.init(cpin:)) }.first
+            } catch ATError.failed(_, .cmeError(let code)) {
+                sim = SIMState(cmeError: code)
             } catch {
-                // SIM busy while booting (+CME ERROR: 14): wait and ask again.
+                sim = nil
             }
+            if let sim, sim != .busy { return sim }
             if attempt < 9 { try await clock.sleep(until: clock.now() + 1) }
         }
-        health.sim = state
-        switch state {
-        case "READY":
-            return
-        case "SIM PIN":
-            guard let pin = configuration.pin else {
-                throw BringUpError(permanent: true, reason: "the SIM wants its PIN and none is configured")
-            }
-            guard !pinEntered else {
-                throw BringUpError(permanent: true, reason: "the SIM still wants a PIN after the configured one was entered: not retrying (a third wrong PIN locks the SIM)")
-            }
-            pinEntered = true
-            do {
-                try await session.run("AT+CPIN=\"\(pin)\"", timeout: 10)
-            } catch {
-                throw BringUpError(permanent: true, reason: "the SIM refused the configured PIN: not retrying (a third wrong PIN locks the SIM)")
-            }
-            try await clock.sleep(until: clock.now() + 1)
-            health.sim = "READY"
-        case "SIM PUK", "SIM PIN2", "SIM PUK2", "PH-SIM PIN":
-            throw BringUpError(permanent: true, reason: "the SIM is locked (\(state!)): unlock it in a phone")
-        default:
-            throw BringUpError(permanent: false, reason: "SIM state unknown (\(state ?? "no answer"))")
+        guard let sim else { throw BringUpError(reason: "the modem does not say the SIM's state (AT+CPIN? has no answer)") }
+        return sim
+    }
+
+    /// Enters the configured PIN if it can be right, and returns the SIM's state after.
+    private func enterPIN(_ session: ATSession) async throws -> SIMState {
+        guard let pin = configuration.pin else {
+            pinDecision = .noneConfigured
+            return .pin
         }
+        guard !refusedHere.wasRefused(pin), pinRefusals?.wasRefused(pin) != true else {
+            pinDecision = .refusedBefore
+            return .pin
+        }
+        guard let left = await attemptsLeft(session) else {
+            pinDecision = .attemptsUnknown
+            logger.warning("modem: the SIM wants its PIN, and the modem does not say how many attempts are left (\(PINAttempts.queries.joined(separator: ", "))): not entered")
+            return .pin
+        }
+        guard left >= 2 else {
+            pinDecision = .tooFewAttempts(left)
+            logger.warning("modem: the SIM wants its PIN with \(left) attempt(s) left: not entered")
+            return .pin
+        }
+        // Whatever the answer (an OK, +CME ERROR: 16, a timeout), the SIM's state after it decides.
+        _ = try? await session.run("AT+CPIN=\"\(pin)\"", timeout: 10)
+        var after = SIMState.busy
+        for attempt in 0..<5 {
+            after = (try? await askSIM(session)) ?? .busy
+            if after != .busy { break }
+            if attempt < 4 { try await clock.sleep(until: clock.now() + 1) }
+        }
+        if after == .pin || after == .puk {
+            refusedHere.noteRefused(pin)
+            do { try pinRefusals?.noteRefused(pin) } catch {
+                logger.error("modem: the SIM refused the configured PIN, and that cannot be kept (\(error)): after a restart it may be entered once more, if the modem says two attempts are left")
+            }
+            let now = after == .puk ? 0 : await attemptsLeft(session)
+            pinDecision = .refusedNow(attemptsLeft: now)
+            logger.warning("modem: the SIM refused the configured PIN\(now.map { " (\($0) attempt(s) left)" } ?? ""); it will not be entered again until modem.pin changes")
+        } else {
+            pinDecision = nil
+        }
+        return after
+    }
+
+    /// The PIN attempts left, where the modem says (`PINAttempts.queries`, the first that answers).
+    private func attemptsLeft(_ session: ATSession) async -> Int? {
+        for query in PINAttempts.queries {
+            if let lines = try? await session.run(query, timeout: 5), let left = lines.compactMap(PINAttempts.parse).first { return left }
+        }
+        return nil
     }
 
     private func refreshRegistration(_ session: ATSession) async {

@@ -210,9 +210,11 @@ package struct Outbox: Sendable {
     /// message's new status, so the journal tells who got what, when, and what failed. Each returns
     /// the journal's line.
     @discardableResult
-    package func markSent(_ id: Int64, references: [Int], now: Double) throws -> String {
+    /// `body`: the words that went out, where they were written as it left.
+    package func markSent(_ id: Int64, references: [Int], body: String? = nil, now: Double) throws -> String {
         try update(id, now: now) { m in
             m.status = .sent
+            if let body { m.body = body }
             m.references = references.map(String.init).joined(separator: ",")
             m.lastError = nil
             return "sent \(m.kind) to \(PhoneNumber.mask(m.recipient)) (attempt \(m.attempts)): reference \(m.references ?? "")"
@@ -235,6 +237,16 @@ package struct Outbox: Sendable {
             m.status = .failed
             m.lastError = error
             return "gave up on \(m.kind) to \(PhoneNumber.mask(m.recipient)) after \(m.attempts) attempt\(m.attempts == 1 ? "" : "s"): \(error)"
+        }
+    }
+
+    /// Every message waiting for a retry is due now (what held them back is over: the SIM is
+    /// ready). Returns how many.
+    @discardableResult
+    package func retryPendingNow(now: Double) throws -> Int {
+        try database.write { db in
+            try db.execute("UPDATE outbox SET next_attempt_at = ? WHERE status = 'pending' AND next_attempt_at > ?", [SQLValue(now), SQLValue(now)])
+            return db.changes
         }
     }
 

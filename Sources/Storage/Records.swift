@@ -174,8 +174,10 @@ extension RideGuardDatabase {
     }
 
     /// Asks the contact with this name or number to confirm: the SMS (in the rider's language, or
-    /// `language` before the rider chose one) is queued, and they wait for their reply from now.
-    /// Adding a contact asks at once; asking again is the same.
+    /// `language` before the rider chose one) is queued, and they wait for their reply from when it
+    /// goes out (`noteConfirmationSend`). Its words are written again as it leaves, from the
+    /// profile then (a name given after the contact was added signs it). Adding a contact asks at
+    /// once; asking again is the same.
     @discardableResult
     package func askContact(_ nameOrNumber: String, language: MessageLanguage, now: Double) throws -> Contact {
         let profile = try profile()
@@ -184,9 +186,34 @@ extension RideGuardDatabase {
             let body = MessageComposer.confirmationRequest(riderName: profile.name, language: profile.language ?? language)
             var message = Outbox.new(recipient: contact.number, kind: .confirmation, body: body, now: now)
             try message.insert(db)
-            contact.standing = .waiting(since: now)
+            contact.standing = .waiting(since: now, held: ContactStanding.queued)
             try Contact.setStanding(db, contact, contact.standing, journal: "contact \(contact.forLogs) asked to confirm by SMS", now: now)
             return contact
+        }
+    }
+
+    /// How the question to the contact with this number fared: sent (`held` nil: they wait for
+    /// their reply from `now`), or held back and why. Only while they wait for it: a reply that
+    /// came first stands.
+    package func noteConfirmationSend(to number: String, held: String?, now: Double) throws {
+        try write { db in
+            guard let contact = try Contact.fetch(db, "WHERE number = ?", [SQLValue(number)]).first,
+                  case .waiting(let since, let before) = contact.standing, before != nil else { return }
+            let standing = ContactStanding.waiting(since: held == nil ? now : since, held: held)
+            let stored = standing.stored
+            try db.execute("UPDATE contacts SET standing_since = ?, standing_detail = ? WHERE id = ?",
+                           [stored.since.map { SQLValue.real($0) } ?? .null, SQLValue(stored.detail), SQLValue(contact.id)])
+        }
+    }
+
+    /// Notes that the contact with this number was told the words that confirm and decline;
+    /// false when they were already (they are told once).
+    package func noteReplyHint(to number: String) throws -> Bool {
+        try write { db in
+            let key = "reply_hint:" + number
+            guard try db.setting(key) == nil else { return false }
+            try db.setSetting(key, "sent")
+            return true
         }
     }
 

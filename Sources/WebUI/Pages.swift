@@ -89,8 +89,8 @@ enum Pages {
         let m = s.modem
         if m.real {
             let parts = [t(m.connected ? .modemConnected : .modemNotConnected), m.sim.map { t(.modemSIM, $0) }, m.registration.map { t(.modemNetwork, $0) },
-                         m.signalDBm.map { t(.modemSignal, String($0)) }, m.problem].compactMap { $0 }
-            rows.append((t(.rowModem), parts.joined(separator: ", "), m.connected && m.problem == nil ? "ok" : "bad"))
+                         m.signalDBm.map { t(.modemSignal, String($0)) }, m.simProblem ?? m.problem].compactMap { $0 }
+            rows.append((t(.rowModem), parts.joined(separator: ", "), m.connected && m.problem == nil && m.simProblem == nil ? "ok" : "bad"))
         } else {
             rows.append((t(.rowModem), t(.modemSimulated), "warn"))
         }

@@ -25,13 +25,13 @@ import SystemTime
         Case(code: 1, report: "Unassigned (unallocated) number", cause: .numberNotInService, permanent: true),
         Case(code: 195, report: nil, cause: .numberNotInService, permanent: true),
         Case(code: 196, report: nil, cause: .recipientBarred, permanent: true),
-        // The rider's SIM.
-        Case(code: 50, report: "Requested facility not subscribed", cause: .notSubscribed, permanent: true),
-        Case(code: 193, report: nil, cause: .notSubscribed, permanent: true),
-        Case(code: 21, report: "Short message transfer rejected", cause: .refused, permanent: true),
-        Case(code: 8, report: "Operator determined barring", cause: .simBarred, permanent: true),
-        Case(code: 10, report: "Call barred", cause: .simBarred, permanent: true),
-        Case(code: 30, report: "Unknown subscriber", cause: .simNotProvisioned, permanent: true),
+        // The rider's SIM: the message waits until it is put right, never given up (issue 61).
+        Case(code: 50, report: "Requested facility not subscribed", cause: .notSubscribed, permanent: false),
+        Case(code: 193, report: nil, cause: .notSubscribed, permanent: false),
+        Case(code: 21, report: "Short message transfer rejected", cause: .refused, permanent: false),
+        Case(code: 8, report: "Operator determined barring", cause: .simBarred, permanent: false),
+        Case(code: 10, report: "Call barred", cause: .simBarred, permanent: false),
+        Case(code: 30, report: "Unknown subscriber", cause: .simNotProvisioned, permanent: false),
         Case(code: 330, report: nil, cause: .serviceCentre, permanent: false),
         Case(code: 310, report: nil, cause: .sim, permanent: false),
         // The network, for now: retried.

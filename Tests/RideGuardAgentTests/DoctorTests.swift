@@ -130,7 +130,7 @@ extension AgentTests {
         let broken = try Rideguard.run(["doctor", "--config", config.path, "--json", "--gps-wait", "0", "--modem-wait", "1"])
         #expect(broken.status == 1)
         let checks = broken.lines.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: String] }
-        #expect(checks.map { $0["part"] ?? "" } == ["configuration", "database", "agent", "IMU", "GPIO", "gpsd", "modem", "contacts", "sms", "web page"])
+        #expect(checks.map { $0["part"] ?? "" } == ["configuration", "database", "agent", "IMU", "GPIO", "gpsd", "modem", "contacts", "sms", "self-test", "web page"])
         #expect(checks.first?["outcome"] == "failed")
         #expect(checks.first?["detail"] == "\(config.path):2: imu.rate_hz: 'fast' is not a number; checking the rest with the defaults")
     }

@@ -255,6 +255,18 @@ import RideGuardConfig
         return (enumerator?.allObjects as? [URL] ?? []).filter { url in suffixes.contains { url.path.hasSuffix($0) } }
     }
 
+    /// docs/installer.md's tables of the SIM's states and the `+CMS ERROR` causes are the code's
+    /// own words (issue 61: the modem's table and the troubleshooting one had come to disagree).
+    @Test func theInstallersTablesOfCausesAreTheCodes() throws {
+        // The tables stand in a list: their lines indented.
+        let guide = try String(contentsOf: Self.root.appendingPathComponent("docs/installer.md"), encoding: .utf8)
+            .split(separator: "\n", omittingEmptySubsequences: false).map { $0.drop { $0 == " " } }.joined(separator: "\n")
+        #expect(guide.contains(CauseTables.simStates), "docs/installer.md lacks the SIM's table as the code writes it:\n\(CauseTables.simStates)")
+        #expect(guide.contains(CauseTables.smsCauses), "docs/installer.md lacks the causes' table as the code writes it:\n\(CauseTables.smsCauses)")
+        // No other table names a +CMS ERROR code's meaning.
+        #expect(guide.components(separatedBy: "| `+CMS ERROR` |").count == 2)
+    }
+
     /// What a contact receives, as docs/rider.md shows it in each language, is what the composer
     /// writes: the page cannot go stale.
     @Test func theRidersGuideShowsTheContactsQuestionAsSent() throws {

@@ -130,7 +130,7 @@ import SystemCalls
         let took = clock.now() - started
         #expect(took >= 8 && took < 9, "bring-up with a 1.5 s boot and 3 searching answers, then one send: \(took) s")
         let health = try await clock.run(limit: 30) { await modem.checkHealth() }
-        #expect(health.connected && health.registration == .home && health.signalDBm == -73 && health.sim == "READY")
+        #expect(health.connected && health.registration == .home && health.signalDBm == -73 && health.sim == "ready")
         #expect(health.serviceCentre == "+33609001390")
         await modem.close()
     }
@@ -237,6 +237,8 @@ import SystemCalls
         await modem.close()
     }
 
+    /// A wrong PIN is entered once; the message waits for the SIM (it is not the number's fault),
+    /// never given up, and the PIN is never entered again (issue 61).
     @Test(.onOneThread) func simPINIsEnteredOnceAndAWrongOneNeverRetried() async throws {
         var script = FakeModem.Script()
         script.pin = "1234"
@@ -252,9 +254,12 @@ import SystemCalls
         let message = try badOutbox.enqueue(recipient: "+33612345678", kind: .alert, body: "PIN wrong", now: clock.now())
         _ = try await flush(badSender, within: 4)
         #expect(bad.pinAttempts == 1)                          // never a second wrong PIN
-        let failed = try #require(try badOutbox.message(message.id!))
-        #expect(failed.status == .failed)
-        #expect(failed.lastError?.contains("refused the configured PIN") == true)
+        _ = try await flush(badSender, within: 10)
+        #expect(bad.pinAttempts == 1)
+        let held = try #require(try badOutbox.message(message.id!))
+        #expect(held.status == .pending && held.attempts >= 2)
+        #expect(held.lastError?.hasPrefix("the SIM is locked by its PIN: no alert can be sent. The SIM refused modem.pin") == true,
+                "\(String(describing: held.lastError))")
         await badModem.close()
     }
 
@@ -271,7 +276,7 @@ import SystemCalls
         #expect(fake.messages == ["Sent past a quiet CPIN"])
         let status = try Rideguard.run(["modem", "status", "--device", fake.link, "--json"])
         #expect(status.status == 0, "\(status.stdout)\(status.stderr)")
-        #expect(status.stdout.contains("\"sim\":\"READY\"") && status.stdout.contains("\"registration\":\"home\""), "\(status.stdout)")
+        #expect(status.stdout.contains("\"sim\":\"ready\"") && status.stdout.contains("\"registration\":\"home\""), "\(status.stdout)")
     }
 
     /// A modem whose `OK` after `+CPIN: READY` comes late (after the grace period), while the next
@@ -287,7 +292,7 @@ import SystemCalls
         #expect(try await flush(sender, within: 30) == 0)
         #expect(fake.messages == ["Late OK"])
         let health = try await clock.run(limit: 30) { await modem.checkHealth() }
-        #expect(health.sim == "READY" && health.signalDBm == -73 && health.registration == .home, "\(health)")
+        #expect(health.sim == "ready" && health.signalDBm == -73 && health.registration == .home, "\(health)")
         #expect(health.serviceCentre == "+33609001390", "the answer to AT+CSCA? after AT+CMGF=0: \(health)")
         await modem.close()
     }

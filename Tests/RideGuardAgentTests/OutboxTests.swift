@@ -77,10 +77,10 @@ import SystemTime
         let settled = Mutex<[String]>([])
         let clock = SystemServiceClock()
         let sender = OutboxSender(outbox: database.outbox, modem: SimulatedTransport(clock: clock, logger: Logger(label: "test")),
-                                  clock: clock, logger: Logger(label: "test")) { kind, recipient, outcome in
+                                  clock: clock, logger: Logger(label: "test"), onOutcome: { kind, recipient, outcome in
             let sent = if case .sent = outcome { true } else { false }
             settled.withLock { $0.append("\(kind) \(recipient) \(sent ? "sent" : "failed")") }
-        }
+        })
         #expect(try await sender.sendDue() == 0)
         #expect(settled.withLock { $0 } == ["alert +4915112345678 failed", "alert +33612345678 sent"])
     }

@@ -200,6 +200,19 @@ import Testing
                                gsmParts: 2, ucs2Parts: MessageComposer.PartsAllowed.selfTest)
         sent.append(test2)
         #expect(test2.contains("2026-11-02"), "\(test2)")
+        // Reasons too long for two parts are cut between two words, never inside one (issue 61:
+        // "ask the op...").
+        var longest = worst
+        let reasons = ["the IMU gives 40 samples a second where the detector needs 100: a short impact may not be seen",
+                       "no contact has confirmed their number yet (a reply OK confirms; rideguard contacts confirm NAME once you have called them)",
+                       "Jo cannot be reached: the network says the number is not in service: check it with the contact"]
+        longest.protection = Protection(.degraded, reasons: reasons)
+        let test3 = MessageComposer.selfTest(longest, language: language, crashDate: { _ in "2026-11-02" })
+        #expect(SMSText(test3).parts.count <= MessageComposer.PartsAllowed.selfTest, "\(test3)")
+        let bare = { (word: Substring) in String(word.filter { !";:,.()".contains($0) }) }
+        let words = Set(reasons.joined(separator: " ").split(separator: " ").map(bare))
+        let lastTold = test3.components(separatedBy: "...").first?.split(separator: " ").last.map(bare) ?? ""
+        #expect(test3.contains("...") && words.contains(lastTold), "a word cut (\(lastTold)): \(test3)")
         // Each language's own letters, where GSM carries them, are kept (and never the ASCII that
         // stood for them before).
         let kept: [MessageLanguage: [String]] = [

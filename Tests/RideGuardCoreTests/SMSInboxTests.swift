@@ -10,14 +10,27 @@ import Testing
         ("Sí", .acknowledge), ("yes", .acknowledge),
         ("STOP", .stop), ("Stopp", .stop), ("Arrêt", .stop), ("baja", .stop),
         ("STATUS", .status), ("État", .status), ("estado", .status), ("Stato", .status),
+        // Issue 61: the first word counts, as people write ("Ok merci !", "nein danke").
+        ("Ok merci !", .acknowledge), ("oui bien sûr", .acknowledge), ("Ja", .acknowledge), ("ok thanks", .acknowledge),
+        ("OKAY", .acknowledge), ("Vale, de acuerdo", .acknowledge), ("Certo!", .acknowledge),
+        ("nein danke", .stop), ("Non merci", .stop), ("STOP NOW", .stop), ("non", .stop), ("No", .stop), ("no.", .stop),
+        ("WHERE ARE YOU", .whereAreYou), ("Where's Alex", .whereAreYou), ("Où es-tu ?", .whereAreYou),
     ])
     func commandsInFiveLanguages(text: String, command: SMSCommand) {
         #expect(SMSCommand(text) == command)
     }
 
-    @Test(arguments: ["", "WHERE ARE YOU", "ok thanks", "OKAY", "Where's Alex", "1234", "?", "WHERE1", "STOP NOW", "non", "disarm"])
+    @Test(arguments: ["", "1234", "?", "WHERE1", "disarm", "no problem", "No worries, happy to", "Thanks Alex", "d'accord"])
     func anythingElseIsNoCommand(text: String) {
         #expect(SMSCommand(text) == nil)
+    }
+
+    /// The word shown beside what a reply decided is the contact's own.
+    @Test func theContactsOwnWordIsKept() {
+        #expect(SMSCommand.firstWord("Arrêt") == "Arrêt")
+        #expect(SMSCommand.firstWord("  ¡Ok merci !") == "Ok")
+        #expect(SMSCommand.firstWord("nein danke") == "nein")
+        #expect(SMSCommand.firstWord("?") == "")
     }
 
     @Test func partsComeTogetherInAnyOrder() {

@@ -64,6 +64,16 @@ package final class FakeModem: @unchecked Sendable {
         package var urcInsideResponses = false
         package var noiseBeforeAnswers = false
         package var pin: String?
+        /// Whether a SIM is in the modem: without one, every SIM command is answered `+CME ERROR: 10`
+        /// (27.007 §9.2.1, as SIM800 and SIM7600 answer AT+CPIN? with no card).
+        package var simInserted = true
+        /// PIN attempts the SIM has left; at 0 it wants its PUK (`+CPIN: SIM PUK`, `+CME ERROR: 12`).
+        package var pinAttemptsLeft = 3
+        /// How the modem tells the attempts left: 27.007's AT+CPINR (Quectel EC2x, u-blox), Quectel's
+        /// AT+QPINC?, Huawei's AT^CPIN?, SIMCom's AT+SPIC; nil: it does not (every one answers ERROR).
+        package var attemptsQuery: String? = "AT+CPINR=\"SIM PIN\""
+        /// The network refuses the SIM (+CREG stat 3, registration denied).
+        package var registrationDenied = false
         /// Answer AT+CPIN? with `+CPIN: READY` and no final result code (Wavecom M1306, Sierra
         /// SL8084TR: python-gsmmodem issue 19, gammu pull request 422).
         package var cpinWithoutFinal = false
@@ -117,6 +127,27 @@ package final class FakeModem: @unchecked Sendable {
         var calls: [Call] = []
         /// `AT+CLCC=1`: the list reported unprompted as it changes (SIMCom, Quectel).
         var callReports = false
+
+        /// The SIM's `+CPIN:` code; nil without a SIM.
+        var simState: String? {
+            guard script.simInserted else { return nil }
+            guard script.pin != nil, !unlocked else { return "READY" }
+            return script.pinAttemptsLeft > 0 ? "SIM PIN" : "SIM PUK"
+        }
+
+        /// The answer to a query of the PIN attempts left, in the form of the maker whose query it
+        /// is: nil when `command` is none of them; .some(nil) when it is one this modem lacks (ERROR).
+        func attemptsAnswer(_ command: String) -> String?? {
+            let left = script.pinAttemptsLeft, puk = left > 0 ? 10 : 9
+            let answers = [
+                "AT+CPINR=\"SIM PIN\"": "+CPINR: SIM PIN,\(left),3",            // 27.007 §8.65
+                "AT+QPINC?": "+QPINC: \"SC\",\(left),\(puk)",                    // Quectel
+                "AT^CPIN?": "^CPIN: \(simState ?? "NOT INSERTED"),,\(puk),\(left),10,3",  // Huawei
+                "AT+SPIC": "+SPIC: \(left),\(puk),3,10",                           // SIMCom
+            ]
+            guard let answer = answers[command] else { return nil }
+            return .some(command == script.attemptsQuery ? answer : nil)
+        }
     }
 
     /// A voice call this modem placed.
@@ -365,10 +396,12 @@ package final class FakeModem: @unchecked Sendable {
             state.withLock { $0.script.echo = false }
             reply(master, [])
         case "AT+CPIN?":
-            let (locked, withoutFinal, late) = state.withLock { s in
-                (s.script.pin != nil && !s.unlocked, s.script.cpinWithoutFinal, s.script.cpinLateFinal)
+            let (sim, withoutFinal, late) = state.withLock { s in (s.simState, s.script.cpinWithoutFinal, s.script.cpinLateFinal) }
+            guard let sim else {
+                reply(master, [], final: "+CME ERROR: 10")
+                return false
             }
-            let answer = locked ? "+CPIN: SIM PIN" : "+CPIN: READY"
+            let answer = "+CPIN: " + sim
             if withoutFinal || late != nil {
                 write(master, "\r\n\(answer)\r\n")
                 if let late { after(late) { self.write(master, "\r\nOK\r\n") } }
@@ -386,20 +419,30 @@ package final class FakeModem: @unchecked Sendable {
                 if command == "AT+CREG?" { s.registrationQueries += 1 }
                 return s.registrationQueries <= s.script.searchingQueries
             }
+            let denied = state.withLock { $0.script.registrationDenied }
             if command == "AT+CEREG?" {
                 reply(master, [], final: "ERROR")     // a 2G modem: no LTE registration to report
             } else {
-                reply(master, [searching ? "+CREG: 0,2" : "+CREG: 0,1"])
+                reply(master, [denied ? "+CREG: 0,3" : searching ? "+CREG: 0,2" : "+CREG: 0,1"])
             }
         default:
             if command.hasPrefix("AT+CPIN=\"") {
-                let correct = state.withLock { s -> Bool in
+                // 27.007 §9.2.1: 16 incorrect password; 12 SIM PUK required once none is left.
+                let final = state.withLock { s -> String in
                     s.pinAttempts += 1
-                    let ok = command == "AT+CPIN=\"\(s.script.pin ?? "")\""
-                    if ok { s.unlocked = true }
-                    return ok
+                    guard s.script.simInserted else { return "+CME ERROR: 10" }
+                    guard s.script.pinAttemptsLeft > 0 else { return "+CME ERROR: 12" }
+                    if command == "AT+CPIN=\"\(s.script.pin ?? "")\"" {
+                        s.unlocked = true
+                        s.script.pinAttemptsLeft = 3
+                        return "OK"
+                    }
+                    s.script.pinAttemptsLeft -= 1
+                    return s.script.pinAttemptsLeft == 0 ? "+CME ERROR: 12" : "+CME ERROR: 16"
                 }
-                reply(master, [], final: correct ? "OK" : "+CME ERROR: 16")
+                reply(master, [], final: final)
+            } else if let answer = state.withLock({ $0.attemptsAnswer(command) }) {
+                reply(master, answer.map { [$0] } ?? [], final: answer == nil ? "ERROR" : "OK")
             } else if command.hasPrefix("ATD") && command.hasSuffix(";") {
                 // A voice call: OK at once (COLP off), the call's progress in AT+CLCC and result codes.
                 let now = now()
