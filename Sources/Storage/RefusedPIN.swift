@@ -5,9 +5,10 @@ import RideGuardCore
 /// that the same PIN is never entered again: three wrong ones lock the SIM to its PUK. Kept until
 /// `modem.pin` changes (another PIN is tried, once, if the modem says it may be).
 ///
-/// Not the PIN itself: a fingerprint (FNV-1a of a random salt and the PIN). A PIN has at most 8
-/// digits, so no fingerprint keeps it from someone who can read the database; the database is the
-/// service user's alone (0600), as the configuration that holds the PIN itself is root's.
+/// Not the PIN itself: a fingerprint (FNV-1a of a random salt and the PIN), so that it shows in no
+/// dump or backup as the PIN. A PIN has at most 8 digits, so no fingerprint keeps it from someone
+/// who can read the database and tries them all: the database is the service's group's alone
+/// (0660 in a 0770 folder), and the configuration holds the PIN itself.
 extension RideGuardDatabase: PINRefusals {
     static let refusedPINKey = "sim_pin_refused"
 

@@ -208,3 +208,50 @@ extension AgentInProcessTests {
         #expect(modem.received.filter { $0.decoded.number == numbers["Dee"]! && $0.decoded.text.contains("reply OK") }.count == 1)
     }
 }
+
+/// Issue 61, point 8: `doctor` names the SIM's state and what to do, and does not tell a failure the
+/// SIM caused as if it still held once the SIM is ready.
+extension AgentTests {
+    @Test func doctorNamesTheSIMAndDoesNotTellAFaultThatIsOver() throws {
+        var script = FakeModem.Script()
+        script.simInserted = false
+        let modem = try FakeModem(script: script)
+        let folder = try Scratch.folder("doctor-sim")
+        let database = folder.appendingPathComponent("rideguard.sqlite").path
+        let config = folder.appendingPathComponent("config.yaml")
+        try Data("""
+            imu:
+              simulated: true
+              trace: \(Rideguard.fixtures.appendingPathComponent("example-lowside.csv").path)
+            gpio:
+              simulated: true
+            gps:
+              simulated: true
+              fixed_position: [45.1, 5.7]
+            modem:
+              device: \(modem.link)
+            database: \(database)
+            control_socket: \(folder.appendingPathComponent("control.sock").path)
+            """.utf8).write(to: config)
+        try AgentTests.addContacts(database)
+        let records = try RideGuardDatabase(path: database)
+        let held = try records.outbox.enqueue(recipient: "+33612345678", kind: .selfTest, body: "RideGuard test", now: 1)
+        _ = try records.outbox.claimNext(now: 2)
+        let problem = try #require(SIMState.notInserted.problem())
+        try records.outbox.markRetry(held.id!, error: problem, at: 100, now: 3)
+
+        let none = try Rideguard.run(["doctor", "--config", config.path, "--gps-wait", "0", "--modem-wait", "1"])
+        #expect(none.status == 1)
+        #expect(none.stdout.contains("✗ modem: \(modem.link): no SIM card in the modem: no alert can be sent"), "\(none.stdout)")
+        #expect(none.stdout.contains("Insert one (the modem powered off)"), "\(none.stdout)")
+        #expect(none.stdout.contains("sms: the last SMS (the self-test, to +33•••••5678) failed, and is retried at"), "\(none.stdout)")
+        #expect(!none.stdout.contains("self_test"), "an internal name: \(none.stdout)")
+        #expect(none.stdout.contains("self-test: "), "\(none.stdout)")
+
+        modem.update { $0.simInserted = true }
+        let ready = try Rideguard.run(["doctor", "--config", config.path, "--gps-wait", "0", "--modem-wait", "1"])
+        #expect(ready.stdout.contains("✓ modem: \(modem.link): SIM ready, network home"), "\(ready.stdout)")
+        #expect(ready.stdout.contains("(no SIM card in the modem); the SIM is ready now"), "\(ready.stdout)")
+        #expect(!ready.stdout.contains("Insert one"), "a fault that is over: \(ready.stdout)")
+    }
+}

@@ -185,6 +185,14 @@ import Testing
             sent.append(ask)
             #expect(ask.contains(" OK ") && ask.contains("STOP") && SMSCommand("OK") == .acknowledge && SMSCommand("STOP") == .stop)
         }
+        // A name with a letter GSM lacks is never changed: UCS-2, in at most three parts, as
+        // docs/rider.md says (issue 61's Jérôme); the language it was asked in is told from it.
+        let jerome = MessageComposer.confirmationRequest(riderName: "Jérôme-Dominique Lefèvre", language: language)
+        #expect(jerome.contains("Jérôme-Dominique Lefèvre") && SMSText(jerome).encoding == .ucs2 && SMSText(jerome).parts.count <= 3, "\(jerome)")
+        #expect(MessageComposer.confirmationLanguage(of: jerome) == language)
+        // The answer to a reply that neither confirms nor declines: one SMS, the words that count.
+        let hint = expectSent(MessageComposer.replyHint(riderName: "Alexandra Martinelli", language: language), language, gsmParts: 1)
+        #expect(hint.contains("OK") && hint.contains("STOP") && hint.contains("NEIN") && SMSCommand("NEIN") == .stop, "\(hint)")
         // The self-test: one SMS for a rider protecting with a fix, a sensor and no crash; two at
         // most with a long reason and a crash.
         let plain = SelfTestReport(protection: Protection(.protecting), contacts: 3, confirmed: 2, modem: "home, -71 dBm",
