@@ -43,9 +43,14 @@ package enum ReadMode: Sendable, Equatable {
     /// driver gives no usable buffer (`reason`, in the rider's words).
     case polled(reason: String)
 
+    /// The buffer's trigger where the device reports none set and streams all the same (libiio's
+    /// network backend can answer so for a device whose buffer fills by itself).
+    package static let noTriggerReported = "none reported"
+
     package var summary: String {
         switch self {
         case .buffer(TimerTrigger.name?): "buffer, trigger \(TimerTrigger.name) (a kernel timer: the driver has no data-ready trigger)"
+        case .buffer(Self.noTriggerReported?): "buffer (no trigger reported: the device streams by itself)"
         case .buffer(let trigger?): "buffer, trigger \(trigger)"
         case .buffer(nil): "buffer (the chip's FIFO)"
         case .polled(let reason): "polled: \(reason)"
@@ -229,13 +234,13 @@ package final class IIOSampler: Sendable {
         if let why = shared.emptyBuffer.withLock({ $0 }) {
             reason = why
         } else if let ax = scan("accel_x"), let ay = scan("accel_y"), let az = scan("accel_z") {
-            switch chooseTrigger(for: device, in: context.pointer, uri: c.uri, rate: actualRate) {
+            let choice = chooseTrigger(for: device, in: context.pointer, uri: c.uri, rate: actualRate)
+            switch choice {
             case .reopen:
                 // RideGuard's timer trigger was just made: a fresh context lists it.
                 return
-            case .none(let why):
-                reason = why
-            case .use(let triggerName):
+            case .use, .tryWithout:
+                let triggerName = choice.trigger
                 do {
                     let silent = try buffered(c, device: device, name: name, accel: [ax, ay, az], gyro: ["anglvel_x", "anglvel_y", "anglvel_z"].map { scan($0) },
                                               gyroHalf: gyroHalf, timestamp: scan("timestamp"), rate: actualRate, trigger: triggerName, shared: shared,
@@ -251,7 +256,7 @@ package final class IIOSampler: Sendable {
                     return
                 } catch let error where error.errno == .invalidArgument {
                     // The kernel refuses to enable a buffer that has no trigger to fill it.
-                    reason = "the buffer cannot be enabled (\(error.errno)): no trigger, INT not wired"
+                    reason = choice.whyNot ?? "the buffer cannot be enabled (\(error.errno)): no trigger, INT not wired"
                 }
             }
         } else {
@@ -268,13 +273,27 @@ package final class IIOSampler: Sendable {
         }
     }
 
+    /// One rule: a device that has a buffer has it tried, whatever its trigger says; it is polled
+    /// only when the buffer cannot be enabled or stays empty, and a poll that fails (no raw
+    /// channels) goes back to the buffer at the next opening.
     private enum TriggerChoice {
         /// Read the buffer through this trigger (nil: a hardware FIFO, which takes none).
         case use(String?)
         /// RideGuard's timer trigger was made: open the context again to see it.
         case reopen
-        /// No trigger can fill the buffer: why, in the rider's words.
-        case none(String)
+        /// No trigger is set and none can be: the buffer is tried all the same (a device may stream
+        /// by itself: `ReadMode.noTriggerReported`), and `why` is the reason it is polled if the
+        /// kernel refuses it.
+        case tryWithout(why: String)
+
+        var whyNot: String? { if case .tryWithout(let why) = self { why } else { nil } }
+        var trigger: String? {
+            switch self {
+            case .use(let trigger): trigger
+            case .tryWithout: ReadMode.noTriggerReported
+            case .reopen: nil
+            }
+        }
     }
 
     /// The trigger that fills `device`'s buffer: the one set (the driver's own, or one the rider
@@ -304,16 +323,16 @@ package final class IIOSampler: Sendable {
         if let timer = iio_context_find_device(context, TimerTrigger.name), iio_device_is_trigger(timer) {
             let status = useTimer(timer)
             guard status == 0 else {
-                return .none("\(intNotWired), and the driver refuses RideGuard's timer trigger (\(Errno(rawValue: -status)))")
+                return .tryWithout(why: "\(intNotWired), and the driver refuses RideGuard's timer trigger (\(Errno(rawValue: -status)))")
             }
             return .use(TimerTrigger.name)
         }
         // Only this machine's kernel can make one.
-        guard uri == "local:" else { return .none(intNotWired) }
+        guard uri == "local:" else { return .tryWithout(why: intNotWired) }
         switch TimerTrigger.make() {
         case .made: return .reopen
-        case .existing: return .none("\(intNotWired), and RideGuard's timer trigger is not listed by libiio")
-        case .impossible(let why): return .none("\(intNotWired), and \(why)")
+        case .existing: return .tryWithout(why: "\(intNotWired), and RideGuard's timer trigger is not listed by libiio")
+        case .impossible(let why): return .tryWithout(why: "\(intNotWired), and \(why)")
         }
     }
 

@@ -119,8 +119,9 @@ import Testing
         #expect(zip(samples, samples.dropFirst()).allSatisfy { abs($1.t - $0.t - 0.005) < 1e-6 })
     }
 
-    /// A triggered buffer with no trigger (the chip's INT line not wired): the raw channels are read
-    /// at the rate instead, scaled, and the sampler says so; the buffer is never opened.
+    /// A triggered buffer with no trigger (the chip's INT line not wired): the buffer is tried and
+    /// the kernel refuses it (EINVAL), so the raw channels are read at the rate instead, scaled, and
+    /// the sampler says so.
     @Test func withoutATriggerTheRawChannelsArePolled() throws {
         let server = try FakeIIOD()
         defer { server.stop() }
@@ -283,6 +284,24 @@ import Testing
         #expect(parser.header?.hasSpeed == true)
         #expect(speeds.count > 50)
         #expect(speeds.allSatisfy { abs($0 - 12) < 0.5 })
+    }
+
+    /// Issue 62, point 5: a device that streams from its buffer and reports no trigger (libiio's
+    /// network backend can answer 0 and none), with no raw channels to poll, is read through its
+    /// buffer: one rule, the buffer tried whenever the device has one.
+    @Test func aDeviceThatStreamsWithoutATriggerIsRecorded() throws {
+        let server = try FakeIIOD()
+        defer { server.stop() }
+        server.state.withLock { $0.streamsWithoutTrigger = true }
+        let out = Scratch.path("rideguard-untriggered.csv").path
+        let result = try Rideguard.run(["record", "--out", out, "--uri", "ip:127.0.0.1:\(server.port)", "--rate", "200", "--duration", "2"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("buffer (no trigger reported: the device streams by itself)"), "\(result.stderr)")
+        #expect(!server.state.withLock { $0.commands }.contains { $0.hasSuffix(" raw") }, "a raw channel was read")
+        let replay = try Rideguard.run(["replay", out, "--json"])
+        #expect(replay.status == 0, "\(replay.stderr)")
+        let samples = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").filter { $0.first?.isNumber == true }
+        #expect(samples.count > 300, "\(samples.count) samples in 2 s at 200 Hz")
     }
 
     /// `rideguard record` against the fake iiod writes a trace that `rideguard replay` reads back

@@ -53,6 +53,9 @@ package final class FakeIIOD: @unchecked Sendable {
         /// A triggered buffer whose trigger would come from an INT line that is not wired (a BMI160
         /// or a LIS3DH without it): no trigger set, and enabling the buffer is refused (EINVAL).
         package var untriggered = false
+        /// A device that streams from its buffer with no trigger reported (GETTRIG answers 0 and
+        /// none, as libiio's network backend can) and has no raw attributes to poll.
+        package var streamsWithoutTrigger = false
         /// How long a raw read takes, seconds (a driver that powers the chip up for each read).
         package var rawReadSeconds = 0.0
         /// A split chip's gyro runs at this rate, Hz, whatever is asked of it (nil: as asked).
@@ -127,7 +130,8 @@ package final class FakeIIOD: @unchecked Sendable {
             for (index, ch) in device.channels.map({ Self.channels[$0] }).enumerated() {
                 x += "<channel id=\"\(ch.id)\" type=\"input\" >"
                 if bufferless == nil { x += "<scan-element index=\"\(index)\" format=\"\(ch.format)\" />" }
-                for attribute in ch.attributes { x += "<attribute name=\"\(attribute)\" filename=\"in_\(ch.id)_\(attribute)\" />" }
+                let rawless = state.withLock { $0.streamsWithoutTrigger }
+                for attribute in ch.attributes where !(rawless && attribute == "raw") { x += "<attribute name=\"\(attribute)\" filename=\"in_\(ch.id)_\(attribute)\" />" }
                 x += "</channel>"
             }
             x += "<attribute name=\"sampling_frequency\" /><attribute name=\"sampling_frequency_available\" />"
@@ -192,7 +196,7 @@ package final class FakeIIOD: @unchecked Sendable {
             // the chip itself, as an LSM6DSx's FIFO or our test module's. ("0", no trigger set, is a
             // triggered buffer whose trigger comes from an INT line that is not wired: see
             // FakeIIOD.untriggered.)
-            case "GETTRIG": send(state.withLock { $0.untriggered } ? "0\n" : "-2\n")
+            case "GETTRIG": send(state.withLock { $0.untriggered || $0.streamsWithoutTrigger } ? "0\n" : "-2\n")
             case "OPEN" where state.withLock({ $0.untriggered }):
                 send("-22\n")
             case "OPEN":
