@@ -36,14 +36,20 @@ say "swiftlang $compiler (amd64) → $triple, against $sysroot"
 # headers would be mixed with the release's); -s: lld strips the binary (the host's strip reads x86
 # only).
 scratch=.build-$release-$arch
+# arm64 kernels run with 4, 16 (a Pi 5's kernel_2712.img) or 64 KiB pages: segments aligned to 64 KiB,
+# and the end of GNU_RELRO padded to 16 KiB so that no page of it stays writable (scripts/lint-deb.sh
+# checks both).
+page_flags=()
+[ "$arch" != arm64 ] || page_flags=(-Xlinker -z -Xlinker max-page-size=65536 -Xlinker -z -Xlinker common-page-size=16384)
 versioned=()
 [ "$version" = "$source_version" ] || versioned=(--version "$version")
 PKG_CONFIG_PATH=/sysroot/usr/lib/$multiarch/pkgconfig:/sysroot/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=/sysroot \
 bash scripts/debian-swift.sh --sysroot "$release" "$arch" "${versioned[@]}" \
-    bash -c 'for product in rideguard rideguard-web; do
-        swift build -c release --product "$product" --static-swift-stdlib -Xlinker -s \
-            --scratch-path "$1" --swift-sdks-path /sysroot/swift-sdks --swift-sdk "$2" || exit 1
-    done' build "$scratch" "rideguard-$release-$arch"
+    bash -c 'scratch=$1 sdk=$2; shift 2
+    for product in rideguard rideguard-web; do
+        swift build -c release --product "$product" --static-swift-stdlib -Xlinker -s "$@" \
+            --scratch-path "$scratch" --swift-sdks-path /sysroot/swift-sdks --swift-sdk "$sdk" || exit 1
+    done' build "$scratch" "rideguard-$release-$arch" "${page_flags[@]}"
 binary=$scratch/$triple/release/rideguard
 say "compiled in $(( $(date +%s) - started )) s: $(du -m "$binary" | cut -f1) MB"
 

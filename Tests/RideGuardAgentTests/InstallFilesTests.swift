@@ -208,6 +208,37 @@ import RideGuardConfig
     static let boardChips = ["pi-zero-2-w": "pinctrl-bcm2835", "pi-3b-plus": "pinctrl-bcm2835", "pi-4": "pinctrl-bcm2711",
                              "pi-5": "pinctrl-rp1", "cm4": "pinctrl-bcm2711"]
 
+    /// The `i2c-sensor` overlay's parameters RideGuard's pages may use, as raspberrypi/linux's
+    /// `overlays/README` and `i2c-sensor-common.dtsi` (`__overrides__`) give them: a chip, `addr`
+    /// (the MPUs' and the BNO055's), `int_pin` (the MPUs' only; the deprecated `mpu6050` overlay
+    /// called it `interrupt`), `reset_pin` (the BNO055's).
+    static let sensorChips: Set<String> = ["mpu6050", "mpu9250", "bno055", "adxl355"]
+    static let sensorParameters: [String: Set<String>] = ["addr": ["mpu6050", "mpu9250", "bno055"], "int_pin": ["mpu6050", "mpu9250"],
+                                                         "reset_pin": ["bno055"]]
+
+    /// Every `dtoverlay=i2c-sensor,…` line in boards/ and docs/ names one chip and only parameters
+    /// the overlay has for it; none uses the deprecated `mpu6050` overlay.
+    @Test func everyOverlayLineIsOneTheOverlayTakes() throws {
+        let pages = try FileManager.default.contentsOfDirectory(at: Self.boards, includingPropertiesForKeys: nil)
+            + ["installer.md", "rider.md"].map { Rideguard.packageRoot.appendingPathComponent("docs/\($0)") }
+        var seen = 0
+        for page in pages where page.pathExtension == "md" {
+            let text = try String(contentsOf: page, encoding: .utf8)
+            #expect(!text.contains("dtoverlay=mpu6050,"), "\(page.lastPathComponent) uses the deprecated mpu6050 overlay")
+            for match in text.matches(of: /dtoverlay=i2c-sensor,([a-z0-9_=,x]+)/) {
+                seen += 1
+                let words = match.1.split(separator: ",").map(String.init)
+                let chips = words.filter { Self.sensorChips.contains($0) }
+                #expect(chips.count == 1, "\(page.lastPathComponent): \(match.0)")
+                for parameter in words where !Self.sensorChips.contains(parameter) {
+                    let name = String(parameter.prefix { $0 != "=" })
+                    #expect(Self.sensorParameters[name]?.contains(chips.first ?? "") == true, "\(page.lastPathComponent): \(match.0): \(name)")
+                }
+            }
+        }
+        #expect(seen >= 5)
+    }
+
     /// The 40-pin header (the same on every supported board): physical pin → BCM GPIO number.
     static let header = [3: 2, 5: 3, 7: 4, 8: 14, 10: 15, 11: 17, 12: 18, 13: 27, 15: 22, 16: 23, 18: 24]
 
@@ -217,7 +248,7 @@ import RideGuardConfig
         let configuration = try ConfigurationFile.load(path: Self.boards.appendingPathComponent("\(board).yaml").path)
         #expect(!configuration.imu.simulated && !configuration.gpio.simulated && !configuration.modem.simulated)
         #expect(page.contains("Label `\(Self.boardChips[board]!)`"))
-        for line in ["dtparam=i2c_arm=on", "dtoverlay=mpu6050,interrupt=4"] { #expect(page.contains(line), "\(board): \(line)") }
+        for line in ["dtparam=i2c_arm=on", "dtoverlay=i2c-sensor,mpu6050,int_pin=4"] { #expect(page.contains(line), "\(board): \(line)") }
         // The lines the configuration uses are the ones the page's pin table gives them.
         #expect(page.contains("| 11 | GPIO17 | `gpio.button`") && configuration.gpio.button == "GPIO17")
         #expect(page.contains("| 12 | GPIO18 | `gpio.buzzer`") && configuration.gpio.buzzer == "GPIO18")
