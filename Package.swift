@@ -32,6 +32,8 @@ let package = Package(
         // Thin adapters over the C libraries, and the system calls they share (EINTR, in one place).
         // What an older glibc (bookworm's) lacks that Debian's Swift runtime uses: empty elsewhere.
         .target(name: "GlibcCompat"),
+        // One SMBus register read through /dev/i2c-N (the kernel's i2c-dev UAPI), for the doctor.
+        .target(name: "CI2CBus"),
         .target(name: "SystemCalls", dependencies: ["GlibcCompat", .product(name: "SystemPackage", package: "swift-system")]),
         // The real clock (monotonic sleeps) and times as people read them (the C library's time zone).
         .target(name: "SystemTime", dependencies: ["RideGuardCore"]),
@@ -66,7 +68,7 @@ let package = Package(
         .target(name: "RideGuardConfig", dependencies: ["RideGuardCore", "CYAML", "SystemCalls",
                                                      .product(name: "SystemPackage", package: "swift-system")]),
         // `rideguard doctor` and the page's checks: every part, in the order the agent starts.
-        .target(name: "RideGuardDoctor", dependencies: ["RideGuardCore", "AgentControl", "RideGuardConfig", "IIOSensor", "GPIOLines",
+        .target(name: "RideGuardDoctor", dependencies: ["RideGuardCore", "AgentControl", "RideGuardConfig", "IIOSensor", "GPIOLines", "CI2CBus",
                                                      "GPSDClient", "SerialModem", "Storage", "SystemCalls", "SystemTime", "PiSupply", "RideGuardLog",
                                                      .product(name: "Logging", package: "swift-log"),
                                                      .product(name: "SystemPackage", package: "swift-system")]),

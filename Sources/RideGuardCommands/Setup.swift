@@ -10,6 +10,7 @@ import RideGuardCore
 import SerialModem
 import Storage
 import Synchronization
+import RideGuardConfig
 import RideGuardDoctor
 import RideGuardLog
 import SystemTime
@@ -224,6 +225,11 @@ struct Setup: AsyncParsableCommand {
         if try !ask.yes(t(.setupHeardBuzzer), default: true) {
             Output.line(t(.setupCheckBuzzer, configuration.gpio.buzzer))
         }
+        // The IMU, as doctor reads it: where none is found, which chip answers on the I²C bus,
+        // whether this kernel has its driver, and the config.txt line or the module it needs.
+        let imu = Doctor(configurationPath: ConfigurationFile.defaultPath).checkIMU(configuration.imu)
+        Output.line(t(.setupIMU, "\(imu.outcome.rawValue) \(imu.detail)"))
+        if let fix = imu.fix, imu.outcome != .ok { Output.line(t(.setupIMUFix, fix)) }
     }
 
     func waitForPress(_ gpio: AgentConfiguration.GPIO, seconds: Double, _ t: ScreenText) -> Result<Bool, GPIOError> {

@@ -78,7 +78,7 @@ package enum ScreenKey: String, CaseIterable, Sendable {
     case setupLanguageQuestion, setupLanguageChosen, setupRiderName, setupMedicalNote, setupContacts, setupContactName
     case setupAnotherContact, setupNeedsAContact, setupNumber, setupAdded, setupAlreadyAContact, setupAsked, setupAlertMessage
     case setupHardwareSkipped, setupPressSimulated, setupButtonPressed, setupBuzzerSimulated, setupPressNow, setupNoPress
-    case setupButtonFailed, setupHeardBuzzer, setupCheckBuzzer, setupSendTest, setupWriteCard, setupCardFile, setupSMSSimulated
+    case setupButtonFailed, setupHeardBuzzer, setupCheckBuzzer, setupIMU, setupIMUFix, setupSendTest, setupWriteCard, setupCardFile, setupSMSSimulated
     case setupTestHanded, setupSendingTest, setupTestSent, setupTestNotSent, setupTestNotSentIn, setupNoAnswer, setupNotOneOf
     case setupAnswerYesOrNo, setupYesByDefault, setupNoByDefault, setupDone, setupNext, setupNoContact, setupNoMessage, setupRider
 }
@@ -164,7 +164,7 @@ extension ScreenText {
         .setupBuzzerSimulated: "buzzer: beep beep beep (simulated)", .setupPressNow: "Press the button now ({0} s)…",
         .setupNoPress: "✗ no press in {0} s: the button goes between {1} and ground", .setupButtonFailed: "✗ button {0}: {1}",
         .setupHeardBuzzer: "Did you hear the buzzer?",
-        .setupCheckBuzzer: "✗ check the buzzer: its + to 5 V, its − to the transistor's collector, the emitter to ground, the base to {0} through 1 kΩ (boards/wiring.md)",
+        .setupIMU: "IMU: {0}", .setupIMUFix: "  → {0}", .setupCheckBuzzer: "✗ check the buzzer: its + to 5 V, its − to the transistor's collector, the emitter to ground, the base to {0} through 1 kΩ (boards/wiring.md)",
         .setupSendTest: "Send a test SMS to {0}?", .setupWriteCard: "Write a rescue card for the helmet (name, medical note, contacts, QR code)?",
         .setupCardFile: "Card file", .setupSMSSimulated: "SMS to {0} (simulated modem):", .setupTestHanded: "test SMS handed to the running agent…",
         .setupSendingTest: "sending the test SMS to {0} through {1}…", .setupTestSent: "✓ test SMS sent to {0}: ask them whether it arrived",
@@ -258,7 +258,7 @@ extension ScreenText {
         .setupBuzzerSimulated: "buzzer : bip bip bip (simulé)", .setupPressNow: "Appuyez sur le bouton ({0} s)…",
         .setupNoPress: "✗ aucun appui en {0} s : le bouton se branche entre {1} et la masse", .setupButtonFailed: "✗ bouton {0} : {1}",
         .setupHeardBuzzer: "Avez-vous entendu le buzzer ?",
-        .setupCheckBuzzer: "✗ vérifiez le buzzer : son + au 5 V, son − au collecteur du transistor, l'émetteur à la masse, la base sur {0} par 1 kΩ (boards/wiring.md)",
+        .setupIMU: "Capteur (IMU) : {0}", .setupIMUFix: "  → {0}", .setupCheckBuzzer: "✗ vérifiez le buzzer : son + au 5 V, son − au collecteur du transistor, l'émetteur à la masse, la base sur {0} par 1 kΩ (boards/wiring.md)",
         .setupSendTest: "Envoyer un SMS de test à {0} ?", .setupWriteCard: "Écrire une carte de secours pour le casque (nom, note médicale, contacts, QR code) ?",
         .setupCardFile: "Fichier de la carte", .setupSMSSimulated: "SMS à {0} (modem simulé) :", .setupTestHanded: "SMS de test confié à l'agent en marche…",
         .setupSendingTest: "envoi du SMS de test à {0} par {1}…", .setupTestSent: "✓ SMS de test envoyé à {0} : demandez-lui s'il est arrivé",
@@ -352,7 +352,7 @@ extension ScreenText {
         .setupBuzzerSimulated: "Summer: piep piep piep (simuliert)", .setupPressNow: "Jetzt den Knopf drücken ({0} s)…",
         .setupNoPress: "✗ kein Druck in {0} s: der Knopf gehört zwischen {1} und Masse", .setupButtonFailed: "✗ Knopf {0}: {1}",
         .setupHeardBuzzer: "Haben Sie den Summer gehört?",
-        .setupCheckBuzzer: "✗ Summer prüfen: sein + an 5 V, sein − an den Kollektor des Transistors, den Emitter an Masse, die Basis über 1 kΩ an {0} (boards/wiring.md)",
+        .setupIMU: "Sensor (IMU): {0}", .setupIMUFix: "  → {0}", .setupCheckBuzzer: "✗ Summer prüfen: sein + an 5 V, sein − an den Kollektor des Transistors, den Emitter an Masse, die Basis über 1 kΩ an {0} (boards/wiring.md)",
         .setupSendTest: "Eine Test-SMS an {0} senden?", .setupWriteCard: "Eine Notfallkarte für den Helm schreiben (Name, medizinischer Hinweis, Kontakte, QR-Code)?",
         .setupCardFile: "Datei der Karte", .setupSMSSimulated: "SMS an {0} (simuliertes Modem):", .setupTestHanded: "Test-SMS an den laufenden Agenten übergeben…",
         .setupSendingTest: "Test-SMS an {0} wird über {1} gesendet…", .setupTestSent: "✓ Test-SMS an {0} gesendet: fragen Sie nach, ob sie angekommen ist",
@@ -446,7 +446,7 @@ extension ScreenText {
         .setupBuzzerSimulated: "zumbador: pi pi pi (simulado)", .setupPressNow: "Pulse ahora el botón ({0} s)…",
         .setupNoPress: "✗ ninguna pulsación en {0} s: el botón va entre {1} y masa", .setupButtonFailed: "✗ botón {0}: {1}",
         .setupHeardBuzzer: "¿Ha oído el zumbador?",
-        .setupCheckBuzzer: "✗ revise el zumbador: su + a 5 V, su − al colector del transistor, el emisor a masa, la base a {0} con 1 kΩ (boards/wiring.md)",
+        .setupIMU: "Sensor (IMU): {0}", .setupIMUFix: "  → {0}", .setupCheckBuzzer: "✗ revise el zumbador: su + a 5 V, su − al colector del transistor, el emisor a masa, la base a {0} con 1 kΩ (boards/wiring.md)",
         .setupSendTest: "¿Enviar un SMS de prueba a {0}?", .setupWriteCard: "¿Crear una tarjeta de rescate para el casco (nombre, nota médica, contactos, código QR)?",
         .setupCardFile: "Archivo de la tarjeta", .setupSMSSimulated: "SMS a {0} (módem simulado):", .setupTestHanded: "SMS de prueba entregado al agente en marcha…",
         .setupSendingTest: "enviando el SMS de prueba a {0} por {1}…", .setupTestSent: "✓ SMS de prueba enviado a {0}: pregúntele si le ha llegado",
@@ -540,7 +540,7 @@ extension ScreenText {
         .setupBuzzerSimulated: "cicalino: bip bip bip (simulato)", .setupPressNow: "Premi ora il pulsante ({0} s)…",
         .setupNoPress: "✗ nessuna pressione in {0} s: il pulsante va tra {1} e massa", .setupButtonFailed: "✗ pulsante {0}: {1}",
         .setupHeardBuzzer: "Hai sentito il cicalino?",
-        .setupCheckBuzzer: "✗ controlla il cicalino: il suo + a 5 V, il suo − al collettore del transistor, l'emettitore a massa, la base a {0} tramite 1 kΩ (boards/wiring.md)",
+        .setupIMU: "Sensore (IMU): {0}", .setupIMUFix: "  → {0}", .setupCheckBuzzer: "✗ controlla il cicalino: il suo + a 5 V, il suo − al collettore del transistor, l'emettitore a massa, la base a {0} tramite 1 kΩ (boards/wiring.md)",
         .setupSendTest: "Inviare un SMS di prova a {0}?", .setupWriteCard: "Scrivere una scheda di soccorso per il casco (nome, nota medica, contatti, codice QR)?",
         .setupCardFile: "File della scheda", .setupSMSSimulated: "SMS a {0} (modem simulato):", .setupTestHanded: "SMS di prova affidato all'agente in funzione…",
         .setupSendingTest: "invio dell'SMS di prova a {0} tramite {1}…", .setupTestSent: "✓ SMS di prova inviato a {0}: chiedigli se è arrivato",

@@ -274,7 +274,7 @@ package struct Doctor: Sendable {
     static let gpioFix = "check the line names in the configuration (gpioinfo lists them) and that the service user is in the gpio group"
 
     /// Samples the IMU at rest for `sampleSeconds`: found, rate, about 1 g, every axis alive.
-    func checkIMU(_ imu: AgentConfiguration.IMU) -> DoctorCheck {
+    package func checkIMU(_ imu: AgentConfiguration.IMU) -> DoctorCheck {
         if imu.simulated {
             struct HeaderRead: Error {}
             var header: TraceHeader?
@@ -317,6 +317,16 @@ package struct Doctor: Sendable {
             ? "is iiod running and reachable at \(imu.uri.dropFirst(3))? (iio_info -u \(imu.uri))"
             : "check the wiring and the overlay in config.txt (see boards/), then: ls /sys/bus/iio/devices; the service user must be in the iio group"
         if let failure = result.failure {
+            // No IIO device: is a known chip on the bus without one, and has the kernel its driver?
+            if imu.uri == "local:" {
+                let (chips, unreadable) = IMUOnTheBus().look()
+                if let chip = chips.first {
+                    return DoctorCheck("IMU", .failed, "\(imu.uri) \(imu.device ?? "(any known IMU)"): \(chip.found)", fix: chip.advice)
+                }
+                if let unreadable {
+                    return DoctorCheck("IMU", .failed, "\(imu.uri) \(imu.device ?? "(any known IMU)"): \(failure); \(unreadable)", fix: fix)
+                }
+            }
             return DoctorCheck("IMU", .failed, "\(imu.uri) \(imu.device ?? "(any known IMU)"): \(failure)", fix: fix)
         }
         guard let opened = result.opened else {

@@ -46,6 +46,7 @@ extension AgentTests {
         #expect(terminal.expect("✗ mit j oder n antworten"))
         terminal.type("n")
         #expect(terminal.expect("✗ Summer prüfen"))
+        #expect(terminal.expect("Sensor (IMU): ✓ simulated: "))
         #expect(terminal.expect("Eine Test-SMS an Sam (+33•••••5678) senden? [j/N]:"))
         terminal.type("j")
         #expect(terminal.expect("✓ Test-SMS an Sam (+33•••••5678) gesendet", seconds: 60))

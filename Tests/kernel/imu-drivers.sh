@@ -128,8 +128,29 @@ run_on() {
     kill -TERM $agent
     wait $agent
 }
-# mpu6050: WHO_AM_I (0x75) 0x68; big-endian ACCEL_XOUT_H 0x3B, GYRO_XOUT_H 0x43.
+# doctor_on_bus NAME WANT…: doctor, its chip named but no IIO device made of it yet, must say WANT…
+# (what answers on the bus, whether the kernel has its driver, what to do).
+doctor_on_bus() {
+    name=$1
+    shift
+    sed "s/device: rideguard-imu-sim/device: $name/" /etc/rideguard/config.yaml > /tmp/bus-$name.yaml
+    rideguard doctor --config /tmp/bus-$name.yaml > /tmp/bus-$name.out 2>&1
+    echo "vm-test: doctor, $name on the bus without a device: $(grep -A1 'IMU:' /tmp/bus-$name.out | tr '\n' ' ')"
+    for want in "$@"; do
+        grep -qF "$want" /tmp/bus-$name.out || { bad "doctor on the bus ($name): not '$want'"; return; }
+    done
+    ok "doctor on the bus ($name): the chip found read-only on i2c-$bus, the kernel's driver, what to do"
+}
+# The chips answer on the bus before any device is made of them (no overlay yet): doctor looks.
+# The BMI160 first, its lines taken out of this VM's modules.alias (a kernel without its driver).
+put8 0x69 0x00 0xd1
+doctor_on_bus bmi160 "BMI160 answers at 0x69 on i2c-$bus, but no driver has made an IIO device of it" \
+    "this kernel has no driver for the BMI160 (CONFIG_BMI160_I2C, bosch,bmi160): build the module"
 put8 0x68 0x75 0x68
+doctor_on_bus mpu6050 "MPU-6050 answers at 0x68 on i2c-$bus" "the kernel has its driver (inv_mpu6050_i2c)" \
+    "add \`dtoverlay=i2c-sensor,mpu6050,int_pin=4\` to /boot/firmware/config.txt"
+
+# mpu6050: WHO_AM_I (0x75) 0x68; big-endian ACCEL_XOUT_H 0x3B, GYRO_XOUT_H 0x43.
 echo mpu6050 0x68 > /sys/bus/i2c/devices/i2c-$bus/new_device
 # bmi160: CHIP_ID (0x00) 0xD1; little-endian DATA_GYR 0x0C, DATA_ACC 0x12.
 put8 0x69 0x00 0xd1
