@@ -31,7 +31,7 @@ package struct SamplerConfiguration: Codable, Equatable, Sendable {
     /// IIO device names of the IMU drivers RideGuard knows, in the order they are looked for.
     package static let knownDevices = ["mpu6050", "mpu6500", "mpu9250", "mpu9150", "icm20608", "icm20602", "mpu6000",
                                       "bmi160", "lsm6dsl_accel", "lsm6ds3_accel", "lsm6dso_accel", "lsm6dsm_accel",
-                                      "ism330dlc_accel", "asm330lhh_accel", "adxl345", "lis3dh", "lis2dh12"]
+                                      "ism330dlc_accel", "asm330lhh_accel", "adxl345", "lis3dh", "lis2dh12", "bno055"]
 }
 
 /// How the IMU is read: through the driver's buffer, or by reading its raw channels in turn.
@@ -215,7 +215,7 @@ package final class IIOSampler: Sendable {
         let actualRate = setRate(device, c.rateHz, type: "accel")
         let gyroRate = gyroDevice.map { setRate($0, c.rateHz, type: "anglvel") }
         if gyroDevice == nil { _ = setRate(device, c.rateHz, type: "anglvel") }
-        if c.widestRange, let ax = iio_device_find_channel(device, "accel_x", false) { widenRange(ax) }
+        if c.widestRange, let ax = iio_device_find_channel(device, "accel_x", false) { widenRange(ax, of: device) }
 
         func scan(_ id: String, on half: OpaquePointer? = nil) -> OpaquePointer? {
             guard let ch = iio_device_find_channel(half ?? device, id, false), iio_channel_is_scan_element(ch) else { return nil }
@@ -638,8 +638,18 @@ package final class IIOSampler: Sendable {
     }
 
     /// Writes the largest `scale` the driver offers (its widest range) on the accelerometer.
-    private static func widenRange(_ accel: OpaquePointer) {
+    /// The widest range the driver offers: the accelerometer's largest scale, or where the range is
+    /// a device attribute of its own (the BNO055's `in_accel_range_raw`, its scale fixed at 0.01
+    /// m/s² a count) the largest of those. The BNO055 runs its on-chip fusion from its probe, which
+    /// holds the accelerometer at ±4 g, less than a crash's impacts: its fusion is turned off (AMG
+    /// mode, raw acceleration and rotation) first, so that ±16 g can be asked.
+    private static func widenRange(_ accel: OpaquePointer, of device: OpaquePointer) {
         var text = [CChar](repeating: 0, count: 256)
+        if iio_device_find_attr(device, "fusion_enable") != nil { _ = iio_device_attr_write_longlong(device, "fusion_enable", 0) }
+        if iio_device_attr_read(device, "in_accel_range_raw_available", &text, text.count) > 0,
+           let widest = String(cString: text).split(separator: " ").compactMap({ Int64($0) }).max() {
+            _ = iio_device_attr_write_longlong(device, "in_accel_range_raw", widest)
+        }
         guard iio_channel_attr_read(accel, "scale_available", &text, text.count) > 0 else { return }
         let values = String(cString: text).split(separator: " ").compactMap { Double($0) }
         if let widest = values.max() { _ = iio_channel_attr_write_double(accel, "scale", widest) }

@@ -286,6 +286,19 @@ import Testing
         #expect(speeds.allSatisfy { abs($0 - 12) < 0.5 })
     }
 
+    /// Issue 62, point 2: a BNO055 is found by its name and read with its fusion turned off, so
+    /// that its accelerometer can be asked its widest range (±16 g; ±4 g with fusion on).
+    @Test func aBNO055IsReadWithItsFusionOffAtItsWidestRange() throws {
+        let server = try FakeIIOD(chip: "bno055")
+        defer { server.stop() }
+        let (sampler, got) = start(server, rate: 100)
+        defer { sampler.stop() }
+        try waitFor(10) { got.count >= 50 }
+        guard case .opened(let device, let gyro, _, _, _, _)? = got.events.withLock({ $0.first }) else { Issue.record("not opened"); return }
+        #expect(device == "bno055" && gyro)
+        #expect(server.state.withLock { $0.deviceWrites } == ["fusion_enable": "0", "in_accel_range_raw": "15696"])
+    }
+
     /// Issue 62, point 5: a device that streams from its buffer and reports no trigger (libiio's
     /// network backend can answer 0 and none), with no raw channels to poll, is read through its
     /// buffer: one rule, the buffer tried whenever the device has one.

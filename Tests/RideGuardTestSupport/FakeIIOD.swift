@@ -60,20 +60,26 @@ package final class FakeIIOD: @unchecked Sendable {
         package var rawReadSeconds = 0.0
         /// A split chip's gyro runs at this rate, Hz, whatever is asked of it (nil: as asked).
         package var splitGyroRate: Double?
+        /// Device attributes written (a BNO055's `fusion_enable`, `in_accel_range_raw`), by name.
+        package var deviceWrites: [String: String] = [:]
     }
 
     package let port: Int
     package let split: Bool
     package let bufferless: String?
+    /// The device's name: a chip whose driver has device attributes of its own ("bno055": its
+    /// fusion switch and its accelerometer's range, as drivers/iio/imu/bno055 has them).
+    package let chip: String
     package let state = Mutex(State())
     /// Raw reads (`in_accel_x_raw`) give the sample due now, counted from here at the rate.
     private let started = Date()
 
     /// Below Linux's ephemeral ports (32768–60999), like GPSFake's.
-    package init(port: Int = Int.random(in: 26_000...31_999), split: Bool = false, bufferless: String? = nil) throws {
+    package init(port: Int = Int.random(in: 26_000...31_999), split: Bool = false, bufferless: String? = nil, chip: String = "mpu6050") throws {
         self.port = port
         self.split = split
         self.bufferless = bufferless
+        self.chip = chip
         try start()
     }
 
@@ -108,7 +114,7 @@ package final class FakeIIOD: @unchecked Sendable {
 
     /// Each device's name and the indices (in `channels`) of its channels, in scan order.
     package var devices: [(name: String, channels: [Int])] {
-        split ? [("lsm6dsl_accel", [0, 1, 2, 7]), ("lsm6dsl_gyro", [4, 5, 6, 7])] : [(bufferless ?? "mpu6050", Array(Self.channels.indices))]
+        split ? [("lsm6dsl_accel", [0, 1, 2, 7]), ("lsm6dsl_gyro", [4, 5, 6, 7])] : [(bufferless ?? chip, Array(Self.channels.indices))]
     }
 
     package var xml: String {
@@ -133,6 +139,9 @@ package final class FakeIIOD: @unchecked Sendable {
                 let rawless = state.withLock { $0.streamsWithoutTrigger }
                 for attribute in ch.attributes where !(rawless && attribute == "raw") { x += "<attribute name=\"\(attribute)\" filename=\"in_\(ch.id)_\(attribute)\" />" }
                 x += "</channel>"
+            }
+            if chip == "bno055" {
+                x += "<attribute name=\"fusion_enable\" /><attribute name=\"in_accel_range_raw\" /><attribute name=\"in_accel_range_raw_available\" />"
             }
             x += "<attribute name=\"sampling_frequency\" /><attribute name=\"sampling_frequency_available\" />"
                 + (bufferless == nil ? "<buffer-attribute name=\"length\" /><buffer-attribute name=\"enable\" />" : "") + "</device>"
@@ -225,6 +234,11 @@ package final class FakeIIOD: @unchecked Sendable {
             case "WRITE":
                 guard let count = words.last.flatMap({ Int($0) }), let bytes = readBytes(count) else { return }
                 let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: "\0\n "))
+                // The BNO055's range is fixed while its fusion runs: EBUSY, as its driver answers.
+                if chip == "bno055", words.count == 4, words[2] == "in_accel_range_raw", state.withLock({ $0.deviceWrites["fusion_enable"] != "0" }) {
+                    send("-16\n")
+                    continue
+                }
                 store(words, value: text)
                 send("\(count)\n")
             case "READBUF":
@@ -311,6 +325,10 @@ package final class FakeIIOD: @unchecked Sendable {
                 switch words[2] {
                 case "sampling_frequency": return String(Int(words[1] == "iio:device1" ? s.splitGyroRate ?? s.rate : s.rate))
                 case "sampling_frequency_available": return "10 20 50 100 200 500 1000"
+                // The BNO055's (drivers/iio/imu/bno055): ±2, 4, 8, 16 g as raw range values; fusion on at probe.
+                case "in_accel_range_raw_available" where chip == "bno055": return "1962 3924 7848 15696"
+                case "in_accel_range_raw" where chip == "bno055": return s.deviceWrites["in_accel_range_raw"] ?? "3924"
+                case "fusion_enable" where chip == "bno055": return s.deviceWrites["fusion_enable"] ?? "1"
                 default: return nil
                 }
             }
@@ -322,7 +340,9 @@ package final class FakeIIOD: @unchecked Sendable {
 
     private func store(_ words: [String], value: String) {
         state.withLock { s in
-            if words.count >= 6, words[3].hasPrefix("accel"), words[4] == "scale", let scale = Double(value) {
+            if words.count == 4, ["fusion_enable", "in_accel_range_raw"].contains(words[2]) {
+                s.deviceWrites[words[2]] = value
+            } else if words.count >= 6, words[3].hasPrefix("accel"), words[4] == "scale", let scale = Double(value) {
                 s.accelScale = scale
             } else if words.count >= 4, words[2] == "sampling_frequency", let rate = Double(value), !(words[1] == "iio:device1" && s.splitGyroRate != nil) {
                 s.rate = min(1000, max(10, rate))
