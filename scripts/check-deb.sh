@@ -60,7 +60,8 @@ rideguard setup --no-input --name Alex --contact "Sam=+33 6 12 34 56 78" --messa
 runuser -u rideguard -- rideguard contacts list --database /var/lib/rideguard/rideguard.sqlite | grep -q "Sam  +33612345678" \
     || fail "the service user cannot read the contacts"
 rideguard doctor --gps-wait 1 --modem-wait 2 > /tmp/rideguard-doctor.out || true    # still no hardware: exit 1
-grep -q "^! contacts: 1: Sam +33•••••5678 (asked .* ago); no contact has confirmed their number yet" /tmp/rideguard-doctor.out \
+# No agent runs yet: the question waits in the outbox, and doctor says it has not gone out.
+grep -q "^! contacts: 1: Sam +33•••••5678 (not sent yet); no contact has confirmed their number yet" /tmp/rideguard-doctor.out \
     || fail "doctor does not see the contact, asked by SMS: $(grep contacts /tmp/rideguard-doctor.out)"
 # The rider called Sam: confirmed by hand, and doctor sees it.
 rideguard contacts confirm Sam > /dev/null || fail "contacts confirm"
