@@ -3,11 +3,12 @@
 # kernel and our test-only modules, built here at test time from Debian's packages. Sets
 #   abi      the kernel's ABI name (6.1.0-NN-amd64), the one linux-image-amd64 depends on now;
 #   kdir     its cache: image/ (the linux-image package unpacked: boot/vmlinuz-*, lib/modules/*)
-#            and source/ (the few files of linux-source that Debian does not build: gpio-sim, and
-#            the IIO timer trigger with the configfs modules it needs);
+#            and source/ (the few files of linux-source that Debian does not build: gpio-sim, the
+#            IIO timer trigger with the configfs modules it needs, and the BNO055's driver);
 #   vmlinuz  the kernel to boot;
 # and defines vm_modules DIR: builds rideguard-imu-sim.ko, rideguard-int-wire.ko, gpio-sim-rg.ko and the
-# kernel's industrialio-configfs.ko, industrialio-sw-trigger.ko and iio-trig-hrtimer.ko into DIR.
+# kernel's industrialio-configfs.ko, industrialio-sw-trigger.ko, iio-trig-hrtimer.ko, bno055.ko and
+# bno055_i2c.ko into DIR.
 # Downloads are kept under $RIDEGUARD_CACHE (default /var/cache/rideguard)/kernel.
 
 bash scripts/install-deps.sh --vm
@@ -25,8 +26,8 @@ kversion=$(dpkg-query -W -f='${Version}' "linux-headers-$abi")
 kseries=${abi%%-*}                                  # 6.1.0 → the source package is linux-source-6.1
 kseries=${kseries%.*}
 kdir=${RIDEGUARD_CACHE:-/var/cache/rideguard}/kernel/$abi
-# The timer trigger's sources came with the cache later: a cache without them is fetched again.
-if [ ! -e "$kdir/ready" ] || [ ! -e "$kdir/source/drivers/iio/trigger/iio-trig-hrtimer.c" ]; then
+# The timer trigger's and the BNO055's sources came with the cache later: a cache without them is fetched again.
+if [ ! -e "$kdir/ready" ] || [ ! -e "$kdir/source/drivers/iio/trigger/iio-trig-hrtimer.c" ] || [ ! -e "$kdir/source/drivers/iio/imu/bno055/bno055.c" ]; then
     echo "vm-kernel: fetching linux-image-$abi and linux-source-$kseries $kversion"
     rm -rf "$kdir"
     mkdir -p "$kdir/debs"
@@ -36,7 +37,8 @@ if [ ! -e "$kdir/ready" ] || [ ! -e "$kdir/source/drivers/iio/trigger/iio-trig-h
     dpkg-deb --fsys-tarfile "$kdir"/debs/linux-source-*.deb | tar -x -C "$kdir/source" --wildcards '*.tar.xz'
     tar -xJf "$kdir"/source/usr/src/linux-source-*.tar.xz -C "$kdir/source" --strip-components=1 \
         --wildcards '*/drivers/gpio/gpio-sim.c' '*/drivers/gpio/gpiolib.h' '*/kernel/irq/irq_sim.c' \
-        '*/drivers/iio/industrialio-configfs.c' '*/drivers/iio/industrialio-sw-trigger.c' '*/drivers/iio/trigger/iio-trig-hrtimer.c'
+        '*/drivers/iio/industrialio-configfs.c' '*/drivers/iio/industrialio-sw-trigger.c' '*/drivers/iio/trigger/iio-trig-hrtimer.c' \
+        '*/drivers/iio/imu/bno055/bno055.c' '*/drivers/iio/imu/bno055/bno055.h' '*/drivers/iio/imu/bno055/bno055_i2c.c'
     rm -rf "$kdir/debs" "$kdir/source/usr"
     # The modules' dependencies, for `modprobe -d "$kdir/image" --show-depends` (the package leaves
     # that to its postinst).
@@ -62,11 +64,13 @@ vm_modules() {
     mkdir -p "$out"
     cp Tests/kernel/Kbuild Tests/kernel/rideguard-imu-sim.c Tests/kernel/rideguard-int-wire.c "$kdir"/source/drivers/gpio/gpio-sim.c \
        "$kdir"/source/drivers/gpio/gpiolib.h "$kdir"/source/kernel/irq/irq_sim.c "$kdir"/source/drivers/iio/industrialio-configfs.c \
-       "$kdir"/source/drivers/iio/industrialio-sw-trigger.c "$kdir"/source/drivers/iio/trigger/iio-trig-hrtimer.c "$out/"
+       "$kdir"/source/drivers/iio/industrialio-sw-trigger.c "$kdir"/source/drivers/iio/trigger/iio-trig-hrtimer.c \
+       "$kdir"/source/drivers/iio/imu/bno055/bno055.c "$kdir"/source/drivers/iio/imu/bno055/bno055.h \
+       "$kdir"/source/drivers/iio/imu/bno055/bno055_i2c.c "$out/"
     sed -i 's/handle_simple_irq(irq_to_desc(irqnum));/generic_handle_irq(irqnum);/' "$out/irq_sim.c"
     make -s -C "/usr/src/linux-headers-$abi" M="$out" modules 2>&1 | grep -v "Skipping BTF" || true
     local m
-    for m in rideguard-imu-sim rideguard-int-wire gpio-sim-rg industrialio-configfs industrialio-sw-trigger iio-trig-hrtimer; do
+    for m in rideguard-imu-sim rideguard-int-wire gpio-sim-rg industrialio-configfs industrialio-sw-trigger iio-trig-hrtimer bno055 bno055_i2c; do
         [ -e "$out/$m.ko" ] || { echo "vm-kernel: building $m.ko failed" >&2; exit 1; }
     done
 }

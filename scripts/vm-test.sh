@@ -48,7 +48,7 @@ for program in "$binary" /usr/sbin/iiod /usr/sbin/i2cset; do ldd "$program"; don
     mkdir -p "$fs$(dirname "$lib")"
     cp -L "$lib" "$fs$lib"
 done
-cp "$work"/modules/{rideguard-imu-sim,rideguard-int-wire,gpio-sim-rg,industrialio-configfs,industrialio-sw-trigger,iio-trig-hrtimer}.ko "$fs/modules/"
+cp "$work"/modules/{rideguard-imu-sim,rideguard-int-wire,gpio-sim-rg,industrialio-configfs,industrialio-sw-trigger,iio-trig-hrtimer,bno055,bno055_i2c}.ko "$fs/modules/"
 for m in fs/configfs/configfs drivers/iio/industrialio drivers/iio/buffer/kfifo_buf; do
     cp "$kdir/image/lib/modules/$abi/kernel/$m.ko" "$fs/modules/"
 done

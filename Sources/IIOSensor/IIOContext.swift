@@ -44,6 +44,25 @@ package final class IIOContext {
         return "\(major).\(minor)"
     }
 
+    /// The names of this machine's IIO devices as sysfs has them, without libiio (for when libiio
+    /// cannot open them).
+    package static var localDeviceNames: [String] {
+        let folder = "/sys/bus/iio/devices"
+        guard let directory = opendir(folder) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let id = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard id.hasPrefix("iio:device"), let file = fopen("\(folder)/\(id)/name", "re") else { continue }
+            defer { fclose(file) }
+            var line = [CChar](repeating: 0, count: 64)
+            if fgets(&line, Int32(line.count), file) != nil {
+                names.append(String(String(cString: line).prefix { $0 != "\n" }))
+            }
+        }
+        return names
+    }
+
     /// Names of the devices in the context (`mpu6050`, `lsm6dsl_accel`, …).
     package var deviceNames: [String] {
         (0..<iio_context_get_devices_count(pointer)).compactMap { index in

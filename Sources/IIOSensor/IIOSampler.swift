@@ -200,6 +200,12 @@ package final class IIOSampler: Sendable {
             // No /sys/bus/iio/devices: the IIO core, and so the IMU's driver, is not loaded.
             throw IIOError(operation: "no IIO device on this machine: the IMU's driver is not loaded (its overlay in config.txt, boards/imus.md); opening",
                            target: c.uri, errno: error.errno)
+        } catch where c.uri == "local:" && error.errno == .invalidArgument && IIOContext.localDeviceNames.contains("bno055") {
+            // libiio before 0.25 refuses the whole machine's IIO devices (EINVAL) while a BNO055's
+            // is there: its yaw, pitch, roll and linear acceleration channels carry modifiers the
+            // kernel named after that libiio (measured with bookworm's 0.24; boards/imus.md).
+            throw IIOError(operation: "libiio \(IIOContext.libraryVersion) cannot open any IIO device while the BNO055's is there (its yaw, pitch, roll and linear acceleration channels are newer than this libiio): remove its dtoverlay line and use an MPU-6050 (boards/imus.md); opening",
+                           target: c.uri, errno: error.errno)
         }
         iio_context_set_timeout(context.pointer, UInt32(max(50, c.stallSeconds * 1000)))
         guard let device = findDevice(context.pointer, named: c.device) else {

@@ -24,7 +24,10 @@
 
 for m in $(cat /modules/imu-order); do
     case "$m" in
-        i2c-stub.ko) insmod /modules/$m chip_addr=0x68,0x69,0x18,0x6a,0x53 ;;
+        # The BNO055 (0x28) pages its registers (PAGESEL, 0x07): i2c-stub's banks give it a page 1
+        # over 0x08-0x7F, where its driver writes its configuration, apart from page 0's data.
+        i2c-stub.ko) insmod /modules/$m chip_addr=0x68,0x69,0x18,0x6a,0x53,0x28 bank_reg=0,0,0,0,0,0x07 bank_mask=0,0,0,0,0,0x01 \
+            bank_start=0,0,0,0,0,0x08 bank_end=0,0,0,0,0,0x7f ;;
         *) insmod /modules/$m ;;
     esac || bad "insmod $m"
 done
@@ -32,7 +35,7 @@ bus=
 for adapter in /sys/bus/i2c/devices/i2c-*; do
     grep -q "SMBus stub driver" $adapter/name 2>/dev/null && bus=${adapter##*i2c-}
 done
-[ -n "$bus" ] && [ -e /dev/i2c-$bus ] && ok "i2c-stub: bus $bus, chips at 0x68 0x69 0x18 0x6a 0x53" || bad "no i2c-stub bus (/dev/i2c-$bus)"
+[ -n "$bus" ] && [ -e /dev/i2c-$bus ] && ok "i2c-stub: bus $bus, chips at 0x68 0x69 0x18 0x6a 0x53 0x28" || bad "no i2c-stub bus (/dev/i2c-$bus)"
 
 # put8 ADDR REG VALUE, numbers in any base: written as hex, the one base every i2cset reads alike
 # (busybox's takes bare numbers as hex, i2c-tools' as decimal).
@@ -64,18 +67,25 @@ measure() {
     # The scale is the type's (in_accel_scale) or, on st_accel, each axis's (in_accel_x_scale).
     scalefile=$dir/in_accel_scale
     [ -e $scalefile ] || scalefile=$dir/in_accel_x_scale
-    widest=$(tr ' ' '\n' < $dir/in_accel_scale_available | sort -g | tail -1)
-    echo $widest > $scalefile
+    if [ -e $dir/in_accel_scale_available ]; then
+        widest=$(tr ' ' '\n' < $dir/in_accel_scale_available | sort -g | tail -1)
+        echo $widest > $scalefile
+    fi
     scale=$(cat $scalefile)
+    gscale=
+    if [ -n "$greg" ]; then
+        gdir=$(iio_dir $gdev)
+        gscale=$(cat $gdir/in_anglvel_scale)
+    fi
+    # A chip that pages its registers ($pagesel: its page register) is put back on page 0, where
+    # its data registers are (reading a scale may have left page 1 selected).
+    [ -n "${pagesel:-}" ] && put8 $addr $pagesel 0
     x=$ax y=$ay
     [ $swapped = 1 ] && x=$ay y=$ax
     put16 $addr $areg $(( $(raw $x $scale) << shift )) $endian
     put16 $addr $((areg + 2)) $(( $(raw $y $scale) << shift )) $endian
     put16 $addr $((areg + 4)) $(( $(raw $az $scale) << shift )) $endian
-    gscale=
     if [ -n "$greg" ]; then
-        gdir=$(iio_dir $gdev)
-        gscale=$(cat $gdir/in_anglvel_scale)
         put16 $addr $greg $(raw $gx $gscale) $endian
         put16 $addr $((greg + 2)) $(raw $gy $gscale) $endian
         put16 $addr $((greg + 4)) $(raw $gz $gscale) $endian
@@ -136,8 +146,8 @@ doctor_on_bus() {
     sed "s/device: rideguard-imu-sim/device: $name/" /etc/rideguard/config.yaml > /tmp/bus-$name.yaml
     rideguard doctor --config /tmp/bus-$name.yaml > /tmp/bus-$name.out 2>&1
     echo "vm-test: doctor, $name on the bus without a device: $(grep -A1 'IMU:' /tmp/bus-$name.out | tr '\n' ' ')"
-    for want in "$@"; do
-        grep -qF "$want" /tmp/bus-$name.out || { bad "doctor on the bus ($name): not '$want'"; return; }
+    for expected in "$@"; do
+        grep -qF "$expected" /tmp/bus-$name.out || { bad "doctor on the bus ($name): not '$expected'"; return; }
     done
     ok "doctor on the bus ($name): the chip found read-only on i2c-$bus, the kernel's driver, what to do"
 }
@@ -200,6 +210,44 @@ for t in /sys/bus/iio/devices/trigger*; do [ "$(cat $t/name 2>/dev/null)" = ride
 # 6.1's hrtimer trigger says its rate in fixed point: 200.000000.
 [ -n "$timer" ] && awk '{ exit $1 != 200 }' $timer/sampling_frequency && ok "RideGuard's timer trigger made through configfs, at 200 Hz" \
     || bad "no RideGuard timer trigger at 200 Hz (${timer:-none}: $(cat $timer/sampling_frequency 2>/dev/null))"
+# The BNO055, through the kernel's own driver (built here from linux-source: Debian's 6.1 lacks it,
+# Raspberry Pi OS's has it). Its probe resets it and starts its on-chip fusion; RideGuard turns the
+# fusion off (AMG mode: its accelerometer's range can then be ±16 g, not fusion's fixed ±4 g) and
+# reads its buffer on its timer trigger (the driver has no trigger of its own). CHIP_ID (0x00) 0xA0;
+# software revision 3.17 (0x04, 0x05), the one its driver is tested with; little-endian ACC_DATA
+# 0x08, GYR_DATA 0x14 on page 0. Its channels yaw, pitch, roll and linear_x/y/z carry modifiers
+# newer than libiio 0.24 (Debian bookworm's, this VM's), which then refuses to open any of the
+# machine's IIO devices (EINVAL): RideGuard must say so, and the device is removed for the rest.
+for m in bno055 bno055_i2c; do insmod /modules/$m.ko || bad "insmod $m: $(dmesg | tail -2)"; done
+put8 0x28 0x00 0xa0
+put8 0x28 0x04 0x11
+put8 0x28 0x05 0x03
+echo bno055 0x28 > /sys/bus/i2c/devices/i2c-$bus/new_device
+sleep 2
+bno=$(iio_dir bno055)
+if [ -z "$bno" ]; then
+    bad "bno055: its driver did not probe: $(dmesg | grep -i bno055 | tail -3)"
+elif rideguard record --device bno055 --rate 200 --duration 1 --out /tmp/bno-probe.csv > /tmp/bno-probe.out 2>&1 \
+        || ! grep -q "cannot open any IIO device while the BNO055's is there" /tmp/bno-probe.out; then
+    # A libiio that knows its channels: read it as every other chip.
+    ok "bno055: its driver probes on i2c-stub, and libiio opens the IIO devices beside it"
+    echo 0 > $bno/fusion_enable || bad "bno055: fusion_enable cannot be written"
+    want="buffer, trigger rideguard (a kernel timer" minrate=160
+    [ "$break" = notimer ] && want="polled: " minrate=
+    pagesel=0x07
+    measure bno055 0x28 0x08 0x14 le 0
+    pagesel=
+    range=$(cat $bno/in_accel_range_raw)
+    [ "$range" = 15696 ] && ok "bno055: RideGuard asked its widest range, ±16 g (in_accel_range_raw $range)" || bad "bno055: its range is $range, not ±16 g (15696)"
+    echo 0x28 > /sys/bus/i2c/devices/i2c-$bus/delete_device
+else
+    echo "vm-test: bno055: $(grep -m1 'cannot open' /tmp/bno-probe.out)"
+    ok "bno055: its driver probes on i2c-stub; $(grep -o 'libiio [0-9.]*' /tmp/bno-probe.out | head -1) cannot open the IIO devices beside it, and RideGuard says so and what to do"
+    echo 0x28 > /sys/bus/i2c/devices/i2c-$bus/delete_device
+    [ -z "$(iio_dir bno055)" ] && rideguard record --device mpu6050 --duration 1 --out /tmp/after-bno.csv > /dev/null 2>&1 \
+        && ok "bno055: once its device is gone, the other chips are read again" || bad "bno055: the other chips are not read after its device went"
+fi
+
 # The agent on each chip wired without INT.
 run_on mpu6050 "polled: INT not wired" inv-mpu6050-i2c
 run_on bmi160 "buffer, trigger rideguard (a kernel timer" bmi160_i2c
