@@ -81,6 +81,9 @@ package enum KernelDriver: Equatable, Sendable {
     case absent
     /// The kernel's files could not be read (a kernel without its modules installed).
     case unknown
+    /// Bound to an input (evdev) driver of this name, not to an IIO one: the ADXL345 on Raspberry
+    /// Pi OS, whose kernel builds `adxl34x` and leaves the IIO `adxl345` out.
+    case inputOnly(String)
 
     /// From the files' texts (nil: not readable).
     package static func find(_ chip: IMUChip, modulesAlias: String?, modulesBuiltin: String?, config: String?) -> KernelDriver {
@@ -119,7 +122,10 @@ package struct ChipWithoutDevice: Equatable, Sendable {
     }
 
     package var found: String {
-        "\(chip.name) answers at 0x\(String(address, radix: 16)) on i2c-\(bus), but no driver has made an IIO device of it"
+        if case .inputOnly(let driver) = driver {
+            return "\(chip.name) at 0x\(String(address, radix: 16)) on i2c-\(bus) is bound to \(driver), an input (evdev) driver: no IIO device, which is what RideGuard reads"
+        }
+        return "\(chip.name) answers at 0x\(String(address, radix: 16)) on i2c-\(bus), but no driver has made an IIO device of it"
     }
 
     /// What to do: the config.txt line, the module to build, or another chip to buy.
@@ -129,6 +135,8 @@ package struct ChipWithoutDevice: Equatable, Sendable {
         }
         let line = chip.overlayLine(address: address)
         switch driver {
+        case .inputOnly:
+            return "this kernel has no IIO driver for the \(chip.name) (Raspberry Pi OS builds only its input driver): remove its dtoverlay line and use an MPU-6050, whose IIO driver every Raspberry Pi OS kernel has"
         case .absent:
             return "this kernel has no driver for the \(chip.name) (\(chip.config), \(chip.compatible)): build the module for it "
                 + "(boards/imus.md, \"A driver your kernel lacks\"), or use an MPU-6050"

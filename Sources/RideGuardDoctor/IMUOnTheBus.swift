@@ -7,12 +7,23 @@ import RideGuardCore
 /// Where no IMU's IIO device is found: which known chip answers on an I²C bus, read-only, at the
 /// addresses no driver has claimed (a claimed one is its driver's), and whether the running kernel
 /// has its driver. `root` stands for / (the tests' folders).
-struct IMUOnTheBus {
-    var root = ""
+package struct IMUOnTheBus {
+    package var root = ""
+
+    package init(root: String = "") { self.root = root }
 
     /// Each known chip that answers without a device, with what its kernel has for it; and why the
     /// buses could not be read, when one could not.
-    func look() -> (chips: [ChipWithoutDevice], unreadable: String?) {
+    package func look() -> (chips: [ChipWithoutDevice], unreadable: String?) {
+        // An ADXL345 bound to the input driver (Raspberry Pi OS builds adxl34x, not the IIO one):
+        // an evdev device RideGuard cannot read, whatever the bus says.
+        let input = (try? FileManager.default.contentsOfDirectory(atPath: root + "/sys/bus/i2c/drivers/adxl34x")) ?? []
+        for device in input.sorted() {
+            let parts = device.split(separator: "-")
+            guard parts.count == 2, let bus = Int(parts[0]), let address = UInt8(parts[1], radix: 16),
+                  let adxl = IMUChip.all.first(where: { $0.name == "ADXL345" }) else { continue }
+            return ([ChipWithoutDevice(chip: adxl, bus: bus, address: address, driver: .inputOnly("adxl34x"))], nil)
+        }
         let buses = ((try? FileManager.default.contentsOfDirectory(atPath: root + "/dev")) ?? [])
             .compactMap { $0.hasPrefix("i2c-") ? Int($0.dropFirst(4)) : nil }.sorted()
         guard !buses.isEmpty else { return ([], "no I²C bus (/dev/i2c-*): dtparam=i2c_arm=on in config.txt, and the i2c-dev module") }

@@ -261,3 +261,20 @@ extension AgentTests {
         #expect(IIOSysfs(deviceNamed: "mpu6050", root: "/nonexistent") == nil)
     }
 }
+
+/// Issue 62, point 3: an ADXL345 that Raspberry Pi OS's overlay bound to its input driver (adxl34x:
+/// evdev, not IIO) is said plainly, with what to buy instead.
+@Suite struct InputOnlyIMUTests {
+    @Test func anADXL345OnItsInputDriverIsSaidPlainly() throws {
+        let root = try Scratch.folder("adxl34x-root")
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("sys/bus/i2c/drivers/adxl34x/1-0053"), withIntermediateDirectories: true)
+        let (chips, _) = IMUOnTheBus(root: root.path).look()
+        let chip = try #require(chips.first)
+        #expect(chip.found == "ADXL345 at 0x53 on i2c-1 is bound to adxl34x, an input (evdev) driver: no IIO device, which is what RideGuard reads")
+        #expect(chip.advice.hasPrefix("this kernel has no IIO driver for the ADXL345"), "\(chip.advice)")
+        #expect(chip.advice.contains("use an MPU-6050"))
+        // Without it, and without any I²C bus, doctor says there is none.
+        let bare = try Scratch.folder("no-i2c-root")
+        #expect(IMUOnTheBus(root: bare.path).look().unreadable?.hasPrefix("no I²C bus") == true)
+    }
+}
