@@ -357,6 +357,7 @@ import RideGuardConfig
     @Test func everyRelativeLinkOfTheDocsLeadsToAFile() throws {
         let pattern = try NSRegularExpression(pattern: #"\]\(([^)#\s]+)(#[^)]*)?\)"#)
         let documents = [Self.root.appendingPathComponent("README.md")] + files(under: "docs", endingIn: [".md"])
+            + files(under: "boards", endingIn: [".md"]) + files(under: "udev", endingIn: [".md"])
         var checked = 0
         for document in documents {
             let text = try String(contentsOf: document, encoding: .utf8)
