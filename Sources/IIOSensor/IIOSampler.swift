@@ -201,9 +201,9 @@ package final class IIOSampler: Sendable {
             throw IIOError(operation: "no IIO device on this machine: the IMU's driver is not loaded (its overlay in config.txt, boards/imus.md); opening",
                            target: c.uri, errno: error.errno)
         } catch where c.uri == "local:" && error.errno == .invalidArgument && IIOContext.localDeviceNames.contains("bno055") {
-            // libiio before 0.25 refuses the whole machine's IIO devices (EINVAL) while a BNO055's
-            // is there: its yaw, pitch, roll and linear acceleration channels carry modifiers the
-            // kernel named after that libiio (measured with bookworm's 0.24; boards/imus.md).
+            // libiio refuses the whole machine's IIO devices (EINVAL) while a BNO055's is there: its
+            // yaw, pitch, roll and linear acceleration channels carry modifiers the kernel named
+            // after that libiio (measured with bookworm's 0.24; trixie's 0.26 lacks linear_x too).
             throw IIOError(operation: "libiio \(IIOContext.libraryVersion) cannot open any IIO device while the BNO055's is there (its yaw, pitch, roll and linear acceleration channels are newer than this libiio): remove its dtoverlay line and use an MPU-6050 (boards/imus.md); opening",
                            target: c.uri, errno: error.errno)
         }
