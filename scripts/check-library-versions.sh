@@ -7,6 +7,8 @@
 # the system's apt sources are left alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The installed versions are compiled against too: a fresh machine has them installed first.
+bash scripts/install-deps.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
