@@ -22,11 +22,14 @@ package final class IIOContext {
     let pointer: OpaquePointer
     package let uri: String
 
+    /// What a failure to open says it was doing.
+    package static let openingOperation = "opening IIO context"
+
     /// Wraps `iio_create_context_from_uri`.
     package init(uri: String) throws(IIOError) {
         errno = 0
         guard let context = iio_create_context_from_uri(uri) else {
-            throw IIOError(operation: "opening IIO context", target: uri, errno: Errno(rawValue: errno == 0 ? ENOENT : errno))
+            throw IIOError(operation: Self.openingOperation, target: uri, errno: Errno(rawValue: errno == 0 ? ENOENT : errno))
         }
         pointer = context
         self.uri = uri
@@ -42,25 +45,6 @@ package final class IIOContext {
         var tag = [CChar](repeating: 0, count: 8)
         iio_library_get_version(&major, &minor, &tag)
         return "\(major).\(minor)"
-    }
-
-    /// The names of this machine's IIO devices as sysfs has them, without libiio (for when libiio
-    /// cannot open them).
-    package static var localDeviceNames: [String] {
-        let folder = "/sys/bus/iio/devices"
-        guard let directory = opendir(folder) else { return [] }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let id = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard id.hasPrefix("iio:device"), let file = fopen("\(folder)/\(id)/name", "re") else { continue }
-            defer { fclose(file) }
-            var line = [CChar](repeating: 0, count: 64)
-            if fgets(&line, Int32(line.count), file) != nil {
-                names.append(String(String(cString: line).prefix { $0 != "\n" }))
-            }
-        }
-        return names
     }
 
     /// Names of the devices in the context (`mpu6050`, `lsm6dsl_accel`, …).

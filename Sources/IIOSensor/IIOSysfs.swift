@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,16 +20,9 @@ package struct IIOSysfs: Equatable, Sendable {
     package init?(deviceNamed name: String, root: String = "/sys/bus/iio/devices") {
         // The chip's name is the first word of what is shown ("lis3dh, accelerometer only").
         let wanted = String(name.split(whereSeparator: { $0 == " " || $0 == "," }).first ?? Substring(name))
-        guard let folder = opendir(root) else { return nil }
-        defer { closedir(folder) }
-        var found: FilePath?
-        while let entry = readdir(folder) {
-            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard entryName.hasPrefix("iio:device") else { continue }
-            let device = FilePath(root).appending(entryName)
-            if Self.read(device.appending("name")) == wanted { found = device; break }
-        }
-        guard let device = found else { return nil }
+        let found = SysfsFiles.entries(root).filter { $0.hasPrefix("iio:device") }.sorted().first { SysfsFiles.text("\(root)/\($0)/name") == wanted }
+        guard let found else { return nil }
+        let device = FilePath(root).appending(found)
         // The device's folder is a link into /sys/devices/…/<parent>/iio:deviceN; the parent's
         // `driver` link names the driver.
         var driver: String?
@@ -46,7 +38,7 @@ package struct IIOSysfs: Equatable, Sendable {
         self.driver = driver
         // Shared by the accelerometer's channels (inv_mpu6050), by every input (bmi160, st_sensors)
         // or by the device.
-        mountMatrix = ["in_accel_mount_matrix", "in_mount_matrix", "mount_matrix"].lazy.compactMap { Self.read(device.appending($0)) }.first
+        mountMatrix = ["in_accel_mount_matrix", "in_mount_matrix", "mount_matrix"].lazy.compactMap { SysfsFiles.text(device.appending($0).string) }.first
     }
 
     package init(driver: String?, mountMatrix: String?) {
@@ -63,9 +55,38 @@ package struct IIOSysfs: Equatable, Sendable {
         }
         return parts.isEmpty ? nil : parts.joined(separator: ", ")
     }
+}
 
-    private static func read(_ path: FilePath) -> String? {
-        guard let text = try? String(contentsOfFile: path.string, encoding: .utf8) else { return nil }
-        return String(text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+/// The kernel's sysfs files, read and written as the kernel takes them (one value a file).
+enum SysfsFiles {
+    /// A file's first line, without its end of line; nil where it cannot be read.
+    static func text(_ path: String) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let n = read(descriptor, &bytes, bytes.count)
+        guard n >= 0 else { return nil }
+        return String(String(decoding: bytes.prefix(n), as: UTF8.self).prefix { $0 != "\n" })
+    }
+
+    /// Writes `value` to a sysfs file: 0, or -errno.
+    static func write(_ value: String, to path: String) -> Int32 {
+        let descriptor = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        guard descriptor >= 0 else { return -errno }
+        defer { close(descriptor) }
+        let bytes = Array(value.utf8)
+        return Glibc.write(descriptor, bytes, bytes.count) == bytes.count ? 0 : -errno
+    }
+
+    static func entries(_ folder: String) -> [String] {
+        guard let directory = opendir(folder) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if !name.hasPrefix(".") { names.append(name) }
+        }
+        return names
     }
 }
