@@ -42,9 +42,9 @@ cp "$binary" "$fs/usr/bin/rideguard"
 # iiod, Debian's own: the network backend's real peer, serving the VM's kernel IIO device.
 mkdir -p "$fs/usr/sbin"
 cp /usr/sbin/iiod "$fs/usr/sbin/iiod"
-# i2cset, Debian's: the IMU chips' registers on i2c-stub.
-cp /usr/sbin/i2cset "$fs/usr/sbin/i2cset"
-for program in "$binary" /usr/sbin/iiod /usr/sbin/i2cset; do ldd "$program"; done | grep -o '/[^ ]*' | sort -u | while read -r lib; do
+# i2cset and i2cget, Debian's: the IMU chips' registers on i2c-stub.
+cp /usr/sbin/i2cset /usr/sbin/i2cget "$fs/usr/sbin/"
+for program in "$binary" /usr/sbin/iiod /usr/sbin/i2cset /usr/sbin/i2cget; do ldd "$program"; done | grep -o '/[^ ]*' | sort -u | while read -r lib; do
     mkdir -p "$fs$(dirname "$lib")"
     cp -L "$lib" "$fs$lib"
 done

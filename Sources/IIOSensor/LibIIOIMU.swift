@@ -35,7 +35,10 @@ final class LibIIOIMU: IMUDevice {
         rate = Self.setRate(device, c.rateHz, type: "accel")
         gyroRate = gyroDevice.map { Self.setRate($0, c.rateHz, type: "anglvel") }
         if gyroDevice == nil { _ = Self.setRate(device, c.rateHz, type: "anglvel") }
-        if c.widestRange, let ax = iio_device_find_channel(device, "accel_x", false) { Self.widenRange(ax, of: device) }
+        if c.widestRange {
+            if let ax = iio_device_find_channel(device, "accel_x", false) { Self.widenRange(ax, of: device) }
+            if let wx = iio_device_find_channel(gyroDevice ?? device, "anglvel_x", false) { Self.widestScale(wx) }
+        }
     }
 
     var name: String { gyroDevice.flatMap { iio_device_get_name($0) }.map { chip + " + " + String(cString: $0) } ?? chip }
@@ -329,9 +332,17 @@ final class LibIIOIMU: IMUDevice {
            let widest = Self.string(text).split(separator: " ").compactMap({ Int64($0) }).max() {
             _ = iio_device_attr_write_longlong(device, "in_accel_range_raw", widest)
         }
-        guard iio_channel_attr_read(accel, "scale_available", &text, text.count) > 0 else { return }
+        widestScale(accel)
+    }
+
+    /// Writes the channel's largest `scale` (its widest range), where the driver lists them. For
+    /// the gyro too: a bike tumbling turns at more than 1,000 °/s, and some drivers start at ±245 °/s
+    /// (the LSM6DSx's).
+    private static func widestScale(_ channel: OpaquePointer) {
+        var text = [CChar](repeating: 0, count: 256)
+        guard iio_channel_attr_read(channel, "scale_available", &text, text.count) > 0 else { return }
         let values = Self.string(text).split(separator: " ").compactMap { Double($0) }
-        if let widest = values.max() { _ = iio_channel_attr_write_double(accel, "scale", widest) }
+        if let widest = values.max() { _ = iio_channel_attr_write_double(channel, "scale", widest) }
     }
 
     /// The text libiio wrote into `bytes`, up to its terminating zero.

@@ -40,7 +40,10 @@ final class SysfsIMU: IMUDevice {
         gyroFolder = chip.hasSuffix("_accel") ? present.first { $0.1 == gyroName }.map { "\(root)/\($0.0)" } : nil
         rate = Self.setRate(folder, c.rateHz, type: "accel")
         _ = Self.setRate(gyroFolder ?? folder, c.rateHz, type: "anglvel")
-        if c.widestRange { Self.widenRange(folder) }
+        if c.widestRange {
+            Self.widenRange(folder)
+            Self.widestScale(gyroFolder ?? folder, type: "anglvel")
+        }
     }
 
     var name: String {
@@ -238,9 +241,14 @@ final class SysfsIMU: IMUDevice {
         if let widest = SysfsFiles.text("\(folder)/in_accel_range_raw_available")?.split(separator: " ").compactMap({ Int64($0) }).max() {
             _ = SysfsFiles.write(String(widest), to: "\(folder)/in_accel_range_raw")
         }
-        guard let widest = SysfsFiles.text("\(folder)/in_accel_scale_available")?.split(separator: " ").compactMap({ Double($0) }).max() else { return }
-        let own = "\(folder)/in_accel_scale"
-        for path in access(own, F_OK) == 0 ? [own] : ["x", "y", "z"].map({ "\(folder)/in_accel_\($0)_scale" }) {
+        widestScale(folder, type: "accel")
+    }
+
+    /// As LibIIOIMU's: the type's largest scale, where the driver lists them.
+    private static func widestScale(_ folder: String, type: String) {
+        guard let widest = SysfsFiles.text("\(folder)/in_\(type)_scale_available")?.split(separator: " ").max(by: { (Double($0) ?? 0) < (Double($1) ?? 0) }) else { return }
+        let own = "\(folder)/in_\(type)_scale"
+        for path in access(own, F_OK) == 0 ? [own] : ["x", "y", "z"].map({ "\(folder)/in_\(type)_\($0)_scale" }) {
             _ = SysfsFiles.write(String(widest), to: path)
         }
     }

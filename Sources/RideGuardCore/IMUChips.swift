@@ -47,7 +47,7 @@ package struct IMUChip: Sendable, Equatable {
         IMUChip(name: "ADXL345", addresses: [0x53, 0x1D], whoAmI: (0x00, [0xE5]), compatible: "adi,adxl345",
                 config: "CONFIG_ADXL345_I2C", module: "adxl345_i2c", overlayChip: nil, read: true),
         IMUChip(name: "BNO055", addresses: [0x28, 0x29], whoAmI: (0x00, [0xA0]), compatible: "bosch,bno055",
-                config: "CONFIG_BOSCH_BNO055_I2C", module: "bno055_i2c", overlayChip: "bno055", read: false),
+                config: "CONFIG_BOSCH_BNO055_I2C", module: "bno055_i2c", overlayChip: "bno055", read: true),
     ]
 
     /// The chip whose identity register at `address` reads `value` (by the register `read` gives):

@@ -18,7 +18,7 @@ import Testing
         var opened: SamplerEvent? { events.withLock { $0.first { if case .opened = $0 { true } else { false } } } }
     }
 
-    /// A BNO055 as its driver (bno055.c) lays it out, its fusion on, ±4 g.
+    /// A BNO055 as its driver (bno055.c) lays it out, its fusion on, ±4 g; its gyro at ±250 °/s.
     struct Tree {
         let root: URL
         var devices: URL { root.appendingPathComponent("devices") }
@@ -35,7 +35,9 @@ import Testing
             try put("iio:device0/in_accel_sampling_frequency", "62.500000")
             try put("iio:device0/in_accel_sampling_frequency_available", "7.810000 15.630000 31.250000 62.500000 125 250 500 1000")
             try put("iio:device0/in_accel_scale", "0.010000")
-            try put("iio:device0/in_anglvel_scale", "0.001090831")
+            // Its gyro's range at ±250 °/s, of the five it offers: RideGuard asks the widest.
+            try put("iio:device0/in_anglvel_scale", "0.000133158")
+            try put("iio:device0/in_anglvel_scale_available", "0.000066579 0.000133158 0.000266316 0.000532632 0.001090831")
             for (axis, a, w) in [("x", 490, 458), ("y", -245, -229), ("z", 981, 917)] {
                 try put("iio:device0/in_accel_\(axis)_raw", "\(a)")
                 try put("iio:device0/in_anglvel_\(axis)_raw", "\(w)")
@@ -97,6 +99,7 @@ import Testing
         #expect(mode == .polled(reason: "INT not wired: the driver gives a buffer only with the chip's interrupt line"))
         // Its fusion off, its widest range asked, before reading.
         #expect(tree.read("fusion_enable") == "0" && tree.read("in_accel_range_raw") == "15696")
+        #expect(tree.read("in_anglvel_scale") == "0.001090831")
         let s = try #require(got.samples.withLock { $0.first })
         #expect(abs(s.accel.x - 4.90) < 1e-9 && abs(s.accel.y - -2.45) < 1e-9 && abs(s.accel.z - 9.81) < 1e-9)
         let w = try #require(s.gyro)

@@ -75,11 +75,19 @@ measure() {
     gscale=
     if [ -n "$greg" ]; then
         gdir=$(iio_dir $gdev)
+        # The gyro's widest range too, as RideGuard asks it.
+        if [ -e $gdir/in_anglvel_scale_available ]; then
+            tr ' ' '\n' < $gdir/in_anglvel_scale_available | sort -g | tail -1 > $gdir/in_anglvel_scale
+        fi
         gscale=$(cat $gdir/in_anglvel_scale)
     fi
-    # A chip that pages its registers ($pagesel: its page register) is put back on page 0, where
-    # its data registers are (reading a scale may have left page 1 selected).
-    [ -n "${pagesel:-}" ] && put8 $addr $pagesel 0
+    # A chip that pages its registers ($pagesel: its page register) is put on page 0, where its
+    # data registers are, and back on the page its driver last chose once they are written (regmap
+    # remembers the page it selected and does not select it again).
+    if [ -n "${pagesel:-}" ]; then
+        page=$(i2cget -f -y $bus $addr $pagesel)
+        put8 $addr $pagesel 0
+    fi
     x=$ax y=$ay
     [ $swapped = 1 ] && x=$ay y=$ax
     put16 $addr $areg $(( $(raw $x $scale) << shift )) $endian
@@ -90,6 +98,7 @@ measure() {
         put16 $addr $((greg + 2)) $(raw $gy $gscale) $endian
         put16 $addr $((greg + 4)) $(raw $gz $gscale) $endian
     fi
+    [ -n "${pagesel:-}" ] && put8 $addr $pagesel $page
     rideguard record --device $name --rate 200 --duration 4 --out /tmp/$name.csv > /tmp/$name.out 2>&1
     status=$?
     # The last opening is how it was read in the end (a buffer that stayed empty is followed by
@@ -108,7 +117,7 @@ measure() {
           if (n == 1) seen = $2 " " $3 " " $4 (g != "" ? " / " $5 " " $6 " " $7 : "") }
         END {
             rate = n > 1 ? (n - 1) / (last - first) : 0
-            printf "vm-test: %s: %d samples, %.1f Hz achieved (200 asked), first %s\n", name, n, rate, seen
+            printf "vm-test: %s: %d samples, %.1f Hz achieved (200 asked), %d out of time order, %d off the values written, first %s\n", name, n, rate, back, wrong, seen
             printf "%.1f\n", rate > "/tmp/" name ".rate"
             exit !(n >= 8 && back == 0 && wrong == 0 && rate >= minrate)
         }' /tmp/$name.csv && ok "$name: values, signs, axes and scale as written, times increasing${gscale:+, gyro too}${minrate:+, at least $minrate Hz}" \
@@ -133,7 +142,7 @@ run_on() {
     sleep 6   # a rate window
     rideguard status > /tmp/status.out 2>&1
     echo "vm-test: run on $1: $(grep '^IMU' /tmp/status.out)"
-    grep -q "^IMU: $1[^,]*, $2" /tmp/status.out && wait_log "armed: protecting" 1 && kill -0 $agent \
+    grep -q "^IMU: $1[^,]*, $2" /tmp/status.out && wait_log "armed: protecting" 60 && kill -0 $agent \
         && ok "run on $1: armed, status says '$2'" || { bad "run on $1: not '$2'"; cat /tmp/status.out; tail -20 /tmp/agent.log; }
     kill -TERM $agent
     wait $agent
@@ -217,7 +226,9 @@ for t in /sys/bus/iio/devices/trigger*; do [ "$(cat $t/name 2>/dev/null)" = ride
 # software revision 3.17 (0x04, 0x05), the one its driver is tested with; little-endian ACC_DATA
 # 0x08, GYR_DATA 0x14 on page 0. Its channels yaw, pitch, roll and linear_x/y/z carry modifiers
 # newer than libiio 0.24 (Debian bookworm's, this VM's), which then refuses to open any of the
-# machine's IIO devices (EINVAL): RideGuard must say so, and the device is removed for the rest.
+# machine's IIO devices (EINVAL): RideGuard reads them through sysfs and the character device
+# instead, and says so; the other chips too while the BNO055's device is there (the MPU-6050's
+# measured again so). RIDEGUARD_VM_BREAK=notimer: the BNO055 is polled.
 for m in bno055 bno055_i2c; do insmod /modules/$m.ko || bad "insmod $m: $(dmesg | tail -2)"; done
 put8 0x28 0x00 0xa0
 put8 0x28 0x04 0x11
@@ -227,25 +238,31 @@ sleep 2
 bno=$(iio_dir bno055)
 if [ -z "$bno" ]; then
     bad "bno055: its driver did not probe: $(dmesg | grep -i bno055 | tail -3)"
-elif rideguard record --device bno055 --rate 200 --duration 1 --out /tmp/bno-probe.csv > /tmp/bno-probe.out 2>&1 \
-        || ! grep -q "cannot open any IIO device while the BNO055's is there" /tmp/bno-probe.out; then
-    # A libiio that knows its channels: read it as every other chip.
-    ok "bno055: its driver probes on i2c-stub, and libiio opens the IIO devices beside it"
-    echo 0 > $bno/fusion_enable || bad "bno055: fusion_enable cannot be written"
+else
+    # RideGuard turns its fusion off (the probe turned it on) and asks its widest range.
+    rideguard record --device bno055 --rate 200 --duration 1 --out /tmp/bno-first.csv > /tmp/bno-first.out 2>&1
+    range=$(cat $bno/in_accel_range_raw)
+    [ "$(cat $bno/fusion_enable)" = 0 ] && [ "$range" = 15696 ] \
+        && ok "bno055: RideGuard turned its fusion off and asked its widest range, ±16 g (in_accel_range_raw $range)" \
+        || bad "bno055: fusion_enable $(cat $bno/fusion_enable), range $range, not ±16 g (15696): $(tail -2 /tmp/bno-first.out)"
+    # Its values, with the gyro's scale of AMG mode, the one RideGuard reads with (in fusion mode
+    # the driver reports another).
     want="buffer, trigger rideguard (a kernel timer" minrate=160
     [ "$break" = notimer ] && want="polled: " minrate=
     pagesel=0x07
     measure bno055 0x28 0x08 0x14 le 0
     pagesel=
-    range=$(cat $bno/in_accel_range_raw)
-    [ "$range" = 15696 ] && ok "bno055: RideGuard asked its widest range, ±16 g (in_accel_range_raw $range)" || bad "bno055: its range is $range, not ±16 g (15696)"
+    grep -q "read through sysfs: libiio [0-9.]* cannot open this machine's IIO devices" /tmp/bno055.out \
+        && ok "bno055: read through sysfs, as libiio $(grep -o 'libiio [0-9.]*' /tmp/bno055.out | head -1 | cut -d' ' -f2) cannot open the devices beside it, and said so" \
+        || echo "vm-test: bno055 read through libiio: $(grep -m1 recording /tmp/bno055.out)"
+    want="polled: INT not wired" minrate=
+    measure mpu6050 0x68 0x3b 0x43 be 0
+    grep -q "read through sysfs" /tmp/mpu6050.out && ok "mpu6050 beside the BNO055: read through sysfs too" \
+        || echo "vm-test: mpu6050 beside the BNO055: $(grep -m1 recording /tmp/mpu6050.out)"
     echo 0x28 > /sys/bus/i2c/devices/i2c-$bus/delete_device
-else
-    echo "vm-test: bno055: $(grep -m1 'cannot open' /tmp/bno-probe.out)"
-    ok "bno055: its driver probes on i2c-stub; $(grep -o 'libiio [0-9.]*' /tmp/bno-probe.out | head -1) cannot open the IIO devices beside it, and RideGuard says so and what to do"
-    echo 0x28 > /sys/bus/i2c/devices/i2c-$bus/delete_device
-    [ -z "$(iio_dir bno055)" ] && rideguard record --device mpu6050 --duration 1 --out /tmp/after-bno.csv > /dev/null 2>&1 \
-        && ok "bno055: once its device is gone, the other chips are read again" || bad "bno055: the other chips are not read after its device went"
+    rideguard record --device mpu6050 --duration 1 --out /tmp/after-bno.csv > /tmp/after-bno.out 2>&1
+    ! grep -q "read through sysfs" /tmp/after-bno.out && grep -q "^[0-9]" /tmp/after-bno.csv \
+        && ok "bno055: once its device is gone, the chips are read through libiio again" || bad "bno055 removed: $(grep -m1 recording /tmp/after-bno.out)"
 fi
 
 # The agent on each chip wired without INT.
