@@ -109,17 +109,22 @@ let package = Package(
         .executableTarget(name: "rideguard-bench", dependencies: ["RideGuardCore", "ScenarioSynth", "Storage"]),
 
         .testTarget(name: "RideGuardCoreTests", dependencies: ["RideGuardCore", "ScenarioSynth"]),
-        // What the tests share: the fake gpsd, iiod, modem and Traccar server, Mosquitto and gpsfake
-        // run for a test, the manual clock and the one-thread executor, scratch folders, the binary.
-        .target(name: "RideGuardTestSupport", dependencies: ["RideGuardAgent", "RideGuardCommands", "RideGuardCore", "GPSDClient", "Storage",
+        // What the tests share, in layers as swift-nio's NIOTestUtils: the adapters' peers (the fake
+        // gpsd, iiod, modem and Traccar server, Mosquitto and gpsfake run for a test), the manual
+        // clock and the one-thread executor, scratch folders; nothing above the adapters they fake.
+        .target(name: "RideGuardTestSupport", dependencies: ["RideGuardCore", "GPSDClient", "Storage",
                                                           .product(name: "Logging", package: "swift-log")],
                 path: "Tests/RideGuardTestSupport"),
+        // Above it, the agent's own: an agent run in-process, a command line parsed and run in-process.
+        .target(name: "AgentTestSupport", dependencies: ["RideGuardTestSupport", "RideGuardAgent", "RideGuardCommands", "RideGuardCore", "Storage",
+                                                      .product(name: "Logging", package: "swift-log")],
+                path: "Tests/AgentTestSupport"),
         // Each adapter on its real peer (a fake iiod, gpsd under gpsfake, a modem on a pseudo-terminal,
         // Mosquitto, SQLite on disk), without the agent.
         .testTarget(name: "AdapterTests", dependencies: ["RideGuardTestSupport", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem", "Storage", "MQTTLink",
                                                      "HTTPRequests", "RideGuardCore", "SystemCalls", "SystemTime",
                                                      .product(name: "SystemPackage", package: "swift-system")]),
-        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardTestSupport", "RideGuardAgent", "AgentControl", "RideGuardConfig", "RideGuardDoctor", "RideGuardLog", "RideGuardCore", "IIOSensor", "SerialModem", "Storage", "rideguard", "Fuzzing", "HTTPRequests", "SystemCalls", "SystemTime", "MQTTLink", "OsmAnd", "WebUI", "rideguard-web",
+        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardTestSupport", "AgentTestSupport", "RideGuardAgent", "AgentControl", "RideGuardConfig", "RideGuardDoctor", "RideGuardLog", "RideGuardCore", "IIOSensor", "SerialModem", "Storage", "rideguard", "Fuzzing", "HTTPRequests", "SystemCalls", "SystemTime", "MQTTLink", "OsmAnd", "WebUI", "rideguard-web",
                                                             .product(name: "Logging", package: "swift-log"),
                                                             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
     ],

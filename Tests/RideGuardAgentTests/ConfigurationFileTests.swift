@@ -2,6 +2,7 @@
 import Foundation
 import RideGuardAgent
 import RideGuardCore
+import AgentTestSupport
 import RideGuardTestSupport
 import Testing
 import RideGuardConfig

@@ -5,6 +5,7 @@ import OsmAnd
 @testable import RideGuardAgent
 import RideGuardCore
 import Storage
+import AgentTestSupport
 import RideGuardTestSupport
 import Testing
 @testable import AgentControl

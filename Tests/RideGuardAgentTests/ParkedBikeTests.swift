@@ -3,6 +3,7 @@ import Foundation
 import RideGuardAgent
 import RideGuardCore
 import Storage
+import AgentTestSupport
 import RideGuardTestSupport
 import Testing
 

@@ -5,6 +5,7 @@ import RideGuardCore
 import Logging
 import ServiceLifecycle
 import Synchronization
+import AgentTestSupport
 import RideGuardTestSupport
 import Testing
 @testable import WebUI

@@ -2,6 +2,7 @@
 import Foundation
 import RideGuardCore
 @testable import Storage
+import AgentTestSupport
 import RideGuardTestSupport
 import Testing
 

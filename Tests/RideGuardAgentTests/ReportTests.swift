@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import AgentTestSupport
 import RideGuardTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import RideGuardCore
+import AgentTestSupport
 import RideGuardTestSupport
 import Storage
 import Testing

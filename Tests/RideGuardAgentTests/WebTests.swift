@@ -4,6 +4,7 @@ import Foundation
 import RideGuardCore
 @testable import Storage
 import Synchronization
+import AgentTestSupport
 import RideGuardTestSupport
 import Testing
 @testable import RideGuardAgent

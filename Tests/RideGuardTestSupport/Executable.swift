@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
-import RideGuardCommands
 import Testing
 
 /// Runs the built `rideguard` executable, as a user would.
@@ -30,15 +29,12 @@ package enum Rideguard {
         package var stdout: String
         package var stderr: String
         package var lines: [String] { stdout.split(separator: "\n").map(String.init) }
-    }
 
-    /// Runs a command line in the test's own process, parsed and printed as the program does, for
-    /// the commands that end at once and need no agent answering on this thread; the program itself
-    /// (`run`) for the rest, and for a few smoke tests of the binary.
-    package static func inProcess(_ arguments: [String]) -> Result {
-        let capture = OutputCapture()
-        let status = RideGuard.run(arguments: arguments, capture: capture)
-        return Result(status: status, stdout: capture.standardOutput, stderr: capture.standardError)
+        package init(status: Int32, stdout: String, stderr: String) {
+            self.status = status
+            self.stdout = stdout
+            self.stderr = stderr
+        }
     }
 
     /// `run`, waited for on a thread of its own: a test whose jobs run on one thread (`.onOneThread`)
