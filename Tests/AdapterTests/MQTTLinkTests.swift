@@ -78,7 +78,8 @@ import Testing
         let events = Events()
         let link = try MQTTLink(Self.settings(broker), onEvent: events.add)
         defer { link.stop() }
-        usleep(1_500_000)
+        // It tried while the broker was down, and was refused.
+        #expect(events.wait(seconds: 30) { if case .failed = $0 { true } else { false } }, "\(events.all)")
         #expect(!events.all.contains(.connected))
         try broker.start()
         #expect(events.wait(seconds: 15) { $0 == .connected }, "\(events.all)")

@@ -210,8 +210,11 @@ extension AgentTests {
         iiod.state.withLock { $0.stalled = true }
         notify.listen(for: ["STATUS=NOT protecting: the IMU sends no sample"], seconds: 10)
         let blind = try #require(notify.heard.firstIndex { $0.hasPrefix("STATUS=NOT protecting: the IMU sends no sample") })
-        usleep(1_200_000)
-        let status = try Rideguard.run(["status", "--socket", rig.socket])
+        var status = try Rideguard.run(["status", "--socket", rig.socket])
+        try? waitFor(30) {
+            status = (try? Rideguard.run(["status", "--socket", rig.socket])) ?? status
+            return status.stdout.contains("NOT protecting: the IMU sends no sample")
+        }
         #expect(status.stdout.contains("NOT protecting: the IMU sends no sample"), "\(status.stdout)")
         #expect(status.stdout.contains("state: armed"), "\(status.stdout)")
         iiod.state.withLock { $0.stalled = false }

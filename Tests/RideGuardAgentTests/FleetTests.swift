@@ -289,7 +289,7 @@ import Testing
         let said = folder.appendingPathComponent("watch.err").path
         let watching = try Spawned([Rideguard.binary.path] + watch + ["--json"], stdout: jsonOutput, stderr: said)
         try waitFor(10) { ((try? String(contentsOfFile: said, encoding: .utf8)) ?? "").contains("fleet watch: connected") }
-        usleep(300_000)                                            // its SUBSCRIBE reaches the broker
+        try broker.waitForSubscription(to: "rideguard/+/event")   // its last SUBSCRIBE reached the broker
         var configuration = InProcessAgent.configuration(in: folder)
         configuration.mqtt = try Self.mqtt(broker, in: folder)
         let agent = try InProcessAgent(configuration)

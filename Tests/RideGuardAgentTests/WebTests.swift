@@ -344,8 +344,11 @@ import Testing
         let removed = try HTTP.post(bike.base + "/contacts", form: "action=remove&number=%2B33612345678&confirm=last&csrf=" + csrf, cookie: cookie)
         #expect(removed.status == 303)
         #expect(try RideGuardDatabase(path: bike.database).contacts().isEmpty)
-        usleep(1_500_000)
-        let status = try HTTP.get(bike.base + "/live/status", cookie: cookie)
+        var status = try HTTP.get(bike.base + "/live/status", cookie: cookie)
+        try? waitFor(30) {
+            status = (try? HTTP.get(bike.base + "/live/status", cookie: cookie)) ?? status
+            return status.text.contains("NOT protecting: no emergency contact")
+        }
         #expect(status.text.contains("NOT protecting: no emergency contact"), "\(status.text)")
         #expect(!status.text.contains(">Protecting<"))
         let cli = try Rideguard.run(["status", "--config", bike.config])

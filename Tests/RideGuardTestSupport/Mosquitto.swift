@@ -60,6 +60,11 @@ package final class Mosquitto: @unchecked Sendable {      // one test's, started
             persistence true
             persistence_location \(f)/sessions/
             log_dest stderr
+            log_type error
+            log_type warning
+            log_type notice
+            log_type information
+            log_type subscribe
             listener \(port) 127.0.0.1
             cafile \(f)/ca.crt
             certfile \(f)/server.crt
@@ -91,6 +96,15 @@ package final class Mosquitto: @unchecked Sendable {      // one test's, started
     }
 
     /// Publishes each line of `lines` as one message on `topic`, as the dispatcher (Debian's mosquitto_pub).
+    /// Waits until a client has subscribed to `topic` (the broker logs each subscription).
+    package func waitForSubscription(to topic: String, seconds: Double = 30) throws {
+        do {
+            try waitFor(seconds) { log.split(separator: "\n").contains { $0.hasSuffix(" \(topic)") } }
+        } catch {
+            throw BrokerError("no subscription to \(topic) in \(seconds) s: \(log)")
+        }
+    }
+
     package func publish(_ topic: String, lines: [String], retain: Bool = false, as user: String = "dispatch") throws {
         let input = folder.appendingPathComponent("pub-\(UUID().uuidString).txt").path
         try (lines.joined(separator: "\n") + "\n").write(toFile: input, atomically: true, encoding: .utf8)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # RideGuard under the real systemd, inside the VM of scripts/vm-systemd-test.sh: a unit of its own
-# (rideguard-vm-checks.service, output on the second serial port), started once basic.target is
+# (rideguard-vm-checks.service, output on a console of its own: rideguard.tty=), started once basic.target is
 # reached, without waiting for the boot to complete (that is one of the checks). The kernel's
 # command line says which boot this is (rideguard.phase=install|firstboot|upgraded); each boot ends
 # with its count, then powers off (or reboots, during a countdown).
@@ -12,7 +12,8 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 lib=/usr/local/lib/rideguard-vm
 sim=/sys/kernel/config/gpio-sim/rideguard
 state=/var/lib/rideguard-vm          # what one boot leaves for the next
-version=$(ls /root/debs | sed -n 's/^rideguard_\([^~]*\)_amd64.deb$/\1/p')
+# version, previous_version, deb, previous_deb: what vm-systemd-test.sh put here to install.
+. $lib/packages
 
 if [ "${1:-}" = gpio ]; then
     modprobe configfs
@@ -32,6 +33,8 @@ if [ "${1:-}" = gpio ]; then
 fi
 
 phase=$(sed -n 's/.*rideguard\.phase=\([a-z]*\).*/\1/p' /proc/cmdline)
+tty=$(sed -n 's/.*rideguard\.tty=\([a-zA-Z0-9]*\).*/\1/p' /proc/cmdline)
+break=$(sed -n 's/.*rideguard\.break=\([a-z]*\).*/\1/p' /proc/cmdline)
 pass=0
 fail=0
 say() { echo "vm-systemd: $*"; }
@@ -101,16 +104,72 @@ web:
 YAML
 }
 
-exec > /dev/ttyS1 2>&1
-say "boot '$phase': kernel $(uname -r), $(systemctl --version | head -1), at $(uptime_s) s"
+# An MPU-6050 wired as most breakouts are, SDA/SCL without INT, on i2c-stub (the kernel's emulated
+# SMBus adapter: a register file written with i2cset as the chip's data registers would be
+# filled), through the kernel's own inv_mpu6050: `rideguard record` reads it polled, the known
+# acceleration and rotation written back in m/s² and rad/s with the right sign, scale and axis;
+# then the agent, under its hardened unit, arms on it. RIDEGUARD_VM_BREAK=axes writes x and y swapped.
+mpu6050_on_i2c_stub() {
+    modprobe i2c-dev && modprobe i2c-stub chip_addr=0x68 || { bad "modprobe i2c-stub: $(dmesg | tail -2)"; return; }
+    local bus adapter dir
+    for adapter in /sys/bus/i2c/devices/i2c-*; do
+        grep -q "SMBus stub driver" $adapter/name 2>/dev/null && bus=${adapter##*i2c-}
+    done
+    [ -n "$bus" ] || { bad "no i2c-stub bus"; return; }
+    put8() { i2cset -f -y $bus 0x68 $(printf '0x%02x 0x%02x' $(($1)) $(($2))); }
+    put16() { local v=$2; [ $v -lt 0 ] && v=$((v + 65536)); put8 $1 $((v >> 8)); put8 $(($1 + 1)) $((v & 255)); }
+    put8 0x75 0x68                                  # WHO_AM_I
+    echo mpu6050 0x68 > /sys/bus/i2c/devices/i2c-$bus/new_device
+    wait_for 10 bash -c 'grep -qx mpu6050 /sys/bus/iio/devices/iio:device*/name'
+    for d in /sys/bus/iio/devices/iio:device*; do [ "$(cat $d/name)" = mpu6050 ] && dir=$d; done
+    [ -n "$dir" ] || { bad "inv_mpu6050 did not probe on i2c-stub: $(dmesg | grep -i mpu | tail -2)"; return; }
+    # The widest ranges, as RideGuard asks them; the values are written at them.
+    local range
+    for range in accel anglvel; do tr ' ' '\n' < $dir/in_${range}_scale_available | sort -g | tail -1 > $dir/in_${range}_scale; done
+    local s=$(cat $dir/in_accel_scale) g=$(cat $dir/in_anglvel_scale)
+    raw() { awk -v v="$1" -v s="$2" 'BEGIN { r = v / s; printf "%d", (r < 0 ? r - 0.5 : r + 0.5) }'; }
+    local ax=4.903325 ay=-2.4516625 az=9.80665 gx=0.5 gy=-0.25 gz=1.0 x y
+    x=$ax y=$ay
+    [ "$break" = axes ] && x=$ay y=$ax
+    put16 0x3b $(raw $x $s); put16 0x3d $(raw $y $s); put16 0x3f $(raw $az $s)
+    put16 0x43 $(raw $gx $g); put16 0x45 $(raw $gy $g); put16 0x47 $(raw $gz $g)
+    # Recorded with the agent stopped (a second reader would change the chip's rate under it).
+    systemctl stop rideguard
+    rideguard record --device mpu6050 --rate 200 --duration 4 --out /tmp/mpu6050.csv > /tmp/mpu6050.out 2>&1
+    say "$(grep recording /tmp/mpu6050.out | tail -1)"
+    grep -q "polled: INT not wired" /tmp/mpu6050.out && ok "mpu6050 on i2c-stub: read polled through inv_mpu6050, INT not wired" \
+        || bad "mpu6050: not polled: $(tail -3 /tmp/mpu6050.out)"
+    local rate
+    rate=$(awk -F, -v s=$s -v g=$g -v ax=$ax -v ay=$ay -v az=$az -v gx=$gx -v gy=$gy -v gz=$gz '
+        function off(v, want, unit) { d = v - want; if (d < 0) d = -d; return d > 1.5 * unit }
+        /^#/ || /^time_s/ { next }
+        { n++; if (n == 1) first = $1; if (n > 1 && $1 <= last) back++; last = $1
+          if (off($2, ax, s) || off($3, ay, s) || off($4, az, s) || NF < 7 || off($5, gx, g) || off($6, gy, g) || off($7, gz, g)) wrong++ }
+        END { printf "%.1f", n > 1 ? (n - 1) / (last - first) : 0; exit !(n >= 8 && back == 0 && wrong == 0) }' /tmp/mpu6050.csv) \
+        && ok "mpu6050: values, signs, axes and scale as written, gyro too, times increasing: polled at $rate Hz of 200" \
+        || bad "mpu6050: the recorded values are not what the registers hold ($rate Hz; first: $(grep -m1 '^[0-9]' /tmp/mpu6050.csv))"
+    # The agent on it, under its unit.
+    sed -i 's/device: rideguard-imu-sim/device: mpu6050/; s/rate_hz: .*/rate_hz: 200/' /etc/rideguard/config.yaml
+    local started=$(uptime_s)
+    systemctl start rideguard
+    if wait_for 60 bash -c 'rideguard status | grep -q "^IMU: mpu6050.*polled" && rideguard status | grep -q "state: armed"'; then
+        wait_for 20 status_has "sensor: [1-9]"
+        ok "the agent armed on the MPU-6050 under its unit in $(since "$started") s: $(rideguard status | grep -m1 '^sensor:')"
+    else
+        bad "the agent on the MPU-6050: $(rideguard status 2>&1 | grep -E '^(IMU|state|sensor)' | tr '\n' ' ')"
+    fi
+}
+
+exec > /dev/${tty:-ttyS1} 2>&1
+say "boot '$phase': kernel $(uname -r) ($(uname -m)), $(systemctl --version | head -1), at $(uptime_s) s"
 mkdir -p $state
 
 case "$phase" in
 install)
     [ ! -e /sys/bus/iio ] && ok "a kernel without IIO: no /sys/bus/iio" || bad "IIO is there: module_blacklist did not hold"
     started=$(uptime_s)
-    if apt-get install -y "/root/debs/rideguard_${version}~previous_amd64.deb" > /tmp/apt.log 2>&1; then
-        ok "apt-get install ./rideguard_${version}~previous_amd64.deb under systemd ($(since "$started") s)"
+    if apt-get install -y "$previous_deb" > /tmp/apt.log 2>&1; then
+        ok "apt-get install ./$(basename "$previous_deb") under systemd ($(since "$started") s)"
     else
         bad "apt-get install failed: $(tail -5 /tmp/apt.log)"
     fi
@@ -313,10 +372,19 @@ upgraded)
 
     pid=$(prop rideguard MainPID)
     started=$(uptime_s)
-    if apt-get install -y "/root/debs/rideguard_${version}_amd64.deb" > /tmp/apt.log 2>&1; then
-        ok "apt-get install ./rideguard_${version}_amd64.deb during the countdown ($(since "$started") s)"
+    if [ -e $lib/rideguard.sources ]; then
+        # As the installer's guide adds the repository: its key in /etc/apt/keyrings, a .sources file.
+        cp $lib/rideguard.sources /etc/apt/sources.list.d/rideguard.sources
+        how="apt-get update && apt-get install rideguard from the signed repository"
+        upgrade() { apt-get update && apt-get install -y rideguard; }
     else
-        bad "the upgrade failed: $(tail -5 /tmp/apt.log)"
+        how="apt-get install ./$(basename "$deb")"
+        upgrade() { apt-get install -y "$deb"; }
+    fi
+    if upgrade > /tmp/apt.log 2>&1; then
+        ok "$how during the countdown ($(since "$started") s)"
+    else
+        bad "the upgrade failed ($how): $(tail -5 /tmp/apt.log)"
     fi
     [ "$(dpkg-query -W -f '${Version}' rideguard)" = "$version" ] && ok "version $version installed" || bad "version $(dpkg-query -W -f '${Version}' rideguard)"
     [ "$(prop rideguard MainPID)" != "$pid" ] && wait_for 20 status_has "state: alertCountdown" \
@@ -332,6 +400,13 @@ upgraded)
     first=$(journalctl -b -u rideguard --no-pager -o cat | grep -A3 "SMS to +33•••••5678 (simulated modem)" | head -4)
     say "$first"
     [ "$sent" -eq 1 ] && ok "sent once" || bad "$sent SMS to the contact"
+
+    # The rider ends the emergency (a 4 s hold), then protection resumes (a press).
+    press; sleep 4.5; release
+    wait_for 15 journal_has "the rider cancelled the emergency" || bad "the 4 s hold did not end the emergency"
+    press; sleep 0.5; release
+    wait_for 15 status_has "state: armed" && ok "the emergency ended and protection resumed on the rider's gestures" || bad "not armed again: $(rideguard status 2>&1 | grep state)"
+    mpu6050_on_i2c_stub
     finish
     ;;
 *)
