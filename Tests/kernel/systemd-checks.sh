@@ -145,7 +145,7 @@ mpu6050_on_i2c_stub() {
         /^#/ || /^time_s/ { next }
         { n++; if (n == 1) first = $1; if (n > 1 && $1 <= last) back++; last = $1
           if (off($2, ax, s) || off($3, ay, s) || off($4, az, s) || NF < 7 || off($5, gx, g) || off($6, gy, g) || off($7, gz, g)) wrong++ }
-        END { printf "%.1f", n > 1 ? (n - 1) / (last - first) : 0; exit !(n >= 8 && back == 0 && wrong == 0) }' /tmp/mpu6050.csv) \
+        END { rate = n > 1 ? (n - 1) / (last - first) : 0; printf "%.1f", rate; exit !(n >= 8 && back == 0 && wrong == 0) }' /tmp/mpu6050.csv) \
         && ok "mpu6050: values, signs, axes and scale as written, gyro too, times increasing: polled at $rate Hz of 200" \
         || bad "mpu6050: the recorded values are not what the registers hold ($rate Hz; first: $(grep -m1 '^[0-9]' /tmp/mpu6050.csv))"
     # The agent on it, under its unit.
