@@ -62,6 +62,17 @@ package struct IMUChip: Sendable, Equatable {
         return nil
     }
 
+    /// What Raspberry Pi OS's own kernel drives with one `config.txt` line: each chip family's line
+    /// at its default address ("MPU-6050, MPU-6500, MPU-9250: `dtoverlay=…`"), in the table's order.
+    package static var oneLineOnRaspberryPiOS: String {
+        var lines: [(names: [String], line: String)] = []
+        for chip in all where chip.read {
+            guard let line = chip.overlayLine(address: chip.overlayChip == "bno055" ? 0x29 : 0x68) else { continue }
+            if let i = lines.firstIndex(where: { $0.line == line }) { lines[i].names.append(chip.name) } else { lines.append(([chip.name], line)) }
+        }
+        return lines.map { "\($0.names.joined(separator: ", ")): `\($0.line)`" }.joined(separator: "; ")
+    }
+
     /// The `config.txt` line that binds it at `address` on Raspberry Pi OS, where one does.
     package func overlayLine(address: UInt8) -> String? {
         guard let overlayChip else { return nil }

@@ -315,7 +315,9 @@ package struct Doctor: Sendable {
         let result = seen.withLock { $0 }
         let fix = imu.uri.hasPrefix("ip:")
             ? "is iiod running and reachable at \(imu.uri.dropFirst(3))? (iio_info -u \(imu.uri))"
-            : "check the wiring and the overlay in config.txt (see boards/), then: ls /sys/bus/iio/devices; the service user must be in the iio group"
+            : "check the wiring and the overlay in config.txt, then: ls /sys/bus/iio/devices; the service user must be in the iio group. "
+                + "Raspberry Pi OS's kernel drives these with one line in /boot/firmware/config.txt: \(IMUChip.oneLineOnRaspberryPiOS); "
+                + "others need a module built (boards/imus.md)"
         if let failure = result.failure {
             // No IIO device: is a known chip on the bus without one, and has the kernel its driver?
             if imu.uri == "local:" {

@@ -3,6 +3,7 @@ import Foundation
 import RideGuardTestSupport
 import Testing
 import IIOSensor
+import RideGuardCore
 import RideGuardDoctor
 import Storage
 import Synchronization
@@ -51,6 +52,19 @@ extension AgentTests {
             let check = try #require(checks.first { $0.part == part })
             #expect(check.outcome == .warning && check.detail.hasPrefix("not checked: the agent, which reads it, is not running"), "\(check)")
         }
+    }
+
+    /// No IMU on this machine (no IIO at all, no I²C bus to look at): doctor, and setup which shows
+    /// its line, say first what Raspberry Pi OS's kernel drives with one config.txt line.
+    @Test(.enabled(if: !FileManager.default.fileExists(atPath: "/sys/bus/iio"), "this machine has IIO devices"))
+    func noIMUGivesTheLinesRaspberryPiOSTakes() throws {
+        var imu = AgentConfiguration().imu
+        imu.device = "mpu6050"
+        let check = Doctor(configurationPath: "/nonexistent/config.yaml").checkIMU(imu)
+        #expect(check.outcome == .failed && check.detail.contains("the IMU's driver is not loaded"), "\(check)")
+        let fix = try #require(check.fix)
+        #expect(fix.contains("Raspberry Pi OS's kernel drives these with one line in /boot/firmware/config.txt: MPU-6050, MPU-6500: `dtoverlay=i2c-sensor,mpu6050,int_pin=4`"), "\(fix)")
+        #expect(fix.contains("BNO055: `dtoverlay=i2c-sensor,bno055`") && fix.hasSuffix("others need a module built (boards/imus.md)"), "\(fix)")
     }
 
     /// An IMU read polled through a driver that powers the chip up for every read (10 ms a read:

@@ -56,6 +56,9 @@ import Testing
         // The BNO055, read now (through sysfs where libiio refuses it): its line, without an interrupt.
         #expect(ChipWithoutDevice(chip: bno, bus: 1, address: 0x28, driver: .module("bno055_i2c")).advice
             .hasPrefix("the kernel has its driver (bno055_i2c): on a Raspberry Pi add `dtoverlay=i2c-sensor,bno055,addr=0x28` to /boot/firmware/config.txt"))
+        // What setup and doctor say first where no IMU is found: the lines Raspberry Pi OS's kernel takes.
+        #expect(IMUChip.oneLineOnRaspberryPiOS == "MPU-6050, MPU-6500: `dtoverlay=i2c-sensor,mpu6050,int_pin=4`; "
+            + "MPU-9250: `dtoverlay=i2c-sensor,mpu9250,int_pin=4`; BNO055: `dtoverlay=i2c-sensor,bno055`")
         let icm = IMUChip.all.first { $0.name == "ICM-20948" }!
         #expect(ChipWithoutDevice(chip: icm, bus: 1, address: 0x68, driver: .absent).advice.hasPrefix("RideGuard does not read the ICM-20948"))
     }
