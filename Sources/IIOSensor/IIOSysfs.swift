@@ -70,6 +70,25 @@ enum SysfsFiles {
         return String(String(decoding: bytes.prefix(n), as: UTF8.self).prefix { $0 != "\n" })
     }
 
+    /// The decimal integer a raw file holds ("-245\n"); nil for anything else.
+    static func integer(_ text: UnsafeRawBufferPointer) -> Int64? {
+        var value: Int64 = 0, negative = false, digits = 0
+        for (i, byte) in text.enumerated() {
+            switch byte {
+            case UInt8(ascii: "-") where i == 0: negative = true
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                let (times, o1) = value.multipliedReportingOverflow(by: 10)
+                let (sum, o2) = times.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+                guard !o1 && !o2 else { return nil }
+                value = sum
+                digits += 1
+            case UInt8(ascii: "\n") where i == text.count - 1: break
+            default: return nil
+            }
+        }
+        return digits > 0 ? (negative ? -value : value) : nil
+    }
+
     /// Writes `value` to a sysfs file: 0, or -errno.
     static func write(_ value: String, to path: String) -> Int32 {
         let descriptor = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)

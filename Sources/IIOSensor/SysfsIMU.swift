@@ -53,7 +53,8 @@ final class SysfsIMU: IMUDevice {
 
     var bufferless: String? {
         let axes = ["x", "y", "z"].allSatisfy { access("\(folder)/scan_elements/in_accel_\($0)_en", F_OK) == 0 }
-        return axes && gyroFolder == nil ? nil : ReadPlan.bufferless(chip: chip)
+        guard gyroFolder == nil else { return "a chip split in two devices is read with both halves together only through libiio: polled here" }
+        return axes ? nil : ReadPlan.bufferless(chip: chip)
     }
 
     // MARK: The trigger
@@ -87,10 +88,12 @@ final class SysfsIMU: IMUDevice {
         let scale: Double
         let offset: Double
 
+        /// Read again from its start into a buffer of the stack's: nothing is allocated per sample.
         func read() throws(IIOError) -> Double {
-            var bytes = [UInt8](repeating: 0, count: 32)
-            let n = pread(descriptor, &bytes, bytes.count, 0)
-            guard n > 0, let raw = Int64(String(decoding: bytes.prefix(n), as: UTF8.self).split(whereSeparator: { $0.isWhitespace }).first ?? "") else {
+            var bytes: (UInt64, UInt64, UInt64) = (0, 0, 0)
+            let n = withUnsafeMutableBytes(of: &bytes) { pread(descriptor, $0.baseAddress, $0.count, 0) }
+            let raw = n > 0 ? withUnsafeBytes(of: &bytes) { SysfsFiles.integer(UnsafeRawBufferPointer(rebasing: $0[0..<n])) } : nil
+            guard let raw else {
                 throw IIOError(operation: "reading", target: path, errno: Errno(rawValue: n < 0 ? errno : EIO))
             }
             return (Double(raw) + offset) * scale
@@ -180,8 +183,9 @@ final class SysfsIMU: IMUDevice {
         var bytes = [UInt8](repeating: 0, count: layout.size * samplesPerRead * 4)
         var pending = 0
         var filled = false
+        var waiting = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
         while sink.running {
-            var waiting = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+            waiting[0].revents = 0
             let ready: Int
             do { ready = try SystemCalls.poll(&waiting, milliseconds: 100) } catch { throw IIOError(operation: "waiting for samples from", target: character, errno: error) }
             sink.beat()
@@ -195,7 +199,9 @@ final class SysfsIMU: IMUDevice {
                 if errno == EAGAIN || errno == EINTR { continue }
                 throw IIOError(operation: "reading samples from", target: character, errno: Errno(rawValue: errno))
             }
-            guard n > 0 else { continue }
+            // Ready and nothing to read: the buffer was disabled under us (another reader, the
+            // driver gone); reopened from the start rather than spun on.
+            guard n > 0 else { throw IIOError(operation: "reading samples from", target: character, errno: Errno(rawValue: ENODATA)) }
             pending += n
             let count = pending / layout.size
             guard count > 0 else { continue }
@@ -216,7 +222,8 @@ final class SysfsIMU: IMUDevice {
                 }
             }
             let used = count * layout.size
-            bytes.replaceSubrange(0..<(pending - used), with: bytes[used..<pending])
+            // What is left of a scan moves to the front, in place.
+            bytes.withUnsafeMutableBytes { all in _ = memmove(all.baseAddress!, all.baseAddress! + used, pending - used) }
             pending -= used
         }
         return nil

@@ -28,16 +28,14 @@ import Testing
             root = FileManager.default.temporaryDirectory.appendingPathComponent("rideguard-sysfs-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: root.appendingPathComponent("dev"), withIntermediateDirectories: true)
             try FileManager.default.createDirectory(at: device, withIntermediateDirectories: true)
-            try put("iio:device0/name", "bno055")
-            try put("iio:device0/fusion_enable", "1")
-            try put("iio:device0/in_accel_range_raw", "3924")
-            try put("iio:device0/in_accel_range_raw_available", "1962 3924 7848 15696")
-            try put("iio:device0/in_accel_sampling_frequency", "62.500000")
-            try put("iio:device0/in_accel_sampling_frequency_available", "7.810000 15.630000 31.250000 62.500000 125 250 500 1000")
-            try put("iio:device0/in_accel_scale", "0.010000")
-            // Its gyro's range at ±250 °/s, of the five it offers: RideGuard asks the widest.
-            try put("iio:device0/in_anglvel_scale", "0.000133158")
-            try put("iio:device0/in_anglvel_scale_available", "0.000066579 0.000133158 0.000266316 0.000532632 0.001090831")
+            let attributes = [
+                "name": "bno055", "fusion_enable": "1", "in_accel_range_raw": "3924", "in_accel_range_raw_available": "1962 3924 7848 15696",
+                "in_accel_sampling_frequency": "62.500000",
+                "in_accel_sampling_frequency_available": "7.810000 15.630000 31.250000 62.500000 125 250 500 1000", "in_accel_scale": "0.010000",
+                // Its gyro's range at ±250 °/s, of the five it offers: RideGuard asks the widest.
+                "in_anglvel_scale": "0.000133158", "in_anglvel_scale_available": "0.000066579 0.000133158 0.000266316 0.000532632 0.001090831",
+            ]
+            for (file, text) in attributes { try put("iio:device0/\(file)", text) }
             for (axis, a, w) in [("x", 490, 458), ("y", -245, -229), ("z", 981, 917)] {
                 try put("iio:device0/in_accel_\(axis)_raw", "\(a)")
                 try put("iio:device0/in_anglvel_\(axis)_raw", "\(w)")
@@ -104,6 +102,21 @@ import Testing
         #expect(abs(s.accel.x - 4.90) < 1e-9 && abs(s.accel.y - -2.45) < 1e-9 && abs(s.accel.z - 9.81) < 1e-9)
         let w = try #require(s.gyro)
         #expect(abs(w.x - 458 * 0.001090831) < 1e-9 && abs(w.z - 917 * 0.001090831) < 1e-9)
+    }
+
+    /// A raw file that holds no number (a driver's error text, a truncated read) is a read error
+    /// naming the file, retried: never a sample of 0.
+    @Test func aRawFileWithoutANumberIsNamedNotRead() throws {
+        let tree = try Tree(buffer: false)
+        defer { try? FileManager.default.removeItem(at: tree.root) }
+        try tree.put("iio:device0/in_accel_y_raw", "12a")
+        let got = Collected()
+        let sampler = tree.start(got)
+        defer { sampler.stop() }
+        try waitFor(20) { got.events.withLock { $0.contains { if case .failed = $0 { true } else { false } } } }
+        let reason = got.events.withLock { $0.compactMap { if case .failed(let reason, _) = $0 { reason } else { nil } }.first }
+        #expect(reason?.hasPrefix("reading \(tree.device.path)/in_accel_y_raw") == true, "\(String(describing: reason))")
+        #expect(got.count == 0)
     }
 
     @Test func aBufferIsReadOnRideGuardsTimerTriggerFromTheCharacterDevice() throws {
