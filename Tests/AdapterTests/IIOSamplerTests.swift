@@ -8,15 +8,8 @@ import Testing
 
 /// libiio's network backend against the fake iiod on loopback.
 @Suite(.serialized) struct IIOSamplerTests {
-    final class Collected: Sendable {
-        let samples = Mutex<[IMUSample]>([])
-        let events = Mutex<[SamplerEvent]>([])
-        var count: Int { samples.withLock { $0.count } }
-        func has(_ match: (SamplerEvent) -> Bool) -> Bool { events.withLock { $0.contains(where: match) } }
-    }
-
-    func start(_ server: FakeIIOD, rate: Double = 200, stall: Double = 0.5) -> (IIOSampler, Collected) {
-        let collected = Collected()
+    func start(_ server: FakeIIOD, rate: Double = 200, stall: Double = 0.5) -> (IIOSampler, SamplerRecording) {
+        let collected = SamplerRecording()
         var configuration = SamplerConfiguration(uri: "ip:127.0.0.1:\(server.port)", rateHz: rate)
         configuration.stallSeconds = stall
         let sampler = IIOSampler(configuration: configuration,
@@ -31,7 +24,7 @@ import Testing
         let (sampler, got) = start(server)
         defer { sampler.stop() }
         try waitFor(10) { got.count >= 60 }
-        let opened = got.events.withLock { $0.first }
+        let opened = got.opened
         #expect(opened == .opened(device: "mpu6050", gyro: true, timestamps: true, rateHz: 200, accelScale: 0.004785, mode: .buffer(trigger: nil)))
         #expect(server.state.withLock { $0.accelScale } == 0.004785)        // widest range: ±16 g
         #expect(server.state.withLock { $0.openedMasks.first } == "000000f7")  // accel, gyro, timestamp; not temp
@@ -57,7 +50,7 @@ import Testing
         let (sampler, got) = start(server)
         defer { sampler.stop() }
         try waitFor(10) { got.count >= 150 }
-        let opened = got.events.withLock { $0.first }
+        let opened = got.opened
         #expect(opened == .opened(device: "lsm6dsl_accel + lsm6dsl_gyro", gyro: true, timestamps: true, rateHz: 200, accelScale: 0.004785,
                                   mode: .buffer(trigger: nil)))
         #expect(server.state.withLock { $0.openedMasks } == ["0000000f", "0000000f"], "accel x/y/z and timestamp; anglvel x/y/z and timestamp")
@@ -110,7 +103,7 @@ import Testing
         let (sampler, got) = start(server)
         defer { sampler.stop() }
         try waitFor(10) { got.count >= 150 }
-        let opened = got.events.withLock { $0.first }
+        let opened = got.opened
         #expect(opened == .opened(device: "lsm6dsl_accel", gyro: false, timestamps: true, rateHz: 200, accelScale: 0.004785,
                                   mode: .buffer(trigger: nil)))
         #expect(server.state.withLock { $0.openedMasks } == ["0000000f"], "only the accelerometer's buffer")
@@ -129,7 +122,7 @@ import Testing
         let (sampler, got) = start(server, rate: 100)
         defer { sampler.stop() }
         try waitFor(10) { got.count >= 150 }
-        let opened = got.events.withLock { $0.first }
+        let opened = got.opened
         #expect(opened == .opened(device: "mpu6050", gyro: true, timestamps: false, rateHz: 100, accelScale: 0.004785,
                                   mode: .polled(reason: "INT not wired: the driver's trigger comes from the chip's interrupt line")))
         #expect(server.state.withLock { $0.openedMasks }.isEmpty, "the buffer was opened")
@@ -156,7 +149,7 @@ import Testing
         let (sampler, got) = start(server, rate: 100)
         defer { sampler.stop() }
         try waitFor(10) { got.count >= 150 }
-        let opened = got.events.withLock { $0.first }
+        let opened = got.opened
         #expect(opened == .opened(device: chip, gyro: true, timestamps: false, rateHz: 100, accelScale: 0.004785, mode: .polled(reason: reason)))
         let samples = got.samples.withLock { $0 }
         let rate = Double(samples.count - 1) / (samples.last!.t - samples.first!.t)

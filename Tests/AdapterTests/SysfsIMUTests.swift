@@ -11,13 +11,6 @@ import Testing
 /// (Documentation/ABI/testing/sysfs-bus-iio) and a FIFO for the character device. The kernel's own
 /// driver is read so in the VM test (Tests/kernel/imu-drivers.sh).
 @Suite struct SysfsIMUTests {
-    final class Collected: Sendable {
-        let samples = Mutex<[IMUSample]>([])
-        let events = Mutex<[SamplerEvent]>([])
-        var count: Int { samples.withLock { $0.count } }
-        var opened: SamplerEvent? { events.withLock { $0.first { if case .opened = $0 { true } else { false } } } }
-    }
-
     /// A BNO055 as its driver (bno055.c) lays it out, its fusion on, ±4 g; its gyro at ±250 °/s.
     struct Tree {
         let root: URL
@@ -70,7 +63,7 @@ import Testing
             (try? String(contentsOf: device.appendingPathComponent(file), encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
         }
 
-        func start(_ got: Collected) -> IIOSampler {
+        func start(_ got: SamplerRecording) -> IIOSampler {
             var configuration = SamplerConfiguration(device: "bno055", rateHz: 200)
             configuration.stallSeconds = 0.5
             return IIOSampler(configuration: configuration,
@@ -82,7 +75,7 @@ import Testing
     @Test func withoutABufferTheRawFilesArePolledScaledAtTheRateTheDriverTakes() throws {
         let tree = try Tree(buffer: false)
         defer { try? FileManager.default.removeItem(at: tree.root) }
-        let got = Collected()
+        let got = SamplerRecording()
         let sampler = tree.start(got)
         defer { sampler.stop() }
         try waitFor(20) { got.count >= 20 }
@@ -110,7 +103,7 @@ import Testing
         let tree = try Tree(buffer: false)
         defer { try? FileManager.default.removeItem(at: tree.root) }
         try tree.put("iio:device0/in_accel_y_raw", "12a")
-        let got = Collected()
+        let got = SamplerRecording()
         let sampler = tree.start(got)
         defer { sampler.stop() }
         try waitFor(20) { got.events.withLock { $0.contains { if case .failed = $0 { true } else { false } } } }
@@ -122,7 +115,7 @@ import Testing
     @Test func aBufferIsReadOnRideGuardsTimerTriggerFromTheCharacterDevice() throws {
         let tree = try Tree(buffer: true)
         defer { try? FileManager.default.removeItem(at: tree.root) }
-        let got = Collected()
+        let got = SamplerRecording()
         let sampler = tree.start(got)
         defer { sampler.stop() }
         // The sampler opens the character device for reading: then it can be written.
@@ -168,7 +161,7 @@ import Testing
     @Test func aBufferThatStaysEmptyIsFollowedByPolling() throws {
         let tree = try Tree(buffer: true)
         defer { try? FileManager.default.removeItem(at: tree.root) }
-        let got = Collected()
+        let got = SamplerRecording()
         let sampler = tree.start(got)
         defer { sampler.stop() }
         try waitFor(30) { got.count >= 20 }
