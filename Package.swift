@@ -115,6 +115,9 @@ let package = Package(
         .target(name: "RideGuardTestSupport", dependencies: ["RideGuardCore", "GPSDClient", "Storage",
                                                           .product(name: "Logging", package: "swift-log")],
                 path: "Tests/RideGuardTestSupport"),
+        // The fake modem as a program, for a machine outside the tests' process: the VM tests give
+        // its pseudo-terminal to the guest as a USB serial adapter.
+        .executableTarget(name: "rideguard-fake-modem", dependencies: ["RideGuardTestSupport"], path: "Tests/rideguard-fake-modem"),
         // Above it, the agent's own: an agent run in-process, a command line parsed and run in-process.
         .target(name: "AgentTestSupport", dependencies: ["RideGuardTestSupport", "RideGuardAgent", "RideGuardCommands", "RideGuardCore", "Storage",
                                                       .product(name: "Logging", package: "swift-log")],

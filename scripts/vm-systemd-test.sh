@@ -5,7 +5,8 @@
 # systemd, udev, the libraries the package depends on) on a virtio disk, Debian's own kernel for it
 # under qemu (TCG, no KVM: qemu-system-x86_64, or qemu-system-aarch64's `virt` with a Cortex-A72),
 # gpio-sim lines named as the Pi's, our test IIO IMU and an MPU-6050 on i2c-stub through the
-# kernel's inv_mpu6050 (Tests/kernel). Tests/kernel/systemd-checks.sh runs inside, as a unit of its
+# kernel's inv_mpu6050 (Tests/kernel), the modem a USB serial adapter whose other end is the tests'
+# fake modem on this machine. Tests/kernel/systemd-checks.sh runs inside, as a unit of its
 # own, in three boots (each a new qemu on the same disk; a reboot inside ends qemu, and the next
 # boot begins):
 #   install    a kernel without IIO (module_blacklist=industrialio): the package installed with
@@ -19,8 +20,9 @@
 #              during its countdown;
 #   upgraded   the countdown resumed after the reboot; apt upgrades N−1 to N during it (from the
 #              signed repository RIDEGUARD_VM_REPO, as the installer's guide adds it, where given;
-#              else the .deb); the alert goes out at the deadline, once; then the MPU-6050 on
-#              i2c-stub read polled with its values checked, and the agent armed on it under its unit.
+#              else the .deb); the alert goes out at the deadline, once, through the modem; then the
+#              MPU-6050 on i2c-stub read polled, then with its INT wired (buffer, the driver's
+#              trigger), its values checked, and the agent armed on it under its unit each way.
 # N is the .deb given (default: build/rideguard_<version>_amd64.deb, made by `make deb` when
 # missing; for arm64 build/rideguard_<version>+deb12_arm64.deb, made by `make repo`); N−1 is the
 # same package as version <version>~previous (repacked: the upgrade under test is systemd's and the
@@ -87,9 +89,10 @@ mkdir "$root"
 tar -C "$root" -xf "$tarball"
 
 # The kernel's modules the boot and the checks use (with what they depend on), and ours: the
-# MPU-6050's driver and i2c-stub (built here where the kernel lacks it), the checks' second console
-# on arm64 (virtio_console: its `virt` machine has one serial port).
-modules=(virtio_pci virtio_blk ext4 configfs industrialio kfifo_buf i2c-dev inv-mpu6050-i2c)
+# MPU-6050's driver and i2c-stub (built here where the kernel lacks it), the modem's USB serial
+# adapter (xHCI, ftdi_sio), the checks' second console on arm64 (virtio_console: its `virt`
+# machine has one serial port).
+modules=(virtio_pci virtio_blk ext4 configfs industrialio kfifo_buf i2c-dev inv-mpu6050-i2c xhci-pci usbserial ftdi_sio)
 [ -e "$work/modules/i2c-stub.ko" ] || modules+=(i2c-stub)
 [ "$vm_arch" = arm64 ] && modules+=(virtio_console)
 mdir=$root/lib/modules/$abi
@@ -98,7 +101,7 @@ cp "$kdir"/image/lib/modules/"$abi"/modules.{order,builtin,builtin.modinfo} "$md
 vm_module_files "${modules[@]}" | while read -r ko; do
     install -D -m 0644 "$ko" "$root${ko#"$kdir/image"}"
 done
-cp "$work"/modules/{rideguard-imu-sim,gpio-sim-rg,industrialio-configfs,industrialio-sw-trigger,iio-trig-hrtimer}.ko "$mdir/extra/"
+cp "$work"/modules/{rideguard-imu-sim,rideguard-int-wire,gpio-sim-rg,industrialio-configfs,industrialio-sw-trigger,iio-trig-hrtimer}.ko "$mdir/extra/"
 [ -e "$work/modules/i2c-stub.ko" ] && cp "$work/modules/i2c-stub.ko" "$mdir/extra/"
 depmod -b "$root" "$abi"
 
@@ -204,6 +207,17 @@ chmod 0755 "$fs/init"
 (cd "$fs" && find . | cpio -o -H newc --quiet) > "$work/initrd.cpio"
 echo "vm-systemd-test: $vm_arch, kernel $abi, root $(du -m "$disk" | cut -f1) MB, prepared in $(( $(date +%s) - started )) s"
 
+# The modem: the tests' fake modem (a SIM ready, the network at home) on a pseudo-terminal here,
+# which qemu gives the guest as a USB serial adapter (its usb-serial: an FTDI FT232, /dev/ttyUSB0
+# through Debian's ftdi_sio), as a USB modem's AT port. It lives across the boots and writes down
+# every SMS the agent hands it.
+swift build --product rideguard-fake-modem > "$work/fake-modem-build.log" 2>&1 || { tail -20 "$work/fake-modem-build.log" >&2; exit 1; }
+"$(swift build --show-bin-path)/rideguard-fake-modem" "$work/modem" > "$work/sms.log" 2> "$work/fake-modem.log" &
+fake_modem=$!
+trap 'kill $fake_modem 2>/dev/null; [ -n "${RIDEGUARD_VM_KEEP:-}" ] || rm -rf "$work"' EXIT
+for _ in $(seq 100); do [ -L "$work/modem" ] && break; sleep 0.1; done
+modem_tty=$(readlink "$work/modem") || { echo "vm-systemd-test: the fake modem did not start: $(cat "$work/fake-modem.log")" >&2; exit 1; }
+
 # The boots, each until the VM powers off or reboots (-no-reboot: a reboot ends qemu too).
 passed=0
 failed=0
@@ -221,7 +235,8 @@ for phase in install firstboot upgraded; do
     timeout 900 "${machine[0]}" -accel tcg -smp 2 -m 2048 -display none -no-reboot \
         -serial file:"$work/console-$phase.log" "${machine[@]:1}" \
         -kernel "$vmlinuz" -initrd "$work/initrd.cpio" -append "$append" \
-        -drive file="$disk",if=virtio,format=raw || true
+        -drive file="$disk",if=virtio,format=raw \
+        -device qemu-xhci -chardev serial,id=modem,path="$modem_tty" -device usb-serial,chardev=modem || true
     tr -d '\r' < "$work/checks-$phase.log" | grep -a '^vm-systemd:' || true
     summary=$(tr -d '\r' < "$work/checks-$phase.log" | grep -a '^vm-systemd: [0-9]* passed, [0-9]* failed' | tail -1 || true)
     echo "vm-systemd-test: boot '$phase' took $(( $(date +%s) - boot_started )) s"
@@ -239,6 +254,22 @@ for phase in install firstboot upgraded; do
         tr -d '\r' < "$work/console-$phase.log" | tail -40 >&2
     fi
 done
+# What the modem was handed, seen from its side: the contact's request to confirm, then the
+# alert, once, with the rider's message and where the crash was, then the rider's all clear.
+alerts() { grep -c "^sms to=+33612345678 parts=[0-9]* text=.*I may have crashed. Please call me." "$work/sms.log"; }
+sms_check() {
+    if eval "$2"; then
+        echo "vm-systemd: ok: $1"
+        passed=$((passed + 1))
+    else
+        echo "vm-systemd: FAILED: $1; the modem was handed: $(cut -c1-160 "$work/sms.log")" >&2
+        failed=$((failed + 1))
+    fi
+}
+sms_check "the fake modem on the host was asked to send the contact's request to confirm" 'grep -q "^sms to=+33612345678 parts=[0-9]* text=.*emergency contact.*Reply OK to confirm" "$work/sms.log"'
+sms_check "the alert reached the fake modem on the host once, with the rider's message and the crash's place" \
+    '[ "$(alerts)" = 1 ] && grep "I may have crashed" "$work/sms.log" | grep -q "48\.8583"'
+sms_check "then the contact was told the rider had cancelled it" 'grep -A100 "I may have crashed" "$work/sms.log" | grep -q "^sms to=+33612345678 parts=[0-9]* text=.*cancelled the alert"'
 echo "vm-systemd-test: done in $(( $(date +%s) - started )) s"
 echo "vm-systemd-test: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
