@@ -322,8 +322,12 @@ import RideGuardConfig
         ]
         var section = ""
         for language in MessageLanguage.allCases {
+            guard let extra = more[language] else {
+                Issue.record("no longer message and medical note for \(language.rawValue): add them above")
+                continue
+            }
             let suggested = MessageComposer.suggestedMessage(language)
-            for (name, words, medical) in [("as set up", suggested, nil), ("with more words and a medical note", suggested + " " + more[language]!.words, more[language]!.medical)] as [(String, String, String?)] {
+            for (name, words, medical) in [("as set up", suggested, nil), ("with more words and a medical note", suggested + " " + extra.words, extra.medical)] as [(String, String, String?)] {
                 let evidence = try JSONDecoder().decode(CrashEvidence.self, from: Data(#"{"reason":"lying_still","postureDegrees":88,"stillSeconds":2,"peakG":7.9,"deltaV":0}"#.utf8))
                 let c = MessageContext(riderName: "Alex Martin", riderMessage: words, medicalNote: medical, language: language,
                                        trigger: .crash, crashTime: "14:32", evidence: evidence,
