@@ -116,8 +116,9 @@ static int rg_add(struct i2c_adapter *adapter, const char *spec)
 	if (rg_count == RG_MAX_CHIPS)
 		return -ENOSPC;
 	/* No owner: a driver holding the interrupt must not pin this module, whose exit releases
-	 * the driver (by removing the device) before the interrupt. */
-	irq = __irq_alloc_descs(-1, 0, 1, NUMA_NO_NODE, NULL, NULL);
+	 * the driver (by removing the device) before the interrupt. From 1: 0 means "no interrupt"
+	 * to the I2C core and the drivers, and on arm64 (no legacy interrupts kept) it is free. */
+	irq = __irq_alloc_descs(-1, 1, 1, NUMA_NO_NODE, NULL, NULL);
 	if (irq < 0)
 		return irq;
 	irq_set_chip_and_handler(irq, &rg_chip, handle_level_irq);
