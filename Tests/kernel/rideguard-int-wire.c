@@ -10,7 +10,8 @@
  *
  * The interrupts are level-high: the line "stays active" only for the one raise, so drivers that
  * keep reading while their status register says data is ready (st_sensors on an edge interrupt)
- * read once per raise even though i2c-stub's status register never clears.
+ * read once per raise even though i2c-stub's status register never clears. A raise while the
+ * line is masked (the driver's handler still at work) is skipped.
  *
  *   insmod rideguard-int-wire.ko bus=N chips=mpu6050@0x68,lis3dh@0x18 rate_hz=200 [mount_matrix=0,1,0,-1,0,0,0,0,1]
  *
@@ -82,8 +83,15 @@ static enum hrtimer_restart rg_tick(struct hrtimer *timer)
 	int i;
 
 	if (rate > 0) {
-		for (i = 0; i < rg_count; i++)
-			generic_handle_irq(rg_irqs[i]);
+		/* A masked line does not reach the CPU (a real interrupt controller holds it): the
+		 * driver's threaded handler still at work on the last sample (IRQF_ONESHOT keeps the
+		 * line masked until it ends) is not entered again with a newer timestamp, as it would
+		 * be with the mask ignored. That sample is lost, as a chip's data register is
+		 * overwritten when read too late. */
+		for (i = 0; i < rg_count; i++) {
+			if (!irqd_irq_masked(irq_get_irq_data(rg_irqs[i])))
+				generic_handle_irq(rg_irqs[i]);
+		}
 	}
 	hrtimer_forward_now(timer, ns_to_ktime(rate > 0 ? NSEC_PER_SEC / rate : NSEC_PER_SEC / 10));
 	return HRTIMER_RESTART;
