@@ -200,23 +200,33 @@ package final class FakeModem: @unchecked Sendable {
     package var pinAttempts: Int { state.withLock { $0.pinAttempts } }
     package func update(_ change: @Sendable (inout Script) -> Void) { state.withLock { change(&$0.script) } }
 
-    /// Texts of complete messages (concatenated parts joined), in order of their last part.
-    package var messages: [String] {
+    /// A complete message: its recipient, how many SMS parts carried it, its text (parts joined).
+    package struct Delivered: Sendable {
+        package var number: String
+        package var parts: Int
+        package var text: String
+    }
+
+    /// Complete messages (concatenated parts joined), in order of their last part.
+    package var delivered: [Delivered] {
         var partial: [Int: [Int: String]] = [:]
-        var out: [String] = []
+        var out: [Delivered] = []
         for r in received {
             if let c = r.decoded.concatenation {
                 partial[c.reference, default: [:]][c.sequence] = r.decoded.text
                 if partial[c.reference]!.count == c.total {
-                    out.append((1...c.total).map { partial[c.reference]![$0] ?? "" }.joined())
+                    out.append(Delivered(number: r.decoded.number, parts: c.total, text: (1...c.total).map { partial[c.reference]![$0] ?? "" }.joined()))
                     partial[c.reference] = nil
                 }
             } else {
-                out.append(r.decoded.text)
+                out.append(Delivered(number: r.decoded.number, parts: 1, text: r.decoded.text))
             }
         }
         return out
     }
+
+    /// Texts of complete messages, in order of their last part.
+    package var messages: [String] { delivered.map(\.text) }
 
     /// A new pty behind the link: the modem (re)appears.
     package func plugIn() throws {

@@ -22,28 +22,13 @@ do {
     FileHandle.standardError.write(Data("rideguard-fake-modem: \(error)\n".utf8))
     exit(1)
 }
-func tell(_ number: String, parts: Int, _ text: String) {
-    let line = text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
-    FileHandle.standardOutput.write(Data("sms to=\(number) parts=\(parts) text=\(line)\n".utf8))
-}
 var told = 0
-/// Parts of concatenated messages not complete yet, by recipient and reference, then by sequence.
-var partial: [String: [Int: String]] = [:]
 while true {
-    let received = modem.received
-    for part in received.dropFirst(told) {
-        let message = part.decoded
-        guard let concatenation = message.concatenation else {
-            tell(message.number, parts: 1, message.text)
-            continue
-        }
-        let key = "\(message.number) \(concatenation.reference)"
-        partial[key, default: [:]][concatenation.sequence] = message.text
-        if partial[key]!.count == concatenation.total {
-            tell(message.number, parts: concatenation.total, (1...concatenation.total).map { partial[key]![$0] ?? "" }.joined())
-            partial[key] = nil
-        }
+    let delivered = modem.delivered
+    for message in delivered.dropFirst(told) {
+        let text = message.text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
+        FileHandle.standardOutput.write(Data("sms to=\(message.number) parts=\(message.parts) text=\(text)\n".utf8))
     }
-    told = received.count
+    told = delivered.count
     usleep(100_000)
 }
