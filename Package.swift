@@ -68,10 +68,13 @@ let package = Package(
         .target(name: "RideGuardConfig", dependencies: ["RideGuardCore", "CYAML", "SystemCalls",
                                                      .product(name: "SystemPackage", package: "swift-system")]),
         // `rideguard doctor` and the page's checks: every part, in the order the agent starts.
-        .target(name: "RideGuardDoctor", dependencies: ["RideGuardCore", "AgentControl", "RideGuardConfig", "IIOSensor", "GPIOLines", "CI2CBus",
+        // No IIO or GPIO library: the page's program runs these checks too, and sees no devices.
+        .target(name: "RideGuardDoctor", dependencies: ["RideGuardCore", "AgentControl", "RideGuardConfig",
                                                      "GPSDClient", "SerialModem", "Storage", "SystemCalls", "SystemTime", "PiSupply", "RideGuardLog",
                                                      .product(name: "Logging", package: "swift-log"),
                                                      .product(name: "SystemPackage", package: "swift-system")]),
+        // The doctor's checks that open the IMU and the GPIO lines themselves, and look on the I²C bus.
+        .target(name: "DoctorHardware", dependencies: ["RideGuardDoctor", "RideGuardCore", "IIOSensor", "GPIOLines", "CI2CBus", "Storage"]),
         // The agent: its services around the emergency workflow, and their wiring.
         .target(name: "RideGuardAgent", dependencies: ["RideGuardCore", "AgentControl", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem",
                                                     "Storage", "MQTTLink", "OsmAnd", "SystemCalls", "SystemTime", "PiSupply",
@@ -83,7 +86,7 @@ let package = Package(
         .target(
             name: "RideGuardCommands",
             dependencies: [
-                "RideGuardCore", "RideGuardAgent", "AgentControl", "RideGuardConfig", "RideGuardDoctor", "RideGuardLog", "SystemCalls", "SystemTime", "DetectorLab", "ScenarioSynth",
+                "RideGuardCore", "RideGuardAgent", "AgentControl", "RideGuardConfig", "RideGuardDoctor", "DoctorHardware", "RideGuardLog", "SystemCalls", "SystemTime", "DetectorLab", "ScenarioSynth",
                 "GPSDClient", "SerialModem", "Storage", "IIOSensor", "GPIOLines", "QRCode", "MQTTLink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -127,7 +130,7 @@ let package = Package(
         .testTarget(name: "AdapterTests", dependencies: ["RideGuardTestSupport", "IIOSensor", "GPIOLines", "GPSDClient", "SerialModem", "Storage", "MQTTLink",
                                                      "HTTPRequests", "RideGuardCore", "SystemCalls", "SystemTime",
                                                      .product(name: "SystemPackage", package: "swift-system")]),
-        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardTestSupport", "AgentTestSupport", "RideGuardAgent", "AgentControl", "RideGuardConfig", "RideGuardDoctor", "RideGuardLog", "RideGuardCore", "IIOSensor", "SerialModem", "Storage", "rideguard", "Fuzzing", "HTTPRequests", "SystemCalls", "SystemTime", "MQTTLink", "OsmAnd", "WebUI", "rideguard-web",
+        .testTarget(name: "RideGuardAgentTests", dependencies: ["RideGuardTestSupport", "AgentTestSupport", "RideGuardAgent", "AgentControl", "RideGuardConfig", "RideGuardDoctor", "DoctorHardware", "RideGuardLog", "RideGuardCore", "IIOSensor", "SerialModem", "Storage", "rideguard", "Fuzzing", "HTTPRequests", "SystemCalls", "SystemTime", "MQTTLink", "OsmAnd", "WebUI", "rideguard-web",
                                                             .product(name: "Logging", package: "swift-log"),
                                                             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
     ],

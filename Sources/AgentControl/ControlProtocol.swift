@@ -396,4 +396,29 @@ package enum ControlClient {
             throw ControlSocketError(path: path, reason: "unexpected answer: \(answer.prefix(80))", errno: Errno(rawValue: EPROTO))
         }
     }
+
+    /// Whether an agent answers on `socket`, and its status when it does.
+    package enum RunningAgent: Sendable {
+        case running(AgentStatus)
+        case notRunning
+        /// A socket is there, but cannot be used (the reason: permission denied, no answer in time…).
+        case unreachable(String)
+    }
+
+    /// Asks the agent on `socket` for its status. A socket nobody listens on (left behind by an
+    /// agent that was killed) is an agent not running.
+    package static func agentStatus(_ socket: String, timeout: Double = 10) -> RunningAgent {
+        guard FileManager.default.fileExists(atPath: socket) else { return .notRunning }
+        do {
+            let reply = try send(.status, path: socket, timeout: timeout)
+            guard let status = reply.status else { return .unreachable(reply.error ?? "no status in the answer") }
+            return .running(status)
+        } catch let error as ControlSocketError where error.errno == .permissionDenied {
+            return .unreachable("permission denied")
+        } catch let error as ControlSocketError where error.errno == Errno(rawValue: EPROTO) || error.errno == .timedOut {
+            return .unreachable(error.reason)
+        } catch {
+            return .notRunning
+        }
+    }
 }

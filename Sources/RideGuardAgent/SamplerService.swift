@@ -61,7 +61,9 @@ struct SamplerService: Service, CustomStringConvertible {
                 switch event {
                 case .opened(let device, let gyro, _, let rate, _, let mode):
                     lastFailure.withLock { $0 = nil }
-                    health.opened(device, readMode: mode.summary)
+                    // What sysfs says of a local chip (its driver, its mount matrix) goes with it, for doctor and the page.
+                    let sysfs = configuration.uri == "local:" ? IIOSysfs(deviceNamed: device)?.summary : nil
+                    health.opened(device, readMode: ([mode.summary] + [sysfs].compactMap { $0 }).joined(separator: "; "))
                     readMode.withLock { $0 = mode }
                     let line = "IMU: \(device) at \(Int(rate)) Hz\(gyro ? " with gyro" : ""), \(mode.summary)"
                     if case .polled = mode { logger.warning("\(line)") } else { logger.info("\(line)") }

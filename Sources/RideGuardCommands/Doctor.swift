@@ -5,6 +5,7 @@ import Glibc
 import RideGuardAgent
 import RideGuardCore
 import RideGuardDoctor
+import DoctorHardware
 
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -33,7 +34,7 @@ struct DoctorCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var doctor = Doctor(configurationPath: file.config)
+        var doctor = Doctor(configurationPath: file.config, hardware: LocalHardware())
         doctor.fixWait = gpsWait
         doctor.modemWait = modemWait
         let json = self.json

@@ -8,7 +8,7 @@ import IIOSensor
 import RideGuardAgent
 import RideGuardConfig
 import RideGuardCore
-import RideGuardDoctor
+import AgentControl
 import Storage
 import Synchronization
 import SystemTime
@@ -71,7 +71,7 @@ struct Record: ParsableCommand {
             ?? AgentConfiguration().controlSocket
         let instead = "Let the agent record while it protects: sudo rideguard ctl record --name NAME --duration SECONDS "
             + "(the trace goes to its recordings folder)"
-        switch Doctor.agentStatus(socket, timeout: 3) {
+        switch ControlClient.agentStatus(socket, timeout: 3) {
         case .running(let status) where !status.sensor.simulated:
             Output.error("the agent is running and reads the IMU\(status.sensor.device.map { " (\($0))" } ?? ""): "
                 + "recording beside it would change its sampling rate under it. \(instead)")

@@ -12,6 +12,8 @@ import Storage
 import Synchronization
 import RideGuardConfig
 import RideGuardDoctor
+import DoctorHardware
+import AgentControl
 import RideGuardLog
 import SystemTime
 
@@ -205,7 +207,7 @@ struct Setup: AsyncParsableCommand {
 
     func checkHardware(_ configuration: AgentConfiguration, _ ask: Prompter) throws {
         let t = ask.text
-        if case .running = Doctor.agentStatus(configuration.controlSocket) {
+        if case .running = ControlClient.agentStatus(configuration.controlSocket) {
             Output.line(t(.setupHardwareSkipped))
             return
         }
@@ -227,7 +229,7 @@ struct Setup: AsyncParsableCommand {
         }
         // The IMU, as doctor reads it: where none is found, which chip answers on the I²C bus,
         // whether this kernel has its driver, and the config.txt line or the module it needs.
-        let imu = Doctor(configurationPath: ConfigurationFile.defaultPath).checkIMU(configuration.imu)
+        let imu = LocalHardware().imu(configuration.imu)
         Output.line(t(.setupIMU, "\(imu.outcome.rawValue) \(imu.detail)"))
         if let fix = imu.fix, imu.outcome != .ok { Output.line(t(.setupIMUFix, fix)) }
     }
@@ -280,7 +282,7 @@ struct Setup: AsyncParsableCommand {
         let clock = SystemServiceClock()
         let queued = try database.outbox.enqueue(recipient: contact.number, kind: .test, body: body, now: clock.now())
         let deadline = clock.now() + smsTimeout
-        if case .running = Doctor.agentStatus(configuration.controlSocket) {
+        if case .running = ControlClient.agentStatus(configuration.controlSocket) {
             Output.line(t(.setupTestHanded))
             while clock.now() < deadline, let status = try database.outbox.message(queued.id!)?.status, status == .pending || status == .sending {
                 try await Task.sleep(for: .milliseconds(500))

@@ -2,9 +2,7 @@
 import SystemPackage
 import FoundationEssentials
 import Glibc
-import GPIOLines
 import GPSDClient
-import IIOSensor
 import Logging
 import RideGuardCore
 import SerialModem
@@ -42,25 +40,33 @@ package struct DoctorCheck: Sendable, Equatable {
     }
 }
 
+/// The checks that open the hardware itself, made where the agent (which holds it) is not running:
+/// sampling the IMU at rest, requesting the GPIO lines. `rideguard doctor` and `setup` make them
+/// (DoctorHardware's `LocalHardware`); the page's program has none, and links no IIO or GPIO library.
+package protocol HardwareChecks: Sendable {
+    func imu(_ imu: AgentConfiguration.IMU) -> DoctorCheck
+    func gpio(_ gpio: AgentConfiguration.GPIO) -> DoctorCheck
+    func ignition(_ gpio: AgentConfiguration.GPIO) -> DoctorCheck
+}
+
 /// `rideguard doctor`: checks the installation in the order the agent starts, like a boot
 /// sequence: configuration, database, the running agent, IMU, GPIO, gpsd, modem, contacts.
 /// When the agent is running it holds the IMU, the GPIO lines and the modem's port, so their
 /// checks read the agent's status instead of opening the hardware a second time.
 package struct Doctor: Sendable {
     package var configurationPath: String
-    /// How long the IMU is sampled at rest.
-    package var sampleSeconds = 2.0
     /// How long to wait for a GPS fix.
     package var fixWait = 5.0
     /// How long to wait for the modem to answer and register.
     package var modemWait = 30.0
-    /// Whether the hardware is opened here when the agent is not running. The page's service sees no
-    /// devices (PrivateDevices=yes): there, a check of the IMU, the GPIO lines or the modem could
-    /// only be wrong, so it says it was not made.
-    package var opensHardware = true
+    /// What opens the IMU and the GPIO lines (and the modem's port) here when the agent, which
+    /// holds them, is not running. nil for the page's service, which sees no devices
+    /// (PrivateDevices=yes): there a check of them could only be wrong, so it says it was not made.
+    package var hardware: (any HardwareChecks)?
 
-    package init(configurationPath: String) {
+    package init(configurationPath: String, hardware: (any HardwareChecks)?) {
         self.configurationPath = configurationPath
+        self.hardware = hardware
     }
 
     /// Runs every check in order, handing each to `report` as soon as it is known (from a thread of
@@ -82,7 +88,7 @@ package struct Doctor: Sendable {
         if let status = found.status {
             modem = status.modem.real ? status.modem.health : nil
             note(modemFromAgent(status))
-        } else if opensHardware {
+        } else if hardware != nil {
             let (check, health) = await checkModem(found.configuration.modem, database: found.database)
             modem = health
             note(check)
@@ -141,14 +147,14 @@ package struct Doctor: Sendable {
             note(DoctorCheck("database", .failed, "\(configuration.database): \(error)",
                              fix: "the folder must exist and be writable by the service user (sudo install -d -o rideguard -g rideguard /var/lib/rideguard)"))
         }
-        let agent = Self.agentStatus(configuration.controlSocket)
+        let agent = ControlClient.agentStatus(configuration.controlSocket)
         switch agent {
         case .running(let status):
             note(DoctorCheck("agent", .ok, "running, \(status.state.rawValue); the IMU, GPIO and modem checks below come from it"))
         case .unreachable(let reason):
             note(DoctorCheck("agent", .failed, "the control socket \(configuration.controlSocket) exists but cannot be used: \(reason)",
                              fix: "run doctor with sudo, or as a member of the rideguard group"))
-        case .notRunning where opensHardware:
+        case .notRunning where hardware != nil:
             note(DoctorCheck("agent", .warning, "not running: checking the hardware directly",
                              fix: "start it when the checks pass: sudo systemctl start rideguard"))
         case .notRunning:
@@ -156,10 +162,10 @@ package struct Doctor: Sendable {
                              fix: "start it: sudo systemctl start rideguard (the journal says why it stopped: journalctl -u rideguard)"))
         }
         let status: AgentStatus? = if case .running(let s) = agent { s } else { nil }
-        note(status.map { imuFromAgent($0, configuration) } ?? (opensHardware ? checkIMU(configuration.imu) : unseen("IMU")))
-        note(status.map { gpioFromAgent($0, configuration.gpio) } ?? (opensHardware ? checkGPIO(configuration.gpio) : unseen("GPIO")))
+        note(status.map { imuFromAgent($0, configuration) } ?? hardware?.imu(configuration.imu) ?? unseen("IMU"))
+        note(status.map { gpioFromAgent($0, configuration.gpio) } ?? hardware?.gpio(configuration.gpio) ?? unseen("GPIO"))
         if let ignition = configuration.gpio.ignition, !configuration.gpio.simulated {
-            note(status.map { ignitionFromAgent($0, line: ignition) } ?? (opensHardware ? checkIgnition(configuration.gpio) : unseen("ignition")))
+            note(status.map { ignitionFromAgent($0, line: ignition) } ?? hardware?.ignition(configuration.gpio) ?? unseen("ignition"))
         }
         if let supply = checkSupply() { note(supply) }
         note(checkGPS(configuration.gps))
@@ -204,28 +210,6 @@ package struct Doctor: Sendable {
 
     // MARK: - The running agent
 
-    package enum RunningAgent {
-        case running(AgentStatus)
-        case notRunning
-        case unreachable(String)
-    }
-
-    package static func agentStatus(_ socket: String, timeout: Double = 10) -> RunningAgent {
-        guard FileManager.default.fileExists(atPath: socket) else { return .notRunning }
-        do {
-            let reply = try ControlClient.send(.status, path: socket, timeout: timeout)
-            guard let status = reply.status else { return .unreachable(reply.error ?? "no status in the answer") }
-            return .running(status)
-        } catch let error as ControlSocketError where error.errno == .permissionDenied {
-            return .unreachable("permission denied")
-        } catch let error as ControlSocketError where error.errno == Errno(rawValue: EPROTO) || error.errno == .timedOut {
-            return .unreachable(error.reason)
-        } catch {
-            // A socket left behind by an agent that was killed: nobody listens.
-            return .notRunning
-        }
-    }
-
     func imuFromAgent(_ status: AgentStatus, _ configuration: AgentConfiguration) -> DoctorCheck {
         let sensor = status.sensor
         let rate = sensor.rateHz
@@ -240,20 +224,18 @@ package struct Doctor: Sendable {
         if configuration.imu.simulated {
             return DoctorCheck("IMU", .ok, "simulated: \(configuration.imu.trace ?? "") playing, \(Int(rate.rounded())) samples/s")
         }
-        var check = rateAndGravity(rate: rate, expected: configuration.imu.rateHz, gravity: sensor.gravityG,
+        var check = Self.rateAndGravity(rate: rate, expected: configuration.imu.rateHz, gravity: sensor.gravityG,
                                    deadAxis: sensor.lastFault.flatMap { $0.contains("axis") ? $0 : nil })
         if let device = sensor.device {
-            check.detail = Self.describe(device: device, how: sensor.readMode, sysfs: configuration.imu.uri == "local:") + check.detail
+            check.detail = Self.describe(device: device, how: sensor.readMode) + check.detail
         }
         return check
     }
 
-    /// "mpu6050 (buffer, trigger mpu6050-dev1; driver inv-mpu6050-i2c, mount matrix identity): ",
-    /// the chip, how it is read and what sysfs says of it, where it is local (sysfs is looked up by
-    /// the device's first word: "lsm6dsl_accel + lsm6dsl_gyro" is the accelerometer's).
-    static func describe(device: String, how: String?, sysfs: Bool) -> String {
-        let known = [how, sysfs ? IIOSysfs(deviceNamed: device)?.summary : nil].compactMap { $0 }
-        return known.isEmpty ? "\(device): " : "\(device) (\(known.joined(separator: "; "))): "
+    /// "mpu6050 (buffer, trigger mpu6050-dev1; driver inv-mpu6050-i2c, mount matrix identity): ":
+    /// the chip, and how it is read where that is known.
+    package static func describe(device: String, how: String?) -> String {
+        how.map { "\(device) (\($0)): " } ?? "\(device): "
     }
 
     func gpioFromAgent(_ status: AgentStatus, _ configuration: AgentConfiguration.GPIO) -> DoctorCheck {
@@ -271,97 +253,10 @@ package struct Doctor: Sendable {
 
     // MARK: - Direct checks
 
-    static let gpioFix = "check the line names in the configuration (gpioinfo lists them) and that the service user is in the gpio group"
+    package static let gpioFix = "check the line names in the configuration (gpioinfo lists them) and that the service user is in the gpio group"
 
-    /// Samples the IMU at rest for `sampleSeconds`: found, rate, about 1 g, every axis alive.
-    package func checkIMU(_ imu: AgentConfiguration.IMU) -> DoctorCheck {
-        if imu.simulated {
-            struct HeaderRead: Error {}
-            var header: TraceHeader?
-            do {
-                try TraceFile.stream(path: imu.trace ?? "", onHeader: { header = $0; throw HeaderRead() }) { _ in }
-            } catch is HeaderRead {
-            } catch {
-                return DoctorCheck("IMU", .failed, "simulated: \(error)", fix: "imu.trace must be a trace file (CSV v1)")
-            }
-            let rate = header?.rateHz.map { "\(Int($0)) Hz" } ?? "rate unknown"
-            return DoctorCheck("IMU", .ok, "simulated: \(imu.trace ?? "") (\(rate)\(header?.hasGyro == true ? ", with gyro" : ""))")
-        }
-        struct Seen: Sendable {
-            var opened: (device: String, gyro: Bool, rate: Double, scale: Double, mode: ReadMode)?
-            var failure: String?
-            var samples: [IMUSample] = []
-        }
-        let seen = Mutex(Seen())
-        let limit = Int(imu.rateHz * sampleSeconds)
-        let sampler = IIOSampler(configuration: SamplerConfiguration(uri: imu.uri, device: imu.device, rateHz: imu.rateHz), onSample: { sample in
-            seen.withLock { if $0.samples.count < limit { $0.samples.append(sample) } }
-        }, onEvent: { event in
-            seen.withLock { s in
-                switch event {
-                case .opened(let device, let gyro, _, let rate, let scale, let mode): s.opened = (device, gyro, rate, scale, mode)
-                case .failed(let reason, _): if s.opened == nil { s.failure = reason }
-                default: break
-                }
-            }
-        })
-        defer { sampler.stop() }
-        let deadline = Date().addingTimeInterval(5 + sampleSeconds * 1.5)
-        while Date() < deadline {
-            let s = seen.withLock { ($0.failure, $0.samples.count) }
-            if s.0 != nil || s.1 >= limit { break }
-            usleep(50_000)
-        }
-        let result = seen.withLock { $0 }
-        let fix = imu.uri.hasPrefix("ip:")
-            ? "is iiod running and reachable at \(imu.uri.dropFirst(3))? (iio_info -u \(imu.uri))"
-            : "check the wiring and the overlay in config.txt, then: ls /sys/bus/iio/devices; the service user must be in the iio group. "
-                + "Raspberry Pi OS's kernel drives these with one line in /boot/firmware/config.txt: \(IMUChip.oneLineOnRaspberryPiOS); "
-                + "others need a module built (boards/imus.md)"
-        if let failure = result.failure {
-            // No IIO device: is a known chip on the bus without one, and has the kernel its driver?
-            if imu.uri == "local:" {
-                let (chips, unreadable) = IMUOnTheBus().look()
-                if let chip = chips.first {
-                    return DoctorCheck("IMU", .failed, "\(imu.uri) \(imu.device ?? "(any known IMU)"): \(chip.found)", fix: chip.advice)
-                }
-                if let unreadable {
-                    return DoctorCheck("IMU", .failed, "\(imu.uri) \(imu.device ?? "(any known IMU)"): \(failure); \(unreadable)", fix: fix)
-                }
-            }
-            return DoctorCheck("IMU", .failed, "\(imu.uri) \(imu.device ?? "(any known IMU)"): \(failure)", fix: fix)
-        }
-        guard let opened = result.opened else {
-            return DoctorCheck("IMU", .failed, "\(imu.uri): no answer in 5 s", fix: fix)
-        }
-        let samples = result.samples
-        guard samples.count >= 10, let first = samples.first, let last = samples.last, last.t > first.t else {
-            return DoctorCheck("IMU", .failed, "\(opened.device) opened but sent \(samples.count) samples", fix: "the IMU's interrupt line (INT) must be wired and set in its overlay")
-        }
-        let rate = Double(samples.count - 1) / (last.t - first.t)
-        var mean = Vector3.zero
-        var low = [Double](repeating: .infinity, count: 3)
-        var high = [Double](repeating: -.infinity, count: 3)
-        for sample in samples {
-            mean += sample.accel / Double(samples.count)
-            for axis in 0..<3 {
-                low[axis] = min(low[axis], sample.accel[axis])
-                high[axis] = max(high[axis], sample.accel[axis])
-            }
-        }
-        // A MEMS axis at rest always shows a few counts of noise; one that shows exactly nothing
-        // while another does is stuck.
-        let moving = (0..<3).filter { high[$0] > low[$0] }
-        let stuck = moving.isEmpty ? [] : (0..<3).filter { high[$0] == low[$0] }
-        var check = rateAndGravity(rate: rate, expected: imu.rateHz, gravity: mean.magnitude / standardGravity,
-                                   deadAxis: stuck.first.map { "axis \(["x", "y", "z"][$0]) reads exactly \(DecimalFormat.string(low[$0], decimals: 3)) m/s² without any noise" })
-        let scale = "\(DecimalFormat.string(opened.scale, decimals: 6)) m/s² a count"
-        check.detail = Self.describe(device: opened.device + (opened.gyro ? " with gyro" : ", accelerometer only"),
-                                     how: opened.mode.summary + ", " + scale, sysfs: imu.uri == "local:") + check.detail
-        return check
-    }
-
-    func rateAndGravity(rate: Double, expected: Double, gravity: Double?, deadAxis: String?) -> DoctorCheck {
+    /// An IMU's rate and gravity at rest, as sampled here or as the agent saw them.
+    package static func rateAndGravity(rate: Double, expected: Double, gravity: Double?, deadAxis: String?) -> DoctorCheck {
         let rateText = "\(Int(rate.rounded())) Hz (configured \(Int(expected)))"
         if let deadAxis {
             return DoctorCheck("IMU", .failed, "\(rateText); \(deadAxis): a dead axis",
@@ -388,18 +283,6 @@ package struct Doctor: Sendable {
         return DoctorCheck("ignition", .ok, "\(line) held by the agent: ignition \(level), the bike \(status.bike?.context ?? "unknown")")
     }
 
-    /// Reads the ignition's line as the agent would: on or off now.
-    func checkIgnition(_ gpio: AgentConfiguration.GPIO) -> DoctorCheck {
-        guard let ignition = gpio.ignition else { return DoctorCheck("ignition", .ok, "not wired") }
-        do {
-            let line = try GPIOLine.input(GPIOLineAddress(ignition), consumer: "rideguard-doctor", activeLow: gpio.ignitionActiveLow,
-                                          bias: gpio.ignitionActiveLow ? .pullUp : .pullDown)
-            return DoctorCheck("ignition", .ok, "\(ignition) reads \(try line.isActive() ? "on" : "off") (turn the key to see it change)")
-        } catch {
-            return DoctorCheck("ignition", .failed, "ignition \(ignition): \(error)", fix: Self.gpioFix)
-        }
-    }
-
     /// The Pi's under-voltage flag, where the firmware has a voltage monitor (nil elsewhere).
     func checkSupply() -> DoctorCheck? {
         switch SupplyMonitor().underVoltage() {
@@ -409,27 +292,6 @@ package struct Doctor: Sendable {
         case false?: return DoctorCheck("supply", .ok, "5 V input normal (Raspberry Pi voltage monitor)")
         case nil: return nil
         }
-    }
-
-    /// Requests the buzzer and the button like the agent does; a button that reads pressed while
-    /// nobody touches it is wired wrong (or button_active_low is).
-    func checkGPIO(_ gpio: AgentConfiguration.GPIO) -> DoctorCheck {
-        if gpio.simulated { return DoctorCheck("GPIO", .ok, "simulated: presses come from rideguard ctl press") }
-        do {
-            _ = try GPIOLine.output(GPIOLineAddress(gpio.buzzer), consumer: "rideguard-doctor")
-        } catch {
-            return DoctorCheck("GPIO", .failed, "buzzer \(gpio.buzzer): \(error)", fix: Self.gpioFix)
-        }
-        do {
-            let button = try GPIOLine.input(GPIOLineAddress(gpio.button), consumer: "rideguard-doctor", activeLow: gpio.buttonActiveLow)
-            if try button.isActive() {
-                return DoctorCheck("GPIO", .failed, "the button \(gpio.button) reads pressed while nobody presses it",
-                                   fix: "wire the button between the pin and ground (the line's pull-up holds it high), or correct gpio.button_active_low")
-            }
-        } catch {
-            return DoctorCheck("GPIO", .failed, "button \(gpio.button): \(error)", fix: Self.gpioFix)
-        }
-        return DoctorCheck("GPIO", .ok, "buzzer \(gpio.buzzer) and button \(gpio.button) requested; the button reads released")
     }
 
     /// gpsd reachable, and a fix with its age. Without a fix alerts still go out, with the last

@@ -121,10 +121,9 @@ extension WebApp {
     }
 
     func doctorPage(_ session: WebSession) async -> WebResponse {
-        var doctor = Doctor(configurationPath: configurationPath)
+        var doctor = Doctor(configurationPath: configurationPath, hardware: nil)
         doctor.fixWait = 2
         doctor.modemWait = 5
-        doctor.opensHardware = false
         let checks = Mutex<[DoctorCheck]>([])
         let canProtect = await doctor.run { check in checks.withLock { $0.append(check) } }
         let t = texts()

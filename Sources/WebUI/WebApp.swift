@@ -152,7 +152,7 @@ package final class WebApp: Sendable {
     }
 
     func agent(_ t: ScreenText) -> Agent {
-        switch Doctor.agentStatus(configuration.controlSocket, timeout: 3) {
+        switch ControlClient.agentStatus(configuration.controlSocket, timeout: 3) {
         case .running(let status): return .running(status)
         case .notRunning: return .down(t(.agentNotRunning))
         case .unreachable(let reason): return .down(t(.agentUnreachable, reason))

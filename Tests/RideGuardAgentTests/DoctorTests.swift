@@ -5,6 +5,7 @@ import Testing
 import IIOSensor
 import RideGuardCore
 import RideGuardDoctor
+import DoctorHardware
 import Storage
 import Synchronization
 
@@ -39,8 +40,7 @@ extension AgentTests {
         let iiod = try FakeIIOD()
         defer { iiod.stop() }
         let rig = try Rig("page-doctor", imu: "  uri: \"ip:127.0.0.1:\(iiod.port)\"\n  rate_hz: 200")
-        var doctor = Doctor(configurationPath: rig.config.path)
-        doctor.opensHardware = false
+        var doctor = Doctor(configurationPath: rig.config.path, hardware: nil)
         doctor.fixWait = 0
         let reported = Mutex<[DoctorCheck]>([])
         let canProtect = await doctor.run { check in reported.withLock { $0.append(check) } }
@@ -60,7 +60,7 @@ extension AgentTests {
     func noIMUGivesTheLinesRaspberryPiOSTakes() throws {
         var imu = AgentConfiguration().imu
         imu.device = "mpu6050"
-        let check = Doctor(configurationPath: "/nonexistent/config.yaml").checkIMU(imu)
+        let check = LocalHardware().imu(imu)
         #expect(check.outcome == .failed && check.detail.contains("the IMU's driver is not loaded"), "\(check)")
         let fix = try #require(check.fix)
         #expect(fix.contains("Raspberry Pi OS's kernel drives these with one line in /boot/firmware/config.txt: MPU-6050, MPU-6500: `dtoverlay=i2c-sensor,mpu6050,int_pin=4`"), "\(fix)")

@@ -181,6 +181,22 @@ import RideGuardConfig
         #expect(settings["LimitNOFILE"].flatMap(Int.init).map { $0 > WebServer.Limits().connections + 64 } == true)
     }
 
+    /// The page's program, which sees no devices, loads neither libiio nor libgpiod (nor what they
+    /// bring: libusb, libxml2, avahi): `ldd` on the built program, beside the agent's, which does.
+    @Test func thePagesProgramLoadsNoHardwareLibrary() throws {
+        func libraries(_ program: String) throws -> [String] {
+            let path = Rideguard.binary.deletingLastPathComponent().appendingPathComponent(program)
+            let ldd = try Rideguard.run([path.path], program: URL(fileURLWithPath: "/usr/bin/ldd"))
+            #expect(ldd.status == 0, "\(ldd.stderr)")
+            return ldd.lines.compactMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init) }
+        }
+        let agent = try libraries("rideguard"), page = try libraries("rideguard-web")
+        #expect(agent.contains { $0.hasPrefix("libiio.so") } && agent.contains { $0.hasPrefix("libgpiod.so") }, "\(agent)")
+        #expect(page.contains { $0.hasPrefix("libsqlite3.so") }, "\(page)")
+        let hardware = page.filter { ["libiio", "libgpiod", "libusb", "libxml2", "libavahi"].contains(String($0.prefix { $0 != "." && $0 != "-" })) }
+        #expect(hardware.isEmpty, "rideguard-web loads \(hardware)")
+    }
+
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: systemdAnalyze)), arguments: ["rideguard.service", "rideguard-web.service"])
     func systemdAcceptsTheUnit(name: String) throws {
         // verify checks that ExecStart exists, so point it at the binary under test.

@@ -126,7 +126,8 @@ measure() {
 
 # run_on NAME MODE DRIVER [MATRIX]: doctor and the agent itself on a real driver, the chip named in
 # the configuration: doctor names the chip, how it is read ($MODE), its driver and mount matrix;
-# `rideguard run` arms on it and status says how it is read.
+# `rideguard run` arms on it and status says how it is read and its driver (what the page's
+# doctor shows: the page's program cannot look at sysfs for it).
 run_on() {
     sed "s/device: rideguard-imu-sim/device: $1/; s/rate_hz: .*/rate_hz: 200/" /etc/rideguard/config.yaml > /tmp/$1.yaml
     # doctor first, with the agent down: it opens the IMU itself and names the chip's driver.
@@ -142,8 +143,8 @@ run_on() {
     sleep 6   # a rate window
     rideguard status > /tmp/status.out 2>&1
     echo "vm-test: run on $1: $(grep '^IMU' /tmp/status.out)"
-    grep -q "^IMU: $1[^,]*, $2" /tmp/status.out && wait_log "armed: protecting" 60 && kill -0 $agent \
-        && ok "run on $1: armed, status says '$2'" || { bad "run on $1: not '$2'"; cat /tmp/status.out; tail -20 /tmp/agent.log; }
+    grep -q "^IMU: $1[^,]*, $2.*; driver $3" /tmp/status.out && wait_log "armed: protecting" 60 && kill -0 $agent \
+        && ok "run on $1: armed, status says '$2' and its driver ($3)" || { bad "run on $1: not '$2', driver $3"; cat /tmp/status.out; tail -20 /tmp/agent.log; }
     kill -TERM $agent
     wait $agent
 }
