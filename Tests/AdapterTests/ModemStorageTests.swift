@@ -36,8 +36,8 @@ import SystemTime
         #expect(health.messageStorage == "SM", "\(health)")
         #expect(fake.commands.contains("AT+CPMS=\"SM\""), "\(fake.commands)")
         fake.deliver(from: "+33612345678", "Where?")
-        try waitFor(10) { received.all == ["Where?"] }
-        try waitFor(5) { fake.stored == 0 }
+        try await waitFor(10) { received.all == ["Where?"] }
+        try await waitFor(5) { fake.stored == 0 }
         await modem.close()
     }
 
@@ -49,8 +49,8 @@ import SystemTime
         #expect(await modem.checkHealth().messageStorage == "SM")
         fake.setReceiveStorage("ME")
         fake.deliver(from: "+33612345678", "OK")
-        try waitFor(10) { received.all == ["OK"] }
-        try waitFor(5) { fake.stored == 0 }
+        try await waitFor(10) { received.all == ["OK"] }
+        try await waitFor(5) { fake.stored == 0 }
         #expect(fake.commands.contains("AT+CPMS=\"ME\""), "\(fake.commands)")
         await modem.close()
     }
@@ -73,7 +73,7 @@ extension ModemStorageTests {
         for _ in 0..<2000 { fake.announce(#"+CMTI: "SM",7"#) }
         fake.deliver(from: "+33612345678", "Where?")
         for _ in 0..<2000 { fake.announce(#"+CMTI: "SM",7"#) }
-        try waitFor(20) { received.all == ["Where?"] }
+        try await waitFor(20) { received.all == ["Where?"] }
         try await Task.sleep(for: .seconds(1))
         let reads = fake.commands.filter { $0 == "AT+CMGL=4" }.count
         #expect(reads < 20, "\(reads) reads for one message")
