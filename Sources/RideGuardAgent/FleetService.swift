@@ -98,8 +98,10 @@ final class FleetService: Service, CustomStringConvertible {
         // A goodbye leaves no will: `offline` is said first (sent before the DISCONNECT). The stop
         // joins the link's thread, which may sit in a TCP connect to a silent host for minutes:
         // the other parts' stops do not wait on it longer than 3 s (the will says `offline` then).
-        _ = await onOwnThread("rg-mqtt-stop", atMost: 3) { [topics] in
-            _ = try? link.publish(MQTTMessage(topic: topics.status, payload: Array("offline".utf8), qos: 1, retain: true))
+        _ = await onOwnThread("rg-mqtt-stop", atMost: 3) { [topics, logger] in
+            do { _ = try link.publish(MQTTMessage(topic: topics.status, payload: Array("offline".utf8), qos: 1, retain: true)) } catch {
+                logger.info("mqtt: offline not published (\(error)): the broker's will says it")
+            }
             link.stop()
         }
     }
@@ -210,13 +212,13 @@ final class FleetService: Service, CustomStringConvertible {
     /// The loop: takes what the link reported, moves the cursor, publishes the events that follow
     /// it and the state; wakes on the link, a new event, or each second.
     private func serve(_ link: MQTTLink) async throws {
-        var cursor = try await database.startCursor("mqtt", clock: clock, logger: logger)
-        var published = cursor                       // the newest seq handed to the link
+        var cursor = try await EventCursor.start("mqtt", database: database, clock: clock, logger: logger)
+        var trouble = FleetTrouble("mqtt", database: database, logger: logger)
+        var published = cursor.seq                   // the newest seq handed to the link
         var inFlight: [Int32: Int64] = [:]          // message id → seq, handed over and not acknowledged
         var online = false
         var lastState: (key: String, position: String, at: Double)?
         var lastIgnoredReport: Double?, ignored = 0
-        var cursorProblem: String?
         var group = self.group
         var groupAlertSaid: Bool?             // this bike's alert as last told to the group
         while true {
@@ -228,9 +230,17 @@ final class FleetService: Service, CustomStringConvertible {
             if news.connections > 0 {
                 online = true
                 lastState = nil
-                _ = try? link.publish(MQTTMessage(topic: topics.status, payload: Array("online".utf8), qos: 1, retain: true))
-                try? link.subscribe(topics.cmd)
-                if let group { try? link.subscribe(group.filter) }
+                do { _ = try link.publish(MQTTMessage(topic: topics.status, payload: Array("online".utf8), qos: 1, retain: true)) } catch {
+                    trouble.failed("publishing online on \(topics.status)", error, at: now)
+                }
+                for topic in [topics.cmd] + [group?.filter].compactMap({ $0 }) {
+                    do {
+                        try link.subscribe(topic)
+                        trouble.worked("subscribing to \(topic)", at: now)
+                    } catch {
+                        trouble.failed("subscribing to \(topic)", error, at: now)
+                    }
+                }
                 groupAlertSaid = nil
                 logger.info("mqtt: connected to \(settings.url) as \(device)")
                 fleetStatus.update { $0.connected = true; $0.since = now; $0.problem = nil }
@@ -253,20 +263,7 @@ final class FleetService: Service, CustomStringConvertible {
             }
             // The cursor: every event up to it is the broker's (those before the oldest in flight).
             for id in news.acknowledged { inFlight[id] = nil }
-            let acknowledged = inFlight.values.min().map { $0 - 1 } ?? published
-            if acknowledged > cursor {
-                cursor = acknowledged
-                do {
-                    try database.setEventCursor("mqtt", cursor)
-                    cursorProblem = nil
-                } catch {
-                    // A read-only card: said once; the cursor goes on in memory.
-                    if cursorProblem == nil {
-                        logger.warning("mqtt: cannot save what the broker acknowledged (\(error)): a restart would send those events again")
-                    }
-                    cursorProblem = "\(error)"
-                }
-            }
+            cursor.move(to: inFlight.values.min().map { $0 - 1 } ?? published, at: now)
             if let ack = news.ack {
                 emergency.post(.event(.acknowledged(Acknowledgement(who: ack.by, channel: .mqtt, time: now), answering: ack.answering)))
             }
@@ -294,8 +291,12 @@ final class FleetService: Service, CustomStringConvertible {
                 }
                 if online && alert != groupAlertSaid {
                     let report = RidingGroup.json(alert: alert, position: whereabouts.lastFix, now: now)
-                    if (try? link.publish(MQTTMessage(topic: current.topic, payload: Array(report.utf8), qos: 1, retain: true))) != nil {
+                    do {
+                        _ = try link.publish(MQTTMessage(topic: current.topic, payload: Array(report.utf8), qos: 1, retain: true))
                         groupAlertSaid = alert
+                        trouble.worked("publishing to the riding group", at: now)
+                    } catch {
+                        trouble.failed("publishing to the riding group", error, at: now)
                     }
                 }
                 let position = whereabouts.lastFix
@@ -310,35 +311,61 @@ final class FleetService: Service, CustomStringConvertible {
             if online {
                 let room = Self.window - inFlight.count
                 if room > 0 {
-                    for event in (try? database.events(after: published, limit: room)) ?? [] {
-                        guard let id = try? link.publish(MQTTMessage(topic: topics.event, payload: Array(event.published.utf8), qos: 1)) else { break }
-                        inFlight[id] = event.seq
-                        published = event.seq
+                    for event in cursor.events(after: published, limit: room, at: now) {
+                        do {
+                            inFlight[try link.publish(MQTTMessage(topic: topics.event, payload: Array(event.published.utf8), qos: 1))] = event.seq
+                            published = event.seq
+                            trouble.worked("publishing the events", at: now)
+                        } catch {
+                            // Handed over again at the next look, from the same event.
+                            trouble.failed("publishing the events", error, at: now)
+                            break
+                        }
                     }
                 }
-                let state = stateFacts(state, emergency: workflow.emergencyID, protection: workflow.protection, now: now)
+                let contacts: [Contact]?
+                do {
+                    contacts = try database.contacts()
+                    trouble.worked("reading the contacts for the state", at: now)
+                } catch {
+                    contacts = nil
+                    trouble.failed("reading the contacts for the state", error, at: now)
+                }
+                let state = stateFacts(state, emergency: workflow.emergencyID, protection: workflow.protection, contacts: contacts, now: now)
                 let due = FleetState.due(last: lastState, key: state.key, position: state.position, asked: news.stateAsked,
                                         riding: bike.context == .riding, now: now, every: settings.stateIntervalSeconds)
-                if due, (try? link.publish(MQTTMessage(topic: topics.state, payload: Array(state.json.utf8), qos: 1, retain: true))) != nil {
-                    lastState = (state.key, state.position, now)
-                    if let user = settings.owntracksUser, let fix = whereabouts.lastFix {
-                        _ = try? link.publish(MQTTMessage(topic: "owntracks/\(user)/\(device)", payload: Array(Self.ownTracks(fix, device: device).utf8),
-                                                          qos: 1, retain: true))
+                if due {
+                    do {
+                        _ = try link.publish(MQTTMessage(topic: topics.state, payload: Array(state.json.utf8), qos: 1, retain: true))
+                        lastState = (state.key, state.position, now)
+                        trouble.worked("publishing the state", at: now)
+                        if let user = settings.owntracksUser, let fix = whereabouts.lastFix {
+                            _ = try link.publish(MQTTMessage(topic: "owntracks/\(user)/\(device)", payload: Array(Self.ownTracks(fix, device: device).utf8),
+                                                             qos: 1, retain: true))
+                        }
+                    } catch {
+                        trouble.failed("publishing the state", error, at: now)
                     }
                 }
             }
-            let newest = (try? database.lastEventSeq()) ?? published
-            trimBacklog(after: max(cursor, published), newest: newest, now: now)
-            fleetStatus.update { $0.backlog = Int(max(0, newest - cursor)) }
+            do {
+                let newest = try database.lastEventSeq()
+                try trimBacklog(after: max(cursor.seq, published), newest: newest, now: now)
+                fleetStatus.update { $0.backlog = Int(max(0, newest - cursor.seq)) }
+                trouble.worked("trimming the events never acknowledged", at: now)
+            } catch {
+                trouble.failed("trimming the events never acknowledged", error, at: now)
+            }
             await announcer.doorbell.wait(until: now + 1, clock: clock)
             try Task.checkCancellation()
         }
     }
 
     /// A broker away for days: the oldest events beyond `backlogLimit` go, and the journal says so.
-    private func trimBacklog(after seq: Int64, newest: Int64, now: Double) {
-        guard newest - seq > Int64(Self.backlogLimit) + 100,
-              let dropped = try? database.trimEventBacklog(after: seq, keep: Self.backlogLimit), dropped > 0 else { return }
+    private func trimBacklog(after seq: Int64, newest: Int64, now: Double) throws {
+        guard newest - seq > Int64(Self.backlogLimit) + 100 else { return }
+        let dropped = try database.trimEventBacklog(after: seq, keep: Self.backlogLimit)
+        guard dropped > 0 else { return }
         let text = "mqtt: \(dropped) events the broker never acknowledged were dropped (more than \(Self.backlogLimit) waiting); the seq numbers show the gap"
         logger.warning("\(text)")
         database.journal(JournalEntry(.system, text), at: now)
@@ -347,7 +374,7 @@ final class FleetService: Service, CustomStringConvertible {
     /// The retained state: `key` is what is published at once when it changes (the workflow's
     /// state, the bike's context, the sensor), `position` what is published at most every
     /// `state_interval_s`.
-    private func stateFacts(_ state: WorkflowState, emergency: Int?, protection: Protection, now: Double) -> (json: String, key: String, position: String) {
+    private func stateFacts(_ state: WorkflowState, emergency: Int?, protection: Protection, contacts: [Contact]?, now: Double) -> (json: String, key: String, position: String) {
         var key = JSONLine()
         key.add("state", Self.stateName(state))
         if let id = emergency { key.add("emergency", id) }
@@ -356,7 +383,7 @@ final class FleetService: Service, CustomStringConvertible {
         if !protection.reasons.isEmpty { key.add("reasons", protection.reasons.joined(separator: "; ")) }
         key.add("context", bike.context.rawValue)
         // Each contact's standing, in order (confirmed, waiting…): never a name or a number.
-        if let contacts = try? database.contacts() {
+        if let contacts {
             key.addRaw("contacts", "[" + contacts.map { "\"\($0.standing.name)\"" }.joined(separator: ",") + "]")
         }
         let s = sensor.snapshot
@@ -398,27 +425,5 @@ final class FleetService: Service, CustomStringConvertible {
         guard gethostname(&name, name.count - 1) == 0 else { return "rideguard" }
         let text = String(cString: name)
         return text.isEmpty ? "rideguard" : text.filter { !"/+#".contains($0) }
-    }
-}
-
-extension RideGuardDatabase {
-    /// Where a publisher of the events (`mqtt`, `traccar`) goes on from: the cursor it saved, or,
-    /// for a receiver never used before, the newest event (the past is not replayed). A database
-    /// that cannot be read is tried again every 10 s.
-    func startCursor(_ publisher: String, clock: any ServiceClock, logger: Logger) async throws -> Int64 {
-        while true {
-            do {
-                if let cursor = try eventCursor(publisher) { return cursor }
-                let newest = try lastEventSeq()
-                // A card that refuses writes does not keep the fleet waiting: the cursor goes on in memory.
-                do { try setEventCursor(publisher, newest) } catch {
-                    logger.warning("\(publisher): cannot save where publishing starts (\(error)); kept in memory")
-                }
-                return newest
-            } catch {
-                logger.warning("\(publisher): cannot read the events (\(error)); trying again")
-                try await clock.sleep(until: clock.now() + 10)
-            }
-        }
     }
 }

@@ -22,15 +22,6 @@ struct TraccarService: Service, CustomStringConvertible {
     let logger: Logger
     var description: String { "traccar" }
 
-    private struct Event: Decodable {
-        var event: String
-        var trigger: String?
-        var t: Double
-        var lat: Double?
-        var lon: Double?
-        var accuracy_m: Double?
-    }
-
     func run() async throws {
         try? await cancelWhenGracefulShutdown {
             // A CA someone else could have planted would let them stand in for the server.
@@ -50,7 +41,7 @@ struct TraccarService: Service, CustomStringConvertible {
 
     private func serve(_ client: OsmAndClient) async throws {
         let device = settings.device ?? FleetService.hostname()
-        var cursor = try await database.startCursor("traccar", clock: clock, logger: logger)
+        var cursor = try await EventCursor.start("traccar", database: database, clock: clock, logger: logger)
         var lastPosition: (sent: Double, fix: Fix)?
         var problem: String?
         // Asked every second; after a failure 2 s, doubling to 60 s.
@@ -61,20 +52,19 @@ struct TraccarService: Service, CustomStringConvertible {
             let now = clock.now()
             var failed: String?
             // The alarms first, in the order they came.
-            for stored in (try? database.events(after: cursor, limit: 20)) ?? [] {
-                if let event = try? JSONDecoder().decode(Event.self, from: Data(stored.json.utf8)), event.event == "alerting" {
-                    let alarm = event.trigger == "sos" ? "sos" : "fallDown"
+            for event in cursor.events(limit: 20, at: now) {
+                if event.name == .alerting {
+                    let alarm = event.trigger == .sos ? "sos" : "fallDown"
                     // The event carries the position it had (none before the first fix).
-                    let report = OsmAndReport(device: device, time: event.t, latitude: event.lat, longitude: event.lon,
-                                              accuracy: event.accuracy_m, alarm: alarm)
+                    let report = OsmAndReport(device: device, time: event.t, latitude: event.place?.latitude, longitude: event.place?.longitude,
+                                              accuracy: event.place?.accuracy, alarm: alarm)
                     if let error = await send(report, client) {
                         failed = error
                         break
                     }
                     logger.info("traccar: alarm \(alarm) sent")
                 }
-                cursor = stored.seq
-                try? database.setEventCursor("traccar", cursor)
+                cursor.move(to: event.seq, at: now)
             }
             // The position, when due and new.
             if failed == nil, let fix = whereabouts.lastFix {

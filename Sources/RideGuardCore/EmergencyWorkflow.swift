@@ -422,9 +422,7 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
             play(.alarm, &actions)
             setTimer(.networkFailure, t + configuration.networkFailureSeconds, &actions)
             actions.append(.journal(JournalEntry(.alerts, "countdown over: alerting every contact")))
-            var facts = JSONLine()
-            facts.add("trigger", trigger == .manual ? "sos" : "crash")
-            actions.append(.announce(FleetEvent(.alerting, facts: facts)))
+            actions.append(.announce(.alerting(trigger == .manual ? .sos : .crash)))
         case (.emergencySending, .networkFailure):
             if alerted.isEmpty {
                 state = .emergencySendingFailed

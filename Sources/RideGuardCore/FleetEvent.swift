@@ -29,6 +29,13 @@ package struct FleetEvent: Equatable, Sendable {
         case modemReady = "modem_ready"
     }
 
+    /// What raised an alert: `alerting`'s `trigger`.
+    package enum Trigger: String, Sendable {
+        case crash
+        /// The rider's SOS (the button held).
+        case sos
+    }
+
     package var name: Name
     /// The event's own facts (`summary`, `seconds`, `by`…), in order.
     package var facts: JSONLine
@@ -43,6 +50,13 @@ package struct FleetEvent: Equatable, Sendable {
         var facts = JSONLine()
         facts.add("summary", summary)
         self.init(name, facts: facts)
+    }
+
+    /// The countdown is over and the alerts go out, raised by `trigger`.
+    package static func alerting(_ trigger: Trigger) -> FleetEvent {
+        var facts = JSONLine()
+        facts.add("trigger", trigger.rawValue)
+        return FleetEvent(.alerting, facts: facts)
     }
 
     /// The event as stored and published, less its `seq`: `event`, `t` (Unix seconds), its facts,

@@ -1,12 +1,47 @@
 // SPDX-License-Identifier: Apache-2.0
+import FoundationEssentials
 import RideGuardCore
 
 /// A fleet event as the database keeps it: `seq` numbers the device's events (increasing, never
 /// reused, kept across restarts: a receiver sees a gap or a duplicate) and `json` is the event less
-/// its `seq` (`FleetEvent.json`).
+/// its `seq` (`FleetEvent.json`). What a publisher acts on is read from it here, once, typed.
 package struct StoredEvent: Equatable, Sendable {
-    package var seq: Int64
-    package var json: String
+    package let seq: Int64
+    package let json: String
+    /// Its name; nil for one this version does not know (published all the same).
+    package let name: FleetEvent.Name?
+    /// When it happened (Unix seconds).
+    package let t: Double
+    /// What raised the alert, for `alerting`.
+    package let trigger: FleetEvent.Trigger?
+    /// The position last known when it happened; nil before the first fix.
+    package let place: Place?
+
+    package struct Place: Equatable, Sendable {
+        package var latitude: Double
+        package var longitude: Double
+        /// Metres, when known.
+        package var accuracy: Double?
+    }
+
+    /// nil for a row that is not an event (damaged): the seq shows the gap.
+    package init?(seq: Int64, json: String) {
+        struct Wire: Decodable {
+            var event: String
+            var t: Double
+            var trigger: String?
+            var lat: Double?
+            var lon: Double?
+            var accuracy_m: Double?
+        }
+        guard json.hasPrefix("{"), let wire = try? JSONDecoder().decode(Wire.self, from: Data(json.utf8)) else { return nil }
+        self.seq = seq
+        self.json = json
+        name = FleetEvent.Name(rawValue: wire.event)
+        t = wire.t
+        trigger = wire.trigger.flatMap(FleetEvent.Trigger.init(rawValue:))
+        place = if let lat = wire.lat, let lon = wire.lon { Place(latitude: lat, longitude: lon, accuracy: wire.accuracy_m) } else { nil }
+    }
 
     /// As published: the event's object with `seq` added first.
     package var published: String { "{\"seq\":\(seq)," + json.dropFirst() }
@@ -32,7 +67,7 @@ extension RideGuardDatabase {
             try db.query("SELECT seq, json FROM events WHERE seq > ? ORDER BY seq LIMIT ?", [SQLValue(seq), SQLValue(limit)])
                 .compactMap { row in
                     // A damaged row (not what an event holds) is passed over: the seq shows the gap.
-                    guard let seq = row[0].integer, let json = row[1].text, json.hasPrefix("{") else { return nil }
+                    guard let seq = row[0].integer, let json = row[1].text else { return nil }
                     return StoredEvent(seq: seq, json: json)
                 }
         }

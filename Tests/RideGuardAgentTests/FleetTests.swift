@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import Logging
 import MQTTLink
 import OsmAnd
 @testable import RideGuardAgent
@@ -288,7 +289,7 @@ import Testing
         let jsonOutput = folder.appendingPathComponent("watch.jsonl").path
         let said = folder.appendingPathComponent("watch.err").path
         let watching = try Spawned([Rideguard.binary.path] + watch + ["--json"], stdout: jsonOutput, stderr: said)
-        try waitFor(10) { ((try? String(contentsOfFile: said, encoding: .utf8)) ?? "").contains("fleet watch: connected") }
+        try await waitFor(10) { ((try? String(contentsOfFile: said, encoding: .utf8)) ?? "").contains("fleet watch: connected") }
         try broker.waitForSubscription(to: "rideguard/+/event")   // its last SUBSCRIBE reached the broker
         var configuration = InProcessAgent.configuration(in: folder)
         configuration.mqtt = try Self.mqtt(broker, in: folder)
@@ -296,7 +297,7 @@ import Testing
         try await agent.advance(untilState: .emergencySent, limit: 120)
         let database = try RideGuardDatabase(path: configuration.database)
         try await agent.advance(until: { try Self.allAcknowledged(database) }, limit: 30)
-        try waitFor(10) { ((try? String(contentsOfFile: jsonOutput, encoding: .utf8)) ?? "").contains("\"emergency_sent\"") }
+        try await waitFor(10) { ((try? String(contentsOfFile: jsonOutput, encoding: .utf8)) ?? "").contains("\"emergency_sent\"") }
         watching.kill(SIGTERM)
         let lines = try String(contentsOfFile: jsonOutput, encoding: .utf8).split(separator: "\n").map(String.init)
         let names = lines.compactMap { line in
@@ -545,5 +546,71 @@ import Testing
         // An alarm before any fix: never 0, 0 (a point in the Gulf of Guinea on the dispatcher's map).
         let none = OsmAndReport(device: "bike1", time: 100, latitude: nil, longitude: nil, alarm: "sos")
         #expect(none.query == "id=bike1&timestamp=100&valid=false&alarm=sos")
+    }
+}
+
+/// Issue 64, point 2: the events as the publishers read them (typed, once, in Storage), the one
+/// cursor MQTT and Traccar share, and a fleet path's failures said once and when over.
+@Suite struct FleetEventContractTests {
+    static func database(_ name: String) throws -> RideGuardDatabase {
+        try RideGuardDatabase(path: Scratch.folder("events-\(name)").appendingPathComponent("rideguard.sqlite").path)
+    }
+
+    /// What the workflow writes is what a publisher reads: the alert's trigger and its place.
+    @Test func anEventIsReadTypedAsTheWorkflowWroteIt() throws {
+        let database = try Self.database("typed")
+        let fix = Fix(time: 990, latitude: 45.1, longitude: 5.7, accuracy: 12)
+        database.recordEvent(FleetEvent.alerting(.sos).json(at: 1000, position: fix), at: 1000)
+        database.recordEvent(FleetEvent.alerting(.crash).json(at: 1001, position: nil), at: 1001)
+        database.recordEvent(#"{"event":"from_a_later_version","t":1002}"#, at: 1002)
+        let events = try database.events(after: 0, limit: 10)
+        #expect(events.map(\.name) == [.alerting, .alerting, nil])
+        #expect(events.map(\.trigger) == [.sos, .crash, nil])
+        let place = try #require(events[0].place)
+        #expect(events[0].t == 1000 && place.latitude == 45.1 && place.longitude == 5.7 && place.accuracy == 12, "\(events[0])")
+        #expect(events[1].place == nil)
+        // An event this version does not know is published all the same, whole.
+        #expect(events[2].published == #"{"seq":3,"event":"from_a_later_version","t":1002}"#)
+        #expect(StoredEvent(seq: 4, json: "not an event") == nil && StoredEvent(seq: 5, json: #"{"event":"armed"}"#) == nil)
+    }
+
+    /// A publisher never used starts at the newest event; a move forward is kept across a restart,
+    /// a move back is not made.
+    @Test func theCursorStartsAtTheNewestAndKeepsWhatItWasMovedTo() async throws {
+        let database = try Self.database("cursor")
+        for t in 1...3 { database.recordEvent(FleetEvent(.armed).json(at: Double(t), position: nil), at: Double(t)) }
+        let clock = ManualClock()
+        var cursor = try await EventCursor.start("traccar", database: database, clock: clock, logger: Logger(label: "test"))
+        #expect(cursor.seq == 3 && cursor.events(limit: 10, at: clock.now()).isEmpty)
+        database.recordEvent(FleetEvent(.degraded, summary: "weak signal").json(at: 4, position: nil), at: 4)
+        database.recordEvent(FleetEvent(.armed).json(at: 5, position: nil), at: 5)
+        #expect(cursor.events(limit: 10, at: clock.now()).map(\.name) == [.degraded, .armed])
+        #expect(cursor.events(after: 4, limit: 10, at: clock.now()).map(\.seq) == [5])
+        cursor.move(to: 4, at: clock.now())
+        cursor.move(to: 2, at: clock.now())
+        #expect(cursor.seq == 4)
+        let again = try await EventCursor.start("traccar", database: database, clock: clock, logger: Logger(label: "test"))
+        #expect(again.seq == 4)
+        // Each publisher has its own.
+        #expect(try await EventCursor.start("mqtt", database: database, clock: clock, logger: Logger(label: "test")).seq == 5)
+    }
+
+    /// A failure is journaled when it starts and when its reason changes, not at every retry, and
+    /// its end is journaled too.
+    @Test func aFleetFailureIsSaidOnceAndWhenItIsOver() throws {
+        struct Refused: Error, CustomStringConvertible { var description: String }
+        let database = try Self.database("trouble")
+        var trouble = FleetTrouble("mqtt", database: database, logger: Logger(label: "test"))
+        trouble.worked("subscribing to fleet/bike1/cmd", at: 1)
+        for t in 2...4 { trouble.failed("subscribing to fleet/bike1/cmd", Refused(description: "not connected"), at: Double(t)) }
+        trouble.failed("subscribing to fleet/bike1/cmd", Refused(description: "not authorised"), at: 5)
+        trouble.worked("subscribing to fleet/bike1/cmd", at: 6)
+        trouble.worked("subscribing to fleet/bike1/cmd", at: 7)
+        let lines = try database.journal(kind: .system).reversed().map { "\(Int($0.time)) \($0.text)" }
+        #expect(lines == [
+            "2 mqtt: subscribing to fleet/bike1/cmd failed: not connected (SMS alerts are not affected)",
+            "5 mqtt: subscribing to fleet/bike1/cmd failed: not authorised (SMS alerts are not affected)",
+            "6 mqtt: subscribing to fleet/bike1/cmd works again",
+        ], "\(lines)")
     }
 }
