@@ -131,8 +131,11 @@ package struct AgentStatus: Codable, Equatable, Sendable {
         package var rejectedSamples: Int?
         /// The IIO device read (`mpu6050`, `lsm6dsl_accel + lsm6dsl_gyro`), once opened.
         package var device: String?
-        /// How it is read: "buffer, trigger …", "buffer (the chip's FIFO)", "polled: <why>".
+        /// How it is read: "buffer, trigger …", "buffer (the chip's FIFO)", "polled: <why>", with what
+        /// sysfs says of a local chip ("; driver inv-mpu6050-i2c, mount matrix identity").
         package var readMode: String?
+        /// An accelerometer axis found dead this run ("axis z shows no signal…"); nil while every one works.
+        package var deadAxis: String?
 
         enum CodingKeys: String, CodingKey {
             case simulated, samples
@@ -143,11 +146,13 @@ package struct AgentStatus: Codable, Equatable, Sendable {
             case lastFault = "last_fault"
             case device
             case readMode = "read_mode"
+            case deadAxis = "dead_axis"
         }
 
         package init(simulated: Bool, samples: Int, rateHz: Double, lastSampleAgeSeconds: Double?, gravityG: Double?, lastFault: String?,
-                    rejectedSamples: Int? = nil, device: String? = nil, readMode: String? = nil) {
+                    rejectedSamples: Int? = nil, device: String? = nil, readMode: String? = nil, deadAxis: String? = nil) {
             self.rejectedSamples = rejectedSamples
+            self.deadAxis = deadAxis
             self.device = device
             self.readMode = readMode
             self.simulated = simulated

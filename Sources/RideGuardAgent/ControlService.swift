@@ -101,7 +101,7 @@ struct ControlService: Service, CustomStringConvertible {
             sensor: AgentStatus.Sensor(simulated: simulatedIMU, samples: s.samples, rateHz: s.rateHz,
                                        lastSampleAgeSeconds: s.lastSampleWall.isNaN ? nil : now - s.lastSampleWall,
                                        gravityG: s.gravityG.isFinite ? s.gravityG : nil, lastFault: s.lastFault,
-                                       rejectedSamples: s.rejected, device: s.device, readMode: s.readMode),
+                                       rejectedSamples: s.rejected, device: s.device, readMode: s.readMode, deadAxis: s.deadAxis),
             gpio: AgentStatus.GPIO(simulated: self.button != nil, problem: gpioProblems.summary, buttonDown: button.down, lastPress: button.lastPress),
             fix: whereabouts.lastFix.map { AgentStatus.Position(latitude: $0.latitude, longitude: $0.longitude, ageSeconds: now - $0.time) },
             modem: modemStatus, pendingMessages: (try? database.outbox.countPending()) ?? -1,

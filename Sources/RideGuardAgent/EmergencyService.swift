@@ -241,7 +241,7 @@ package actor EmergencyService {
     /// be queued (the database failed) is said (the fault pattern, after this batch) and tried
     /// again, 1 s doubling to 30 s, while the workflow still wants it.
     private func queue(_ kind: MessageKind, to recipients: Recipients, skipping queued: Set<String>, attempt: Int) async {
-        let outcome = await outputs.queueMessages(MessageRequest(kind: kind, recipients: recipients, emergency: workflow, skipping: queued))
+        let outcome = await outputs.queueMessages(MessageRequest(kind: kind, recipients: recipients, emergency: EmergencyFacts(workflow), skipping: queued))
         let now = clock.now()
         if kind == .alert && !outcome.queued.isEmpty { await perform(workflow.handle(.alertsQueued(to: outcome.queued, at: now))) }
         guard let problem = outcome.problem else {

@@ -49,7 +49,7 @@ final class MessageQueue: Sendable {
     /// Queues one message per recipient not in `queued` (those a failed attempt already queued),
     /// adding each to it. What the messages say of the emergency (crash or SOS, when, the crash's
     /// evidence) comes from its persisted state, never from an earlier one.
-    private func queueNow(_ kind: MessageKind, to recipients: Recipients, about emergency: EmergencyWorkflow,
+    private func queueNow(_ kind: MessageKind, to recipients: Recipients, about emergency: EmergencyFacts,
                           skipping queued: inout Set<String>, added: inout [String]) throws {
         let numbers: [String]
         switch recipients {
@@ -129,16 +129,15 @@ final class MessageQueue: Sendable {
         }
     }
 
-    private func compose(_ kind: MessageKind, about emergency: EmergencyWorkflow) -> String {
+    private func compose(_ kind: MessageKind, about emergency: EmergencyFacts) -> String {
         let crash = emergency.crash
-        let startedAt = crash?.time ?? emergency.countdownStart
         let profile = profile()
         let fix = whereabouts.lastFix
         let motion = crash.flatMap { whereabouts.motion(before: $0.time) }
         let context = MessageContext(
             riderName: profile.name ?? "the rider", riderMessage: profile.message ?? MessageComposer.suggestedMessage(profile.language ?? settings.language),
             medicalNote: profile.medicalNote, language: profile.language ?? settings.language, mapLink: settings.mapLink,
-            trigger: emergency.trigger ?? .manual, crashTime: startedAt.map(Times.localHourMinute),
+            trigger: emergency.trigger, crashTime: emergency.startedAt.map(Times.localHourMinute),
             evidence: crash?.evidence, fix: fix, fixAge: fix.map { clock.now() - $0.time },
             speedBefore: motion?.speed ?? crash?.evidence?.speedBefore, headingBefore: motion?.heading)
         return switch kind {

@@ -187,7 +187,7 @@ struct SamplerService: Service, CustomStringConvertible {
                 service.logger.warning("IMU: \(summary)")
             case .sensorFault(_, let fault):
                 if fault.isDroppedSample { return }
-                service.health.fault(fault.summary)
+                if case .deadAxis = fault { service.health.deadAxis(fault.summary) } else { service.health.fault(fault.summary) }
                 switch fault {
                 case .deadAxis:
                     service.emergency.post(.event(.health(.imuAxis, problem: fault.summary, at: clock.now())))

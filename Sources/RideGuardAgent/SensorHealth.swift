@@ -18,6 +18,8 @@ final class SensorHealth: Sendable {
         /// The device read, and how (`ReadMode.summary`), once opened.
         var device: String?
         var readMode: String?
+        /// What the detector said of a dead axis, once it found one.
+        var deadAxis: String?
         fileprivate var windowStart = Double.nan
         fileprivate var windowSamples = 0
         fileprivate var lastWatchdogPing = -Double.infinity
@@ -79,6 +81,10 @@ final class SensorHealth: Sendable {
 
     func fault(_ summary: String) {
         status.withLock { $0.lastFault = summary }
+    }
+
+    func deadAxis(_ summary: String) {
+        status.withLock { $0.lastFault = summary; $0.deadAxis = summary }
     }
 
     /// The IMU sends nothing (`reason`): the workflow hears it once, until samples come again.

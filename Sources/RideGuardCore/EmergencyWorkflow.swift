@@ -24,10 +24,9 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
     /// Contacts whose alert is queued and neither delivered nor failed yet; when the last one is
     /// settled, every alert is out.
     package private(set) var alertsAwaited: [String] = []
-    /// A position reached this run of the agent (before or during the emergency): an alert is
-    /// written with the latest one, and an alert sent before any is followed by one when it comes.
-    /// (Its name is kept for the snapshots saved by earlier versions.)
-    package private(set) var fixSeenSinceEmergency = false
+    /// A position is known: one reached this run of the agent (before or during the emergency), or
+    /// the one the emergency's alert carried. An alert sent before any is followed by one when it comes.
+    package private(set) var positionKnown = false
     package private(set) var buzzer = BuzzerPattern.off
     /// Who acknowledged this emergency, when and how; nil until somebody does.
     package private(set) var acknowledgement: Acknowledgement?
@@ -37,14 +36,22 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
     /// What the last arming check found in the way (no contact, contacts unreadable); nil before
     /// the first. An emergency ended by the rider resumes protection only without them.
     package private(set) var armingProblems: [String]?
-    /// The parts that have a problem now, by `HealthPart` raw value (reported again after a restart).
-    package private(set) var health: [String: String] = [:]
+    /// The parts that have a problem now, and what it is (reported again after a restart).
+    package private(set) var health: [HealthPart: String] = [:]
     /// A crash was detected and the detector has not seen the bike upright since: until it does, it
     /// would not see another (`CrashDetector`'s crash in progress).
     package private(set) var awaitingUpright = false
 
     package init(configuration: WorkflowConfiguration = WorkflowConfiguration()) {
         self.configuration = configuration
+    }
+
+    /// The snapshot's fields, as saved since 0.2.0.
+    private enum CodingKeys: String, CodingKey {
+        case configuration, state, trigger, deadlines, countdownStart, crash, alerted, alertsAwaited
+        /// Saved under its earlier name.
+        case positionKnown = "fixSeenSinceEmergency"
+        case buzzer, acknowledgement, pressConsumed, armingProblems, health, awaitingUpright
     }
 
     /// Reads a snapshot saved by this version or an earlier one. Only the configuration and the
@@ -64,12 +71,15 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         crash = try saved.decodeIfPresent(CrashFacts.self, forKey: .crash)
         alerted = try value(.alerted, else: [])
         alertsAwaited = try value(.alertsAwaited, else: [])
-        fixSeenSinceEmergency = try value(.fixSeenSinceEmergency, else: false)
+        positionKnown = try value(.positionKnown, else: false)
         buzzer = try value(.buzzer, else: .off)
         acknowledgement = try saved.decodeIfPresent(Acknowledgement.self, forKey: .acknowledgement)
         pressConsumed = try value(.pressConsumed, else: false)
         armingProblems = try saved.decodeIfPresent([String].self, forKey: .armingProblems)
-        health = try value(.health, else: [:])
+        // A part this version does not know (an earlier one's, since merged) is left out.
+        health = Dictionary(uniqueKeysWithValues: try value(.health, else: [String: String]()).compactMap { part, problem in
+            HealthPart(rawValue: part).map { ($0, problem) }
+        })
         awaitingUpright = try value(.awaitingUpright, else: false)
     }
 
@@ -93,7 +103,7 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
     /// The protection as it would be without the problems of `parts` (what a message going out
     /// disproves: the modem, the SIM and the SMS path work as it leaves).
     package func protection(disregarding parts: Set<HealthPart>) -> Protection {
-        let problems = health.compactMap { key, problem in HealthPart(rawValue: key).map { (part: $0, problem: problem) } }
+        let problems = health.map { (part: $0.key, problem: $0.value) }
             .filter { !parts.contains($0.part) }
             .sorted { $0.part < $1.part }
         let blocking = problems.filter { $0.part.blocksAlerts }.map(\.problem)
@@ -190,8 +200,8 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
                 if buzzer == .groupAlert { play(.off, &actions) }
             }
         case .locationFix(_):
-            guard !fixSeenSinceEmergency else { break }
-            fixSeenSinceEmergency = true
+            guard !positionKnown else { break }
+            positionKnown = true
             // An alert that went out without a position is followed by one as soon as there is a fix.
             if state == .emergencySent { actions.append(.queueMessages(.locationUpdate, to: .only(alerted))) }
         }
@@ -235,7 +245,7 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
         }
         // Outside an emergency, a new run has seen no position yet; within one, what the alert
         // carried is what counts (a restart must not send another position at once).
-        if WorkflowState.idle.contains(state) { fixSeenSinceEmergency = false }
+        if WorkflowState.idle.contains(state) { positionKnown = false }
         // The parts report their health again in this run.
         health = [:]
         if state != .disarmed && state != .armed {
@@ -256,11 +266,9 @@ package struct EmergencyWorkflow: Codable, Equatable, Sendable {
 
     /// A part's problem, or its recovery: journaled and told to the fleet when it changes.
     private mutating func report(_ part: HealthPart, _ problem: String?, into actions: inout [WorkflowAction]) {
-        var problems = health
-        guard problems[part.rawValue] != problem else { return }
-        let had = problems[part.rawValue] != nil
-        problems[part.rawValue] = problem
-        health = problems
+        guard health[part] != problem else { return }
+        let had = health[part] != nil
+        health[part] = problem
         // The modem's own events come from its health service; the contacts' and the self-test's
         // reach the fleet in the protection's `degraded` event.
         let fleetName: FleetEvent.Name? = switch part {

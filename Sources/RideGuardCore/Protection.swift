@@ -2,7 +2,7 @@
 /// A part of the agent whose health decides whether an alert would reach anyone. Each part reports
 /// its problem, or that it works again; the workflow keeps them, and from them and its state says
 /// whether the rider is protected (`EmergencyWorkflow.protection`).
-package enum HealthPart: String, Codable, CaseIterable, Sendable, Comparable {
+package enum HealthPart: String, Codable, CodingKeyRepresentable, CaseIterable, Sendable, Comparable {
     /// The IMU sends no sample (stalled, unplugged, not opened): no crash can be seen.
     case imu
     /// At rest the IMU does not read about 1 g (gravity partly on a dead axis, or a range misread):

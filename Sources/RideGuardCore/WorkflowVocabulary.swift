@@ -124,8 +124,7 @@ package enum AcknowledgedEmergency: Equatable, Sendable {
     }
 }
 
-/// A line for the journal: `kind` is alerts, detections, system or messages.
-/// What a journal line is about: `rideguard events --kind` takes these names.
+/// How an acknowledgement came, as the journal and `status` say it.
 extension Acknowledgement.Channel {
     /// "Sam (…) answered the call".
     package var did: String {
@@ -146,6 +145,7 @@ extension Acknowledgement.Channel {
     }
 }
 
+/// What a journal line is about: `rideguard events --kind` takes these names.
 package enum JournalKind: String, Codable, CaseIterable, Sendable, CustomStringConvertible {
     /// The emergency: countdowns, alerts, calls, acknowledgements.
     case alerts
@@ -159,6 +159,7 @@ package enum JournalKind: String, Codable, CaseIterable, Sendable, CustomStringC
     package var description: String { rawValue }
 }
 
+/// A line for the journal: `kind` is alerts, detections, system or messages.
 package struct JournalEntry: Codable, Equatable, Sendable {
     package var kind: JournalKind
     package var text: String

@@ -225,7 +225,7 @@ package struct Doctor: Sendable {
             return DoctorCheck("IMU", .ok, "simulated: \(configuration.imu.trace ?? "") playing, \(Int(rate.rounded())) samples/s")
         }
         var check = Self.rateAndGravity(rate: rate, expected: configuration.imu.rateHz, gravity: sensor.gravityG,
-                                   deadAxis: sensor.lastFault.flatMap { $0.contains("axis") ? $0 : nil })
+                                   deadAxis: sensor.deadAxis)
         if let device = sensor.device {
             check.detail = Self.describe(device: device, how: sensor.readMode) + check.detail
         }

@@ -4,8 +4,9 @@ import RideGuardTestSupport
 import Testing
 import IIOSensor
 import RideGuardCore
-import RideGuardDoctor
+@testable import RideGuardDoctor
 import DoctorHardware
+import AgentControl
 import Storage
 import Synchronization
 
@@ -293,5 +294,28 @@ extension AgentTests {
         // Without it, and without any I²C bus, doctor says there is none.
         let bare = try Scratch.folder("no-i2c-root")
         #expect(IMUOnTheBus(root: bare.path).look().unreadable?.hasPrefix("no I²C bus") == true)
+    }
+}
+
+/// Issue 64, point 4: what the running agent says of its IMU, read by the doctor from typed fields
+/// (a dead axis is its own field, not a fault whose words are searched for "axis").
+@Suite struct DoctorFromTheAgentTests {
+    static func status(lastFault: String?, deadAxis: String?) -> AgentStatus {
+        AgentStatus(state: .armed, countdownSeconds: nil, buzzer: .off,
+                    sensor: .init(simulated: false, samples: 4000, rateHz: 200, lastSampleAgeSeconds: 0.01, gravityG: 1.0, lastFault: lastFault,
+                                  device: "mpu6050", readMode: "buffer, trigger mpu6050-dev0; driver inv-mpu6050-i2c", deadAxis: deadAxis),
+                    gpio: .init(simulated: false, problem: nil), fix: nil,
+                    modem: .init(real: true, connected: true, registration: "home", signalDBm: -71), pendingMessages: 0, contacts: 1)
+    }
+
+    @Test func aDeadAxisFailsTheIMUCheckAndAFaultThatNamesAnAxisDoesNot() {
+        let doctor = Doctor(configurationPath: "/nonexistent/config.yaml", hardware: nil)
+        var configuration = AgentConfiguration()
+        configuration.imu.rateHz = 200
+        let dead = doctor.imuFromAgent(Self.status(lastFault: "axis z shows no signal", deadAxis: "axis z shows no signal"), configuration)
+        #expect(dead.outcome == .failed && dead.detail.hasPrefix("mpu6050 (buffer, trigger mpu6050-dev0; driver inv-mpu6050-i2c): 200 Hz (configured 200); axis z shows no signal: a dead axis"), "\(dead)")
+        // A gap's or a dropped sample's words are not a dead axis, whatever they say.
+        let gap = doctor.imuFromAgent(Self.status(lastFault: "no sample for 0.6 s on every axis", deadAxis: nil), configuration)
+        #expect(gap.outcome == .ok && gap.detail == "mpu6050 (buffer, trigger mpu6050-dev0; driver inv-mpu6050-i2c): 200 Hz (configured 200), 1.00 g at rest", "\(gap)")
     }
 }
