@@ -25,7 +25,33 @@ package struct Fix: Codable, Equatable, Sendable {
     }
 }
 
-package enum MessageLanguage: String, Codable, CaseIterable, Sendable { case en, fr, de, es, it }
+package enum MessageLanguage: String, Codable, CaseIterable, Sendable {
+    case en, fr, de, es, it
+
+    /// Its name in itself, as the page's picker shows it.
+    package var name: String {
+        switch self {
+        case .en: "English"
+        case .fr: "Français"
+        case .de: "Deutsch"
+        case .es: "Español"
+        case .it: "Italiano"
+        }
+    }
+
+    /// The first words of an SMS that its speakers write to ask where the rider is, to say yes, to
+    /// decline, and (the rider) to ask the state: upper case, without accents. Every language's are
+    /// read whatever the rider's (a contact may speak another). "No" is read apart (`SMSCommand`).
+    package var replyWords: (whereAreYou: [String], yes: [String], stop: [String], status: [String]) {
+        switch self {
+        case .en: (["WHERE"], ["OK", "OKAY", "YES"], ["STOP"], ["STATUS"])
+        case .fr: (["OU"], ["OUI"], ["ARRET", "NON"], ["ETAT"])
+        case .de: (["WO"], ["JA"], ["STOPP", "NEIN"], ["STATUS"])
+        case .es: (["DONDE"], ["SI", "VALE"], ["BAJA"], ["ESTADO"])
+        case .it: (["DOVE"], ["SI", "CERTO"], ["STOP"], ["STATO"])
+        }
+    }
+}
 
 package enum MapLinkStyle: String, Codable, CaseIterable, Sendable {
     case google, openstreetmap, geo

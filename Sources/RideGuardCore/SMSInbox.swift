@@ -15,15 +15,18 @@ package enum SMSCommand: Equatable, Sendable {
     /// A one-time link to the web page (from the rider's own number only).
     case pair
 
-    /// The words, after case and accents are folded: English, French, German, Spanish, Italian.
-    static let words: [String: SMSCommand] = [
-        "WHERE": .whereAreYou, "OU": .whereAreYou, "WO": .whereAreYou, "DONDE": .whereAreYou, "DOVE": .whereAreYou,
-        "OK": .acknowledge, "OKAY": .acknowledge, "YES": .acknowledge, "OUI": .acknowledge, "JA": .acknowledge, "SI": .acknowledge,
-        "VALE": .acknowledge, "CERTO": .acknowledge,
-        "STOP": .stop, "STOPP": .stop, "ARRET": .stop, "BAJA": .stop, "NEIN": .stop, "NON": .stop,
-        "STATUS": .status, "ETAT": .status, "ESTADO": .status, "STATO": .status,
-        "PAIR": .pair,
-    ]
+    /// The words, after case and accents are folded: every language's (`MessageLanguage.replyWords`),
+    /// and PAIR.
+    static let words: [String: SMSCommand] = {
+        var words: [String: SMSCommand] = ["PAIR": .pair]
+        for language in MessageLanguage.allCases {
+            let said = language.replyWords
+            for (list, command) in [(said.whereAreYou, SMSCommand.whereAreYou), (said.yes, .acknowledge), (said.stop, .stop), (said.status, .status)] {
+                for word in list { words[word] = command }
+            }
+        }
+        return words
+    }()
 
     /// Declines only as the whole reply: English, Spanish and Italian start many other answers with it.
     static let aloneOnly: [String: SMSCommand] = ["NO": .stop]

@@ -148,7 +148,7 @@ enum Pages {
 
     // MARK: Rider
 
-    static let languages: [(MessageLanguage, String)] = [(.en, "English"), (.fr, "Français"), (.de, "Deutsch"), (.es, "Español"), (.it, "Italiano")]
+    static let languages: [(MessageLanguage, String)] = MessageLanguage.allCases.map { ($0, $0.name) }
 
     static func profile(_ p: RiderProfile, language: MessageLanguage, said: String?, problem: String?, _ t: ScreenText) -> String {
         let options = languages.map { code, name in

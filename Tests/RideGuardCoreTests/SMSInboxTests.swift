@@ -3,6 +3,31 @@ import Testing
 @testable import RideGuardCore
 
 @Suite struct SMSInboxTests {
+    /// Each language's words are read as what its speakers mean by them, whatever the rider's
+    /// language; no word means two things; the hint a contact gets names only words that are read.
+    @Test(arguments: MessageLanguage.allCases)
+    func eachLanguagesWordsAreRead(_ language: MessageLanguage) {
+        let said = language.replyWords
+        for (words, command) in [(said.whereAreYou, SMSCommand.whereAreYou), (said.yes, .acknowledge), (said.stop, .stop), (said.status, .status)] {
+            #expect(!words.isEmpty, "\(language) has no word for \(command)")
+            for word in words {
+                #expect(SMSCommand(word) == command && SMSCommand(word.lowercased() + " merci") == command, "\(language): \(word)")
+                for other in MessageLanguage.allCases {
+                    let theirs = other.replyWords
+                    let meaning = [(theirs.whereAreYou, SMSCommand.whereAreYou), (theirs.yes, .acknowledge), (theirs.stop, .stop), (theirs.status, .status)]
+                        .filter { $0.0.contains(word) }.map(\.1)
+                    #expect(meaning.allSatisfy { $0 == command }, "\(word) means \(command) in \(language) and \(meaning) in \(other)")
+                }
+            }
+        }
+        let hint = MessageComposer.replyHint(riderName: "Léa", language: language)
+        let named = hint.split { !$0.isLetter }.map(String.init).filter { $0.count >= 2 && $0 == $0.uppercased() }
+        let read = named.map { SMSCommand($0) ?? SMSCommand.aloneOnly[$0] }
+        #expect(read.allSatisfy { $0 == .acknowledge || $0 == .stop }, "\(language): \(zip(named, read).map { "\($0) → \(String(describing: $1))" })")
+        #expect(read.contains(.acknowledge) && read.contains(.stop), "\(hint)")
+        #expect(named.contains { said.yes.contains($0) } || named.contains("OK"), "\(language)'s own yes is not in its hint: \(hint)")
+    }
+
     @Test(arguments: [
         ("WHERE", SMSCommand.whereAreYou), ("where?", .whereAreYou), (" Où ? ", .whereAreYou), ("ou", .whereAreYou),
         ("Wo?", .whereAreYou), ("¿Dónde?", .whereAreYou), ("dove", .whereAreYou),
