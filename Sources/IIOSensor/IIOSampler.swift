@@ -74,7 +74,7 @@ package final class IIOSampler: Sendable {
             var plan = ReadPlan()
             while liveness.isRunning {
                 heartbeat()
-                var sink = SampleSink(rate: configuration.rateHz, liveness: liveness, onSample: onSample, heartbeat: heartbeat, onEvent: onEvent)
+                var sink = SampleSink(rate: configuration.rateHz, windowSeconds: configuration.rateWindowSeconds, liveness: liveness, onSample: onSample, heartbeat: heartbeat, onEvent: onEvent)
                 do {
                     try IIOSampler.session(configuration, sysfs: sysfs, plan: &plan, sink: &sink)
                     if liveness.takeDelivered() { backoff.reset() }

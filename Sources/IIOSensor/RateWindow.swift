@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
-/// The rate over 5 s windows of sample time: says whether the first window of an opening runs
-/// more than 20 % away from the nominal rate or within it, and after that each time it crosses.
+/// The rate over windows of sample time (5 s in the agent: long enough that a burst or a late read
+/// is not taken for the rate): says whether the first window of an opening runs more than 20 % away
+/// from the nominal rate or within it, and after that each time it crosses.
 package struct RateWindow {
     package enum Change: Equatable {
         case off(Double)
@@ -9,19 +10,22 @@ package struct RateWindow {
     }
 
     package let nominal: Double
+    /// The window's length, seconds of sample time.
+    package let seconds: Double
     private var start = Double.nan, count = 0
     /// Whether the last window was off; nil before the first.
     private var wasOff: Bool?
 
-    package init(nominal: Double) {
+    package init(nominal: Double, seconds: Double) {
         self.nominal = nominal
+        self.seconds = seconds
     }
 
     /// A sample at `t`; the measured rate when a window ends that says something new.
     package mutating func add(_ t: Double) -> Change? {
         if start.isNaN { start = t }
         count += 1
-        guard t - start >= 5 else { return nil }
+        guard t - start >= seconds else { return nil }
         let measured = Double(count - 1) / (t - start)
         let off = abs(measured / nominal - 1) > 0.2
         defer {

@@ -52,16 +52,18 @@ struct SampleSink {
     private let heartbeat: @Sendable () -> Void
     private let onEvent: @Sendable (SamplerEvent) -> Void
     private var window: RateWindow
+    private let windowSeconds: Double
     private var period: Double
     private var lastT = -Double.infinity
 
-    init(rate: Double, liveness: SamplerLiveness, onSample: @escaping @Sendable (IMUSample) -> Void,
+    init(rate: Double, windowSeconds: Double, liveness: SamplerLiveness, onSample: @escaping @Sendable (IMUSample) -> Void,
          heartbeat: @escaping @Sendable () -> Void, onEvent: @escaping @Sendable (SamplerEvent) -> Void) {
         self.liveness = liveness
         self.onSample = onSample
         self.heartbeat = heartbeat
         self.onEvent = onEvent
-        window = RateWindow(nominal: rate)
+        self.windowSeconds = windowSeconds
+        window = RateWindow(nominal: rate, seconds: windowSeconds)
         period = 1 / rate
     }
 
@@ -69,7 +71,7 @@ struct SampleSink {
 
     /// The rate the driver says it runs at, once the device is set up.
     mutating func nominal(_ rate: Double) {
-        window = RateWindow(nominal: rate)
+        window = RateWindow(nominal: rate, seconds: windowSeconds)
         period = 1 / rate
     }
 

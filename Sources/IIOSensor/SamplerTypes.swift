@@ -10,6 +10,8 @@ package struct SamplerConfiguration: Codable, Equatable, Sendable {
     package var rateHz = 200.0
     /// No sample for this long is a stalled stream, seconds.
     package var stallSeconds = 0.5
+    /// The rate is measured over windows this long of sample time, seconds (`RateWindow`).
+    package var rateWindowSeconds = 5.0
     /// Ask the driver for its widest accelerometer range (±16 g on an MPU6050), where it allows.
     package var widestRange = true
 

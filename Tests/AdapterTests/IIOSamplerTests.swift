@@ -8,10 +8,11 @@ import Testing
 
 /// libiio's network backend against the fake iiod on loopback.
 @Suite(.serialized) struct IIOSamplerTests {
-    func start(_ server: FakeIIOD, rate: Double = 200, stall: Double = 0.5) -> (IIOSampler, SamplerRecording) {
+    func start(_ server: FakeIIOD, rate: Double = 200, stall: Double = 0.5, rateWindow: Double = 5) -> (IIOSampler, SamplerRecording) {
         let collected = SamplerRecording()
         var configuration = SamplerConfiguration(uri: "ip:127.0.0.1:\(server.port)", rateHz: rate)
         configuration.stallSeconds = stall
+        configuration.rateWindowSeconds = rateWindow
         let sampler = IIOSampler(configuration: configuration,
                                  onSample: { s in collected.samples.withLock { $0.append(s) } },
                                  onEvent: { e in collected.events.withLock { $0.append(e) } })
@@ -183,7 +184,7 @@ import Testing
 
     /// Polled through a driver that takes 10 ms a read (the LIS3DH's and the LSM6DSx's power the
     /// chip up for each): six reads a sample give about 16 Hz of the 100 asked, and the sampler
-    /// says so after its first 5 s window; and says when the rate is back.
+    /// says so after its first window (1 s here, 5 s in the agent); and says when the rate is back.
     @Test func aSlowPolledRateIsReported() throws {
         let server = try FakeIIOD()
         defer { server.stop() }
@@ -191,7 +192,7 @@ import Testing
             $0.untriggered = true
             $0.rawReadSeconds = 0.01
         }
-        let (sampler, got) = start(server, rate: 100)
+        let (sampler, got) = start(server, rate: 100, rateWindow: 1)
         defer { sampler.stop() }
         try waitFor(10) { got.has { if case .rateOff = $0 { true } else { false } } }
         let off = got.events.withLock { $0.compactMap { if case .rateOff(let measured, let nominal) = $0 { (measured, nominal) } else { nil } } }
@@ -253,7 +254,7 @@ import Testing
         let server = try FakeIIOD()
         defer { server.stop() }
         server.state.withLock { $0.timestampRateFactor = 0.7 }
-        let (sampler, got) = start(server)
+        let (sampler, got) = start(server, rateWindow: 1)
         defer { sampler.stop() }
         try waitFor(15) { got.has { if case .rateOff = $0 { true } else { false } } }
         let event = got.events.withLock { $0.first { if case .rateOff = $0 { true } else { false } } }

@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test func theRateWindowSaysTheFirstWindowAndEachCrossing() {
-        var window = RateWindow(nominal: 100)
+        var window = RateWindow(nominal: 100, seconds: 5)
         var changes: [RateWindow.Change] = []
         // 6 s at 100 Hz, 6 s at 40 Hz, 12 s at 100 Hz: a window mixing both is still off.
         var t = 0.0
